@@ -1,0 +1,116 @@
+//! The one error type of the tools. Each variant maps to one exit status
+//! (see [`crate::exit`]) and renders as a single lowercase line that names
+//! the input and the fix.
+
+use crate::exit;
+
+/// Result alias used across the tools.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Every failure a tool reports. The `Display` text is one line, lowercase,
+/// no trailing period; values are quoted so they can be pasted into a shell.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Bad command-line usage; exit 2.
+    #[error("{0}")]
+    Usage(String),
+    /// A malformed input line (not JSON, missing or invalid field); exit 65.
+    #[error("line {line}: {message}")]
+    BadLine {
+        /// 1-based line number in the input stream.
+        line: u64,
+        /// What is wrong and how to fix it.
+        message: String,
+    },
+    /// A line that is not valid JSON; exit 65.
+    #[error("line {line}, column {column}: {message}")]
+    BadJson {
+        /// 1-based line number in the input stream.
+        line: u64,
+        /// 1-based column of the syntax error.
+        column: usize,
+        /// What is wrong and how to fix it.
+        message: String,
+    },
+    /// A malformed input that is not a numbered line (a file, an argument value); exit 65.
+    #[error("{0}")]
+    Data(String),
+    /// Configuration missing or invalid (environment variable, profile); exit 78.
+    #[error("{0}")]
+    Config(String),
+    /// No login host answered; exit 69.
+    #[error("{0}")]
+    Unavailable(String),
+    /// Authentication, host key or key permissions; exit 77.
+    #[error("{0}")]
+    NoPerm(String),
+    /// Temporary failure (lock busy, transient scheduler error); exit 75.
+    #[error("{0}")]
+    TempFail(String),
+    /// The scheduler's reply could not be parsed; exit 76.
+    #[error("{0}")]
+    Protocol(String),
+    /// A lint gate blocked input; exit 3.
+    #[error("{0}")]
+    LintBlocked(String),
+    /// Local I/O failure, with what was being done; exit 74.
+    #[error("{context}: {source}")]
+    Io {
+        /// What the tool was doing, e.g. `writing record "tao-..."`.
+        context: String,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Some job lines failed and carry an `error` object; exit 1.
+    #[error("{0}")]
+    SomeFailed(String),
+    /// A bug; exit 70.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl Error {
+    /// The exit status for this error (see [`crate::exit`]).
+    pub fn code(&self) -> i32 {
+        match self {
+            Error::Usage(_) => exit::USAGE,
+            Error::BadLine { .. } | Error::BadJson { .. } | Error::Data(_) => exit::DATAERR,
+            Error::Config(_) => exit::CONFIG,
+            Error::Unavailable(_) => exit::UNAVAILABLE,
+            Error::NoPerm(_) => exit::NOPERM,
+            Error::TempFail(_) => exit::TEMPFAIL,
+            Error::Protocol(_) => exit::PROTOCOL,
+            Error::LintBlocked(_) => exit::LINT_BLOCKED,
+            Error::Io { .. } => exit::IOERR,
+            Error::SomeFailed(_) => exit::SOME_FAILED,
+            Error::Internal(_) => exit::SOFTWARE,
+        }
+    }
+
+    /// A short stable code for the `error.code` field of a job line,
+    /// e.g. `"unavailable"`, `"noperm"`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Error::Usage(_) => "usage",
+            Error::BadLine { .. } | Error::BadJson { .. } | Error::Data(_) => "data",
+            Error::Config(_) => "config",
+            Error::Unavailable(_) => "unavailable",
+            Error::NoPerm(_) => "noperm",
+            Error::TempFail(_) => "tempfail",
+            Error::Protocol(_) => "protocol",
+            Error::LintBlocked(_) => "lint_blocked",
+            Error::Io { .. } => "io",
+            Error::SomeFailed(_) => "some_failed",
+            Error::Internal(_) => "internal",
+        }
+    }
+
+    /// Wrap an I/O error with what was being done.
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        Error::Io {
+            context: context.into(),
+            source,
+        }
+    }
+}

@@ -1,0 +1,308 @@
+//! The job line: one JSON object per line, UTF-8, `\n`-terminated.
+//!
+//! A [`JobLine`] is an ordered JSON object. Tools read the fields they need,
+//! add their own, and pass every other field through untouched (unknown
+//! keys included, in their original order), so `jq` can sit anywhere in a
+//! pipeline. The fields are documented in `man/tao-jobline.7`.
+//!
+//! [`LineReader`] reads with one reused buffer and a 1-based line counter and
+//! tells a syntax error ("line 17, column 3: invalid JSON") from a shape
+//! error ("line 17: expected a JSON object"). [`LineWriter`] writes each
+//! line with a single `write_all` and flushes it, so a reader never sees
+//! half a line.
+
+use std::io::{BufRead, Write};
+
+use serde_json::{Map, Value};
+
+use crate::error::{Error, Result};
+
+/// One job line: an ordered JSON object (key order is preserved on output).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct JobLine {
+    /// The fields, in input order.
+    pub fields: Map<String, Value>,
+    /// 1-based input line number this line came from (0 if it was made here).
+    pub line_no: u64,
+}
+
+impl JobLine {
+    /// An empty line (no fields).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Wrap a JSON object.
+    pub fn from_map(fields: Map<String, Value>) -> Self {
+        Self { fields, line_no: 0 }
+    }
+
+    /// Parse one line of text (without its newline).
+    ///
+    /// Errors: [`Error::BadLine`] naming `line_no` for invalid JSON (with the
+    /// column) or for JSON that is not an object.
+    pub fn parse(text: &str, line_no: u64) -> Result<Self> {
+        let value: Value = serde_json::from_str(text).map_err(|e| Error::BadJson {
+            line: line_no,
+            column: e.column(),
+            message: format!("invalid JSON ({e}); each input line must be one JSON object"),
+        })?;
+        match value {
+            Value::Object(fields) => Ok(Self { fields, line_no }),
+            other => Err(Error::BadLine {
+                line: line_no,
+                message: format!(
+                    "expected a JSON object, got {}; each input line must be one job line",
+                    kind_name(&other)
+                ),
+            }),
+        }
+    }
+
+    /// The record id (`id`), if present and a string.
+    pub fn id(&self) -> Option<&str> {
+        self.fields.get("id").and_then(Value::as_str)
+    }
+
+    /// The value at a dotted path of object keys, e.g. `get_path(&["slurm", "job_id"])`.
+    pub fn get_path(&self, path: &[&str]) -> Option<&Value> {
+        let (first, rest) = path.split_first()?;
+        let mut cur = self.fields.get(*first)?;
+        for key in rest {
+            cur = cur.as_object()?.get(*key)?;
+        }
+        Some(cur)
+    }
+
+    /// The string at a dotted path, if it is a string.
+    pub fn get_str(&self, path: &[&str]) -> Option<&str> {
+        self.get_path(path).and_then(Value::as_str)
+    }
+
+    /// Set the value at a dotted path, creating intermediate objects. An
+    /// intermediate value that is not an object is replaced by one.
+    pub fn set_path(&mut self, path: &[&str], value: Value) {
+        let Some((last, parents)) = path.split_last() else {
+            return;
+        };
+        let mut map = &mut self.fields;
+        for key in parents {
+            let entry = map
+                .entry(key.to_string())
+                .or_insert_with(|| Value::Object(Map::new()));
+            if !entry.is_object() {
+                *entry = Value::Object(Map::new());
+            }
+            map = entry.as_object_mut().expect("just made an object");
+        }
+        map.insert(last.to_string(), value);
+    }
+
+    /// A required string field at `path`.
+    ///
+    /// Errors: [`Error::BadLine`] "missing field `a.b`" naming this line.
+    pub fn require_str(&self, path: &[&str]) -> Result<&str> {
+        self.get_str(path).ok_or_else(|| Error::BadLine {
+            line: self.line_no,
+            message: format!(
+                "missing string field `{}`; pipe lines from `tao-record open` or add it",
+                path.join(".")
+            ),
+        })
+    }
+
+    /// Record that `tool` failed for this job: sets `error` to
+    /// `{"tool", "code", "message"}`. The line goes on; the tool's exit
+    /// status reports that some lines failed.
+    pub fn set_error(&mut self, tool: &str, err: &Error) {
+        self.set_error_parts(tool, err.kind(), &err.to_string());
+    }
+
+    /// Like [`JobLine::set_error`] with an explicit code and message.
+    pub fn set_error_parts(&mut self, tool: &str, code: &str, message: &str) {
+        let mut e = Map::new();
+        e.insert("tool".into(), Value::String(tool.into()));
+        e.insert("code".into(), Value::String(code.into()));
+        e.insert("message".into(), Value::String(message.into()));
+        self.fields.insert("error".into(), Value::Object(e));
+    }
+
+    /// Whether the line carries an `error` object from an earlier tool.
+    pub fn has_error(&self) -> bool {
+        self.fields.get("error").is_some_and(|v| !v.is_null())
+    }
+
+    /// Serialise to one line of JSON, without the trailing newline.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(&self.fields).expect("a JSON map always serialises")
+    }
+}
+
+fn kind_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Reads job lines from any `BufRead` with a reused buffer and a 1-based
+/// line counter. Blank lines are skipped (they still count).
+pub struct LineReader<R> {
+    inner: R,
+    buf: Vec<u8>,
+    line_no: u64,
+}
+
+impl<R: BufRead> LineReader<R> {
+    /// Wrap a reader.
+    pub fn new(inner: R) -> Self {
+        Self {
+            inner,
+            buf: Vec::with_capacity(4096),
+            line_no: 0,
+        }
+    }
+
+    /// The number of the last line read (1-based; 0 before the first).
+    pub fn line_no(&self) -> u64 {
+        self.line_no
+    }
+
+    /// The next job line, `None` at end of input.
+    ///
+    /// Errors: [`Error::BadLine`] for a line that is not UTF-8, not JSON or
+    /// not an object; [`Error::Io`] when reading fails.
+    pub fn next_line(&mut self) -> Result<Option<JobLine>> {
+        loop {
+            self.buf.clear();
+            let n = self
+                .inner
+                .read_until(b'\n', &mut self.buf)
+                .map_err(|e| Error::io("reading standard input", e))?;
+            if n == 0 {
+                return Ok(None);
+            }
+            self.line_no += 1;
+            let text = std::str::from_utf8(&self.buf).map_err(|e| Error::BadLine {
+                line: self.line_no,
+                message: format!(
+                    "not UTF-8 at byte {}; job lines are UTF-8 JSON",
+                    e.valid_up_to()
+                ),
+            })?;
+            let text = text.trim_end_matches(['\n', '\r']);
+            if text.trim().is_empty() {
+                continue;
+            }
+            return JobLine::parse(text, self.line_no).map(Some);
+        }
+    }
+}
+
+impl<R: BufRead> Iterator for LineReader<R> {
+    type Item = Result<JobLine>;
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_line().transpose()
+    }
+}
+
+/// Writes job lines: one `write_all` of the whole line plus `\n`, then a
+/// flush, so a downstream reader never sees half a line and `tail -f`
+/// style consumers see each line at once.
+pub struct LineWriter<W: Write> {
+    inner: W,
+}
+
+impl<W: Write> LineWriter<W> {
+    /// Wrap a writer (usually `std::io::stdout().lock()`).
+    pub fn new(inner: W) -> Self {
+        Self { inner }
+    }
+
+    /// Write one job line and flush.
+    ///
+    /// Errors: [`Error::Io`] (a broken pipe has kind `BrokenPipe`; see
+    /// [`crate::cli::is_broken_pipe`]).
+    pub fn write(&mut self, line: &JobLine) -> Result<()> {
+        let mut text = line.to_json();
+        text.push('\n');
+        self.write_raw(text.as_bytes())
+    }
+
+    /// Write pre-rendered bytes (which must end with `\n`) and flush.
+    pub fn write_raw(&mut self, bytes: &[u8]) -> Result<()> {
+        self.inner
+            .write_all(bytes)
+            .and_then(|_| self.inner.flush())
+            .map_err(|e| Error::io("writing standard output", e))
+    }
+
+    /// The wrapped writer.
+    pub fn into_inner(self) -> W {
+        self.inner
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_fields_pass_through_in_order() {
+        let text = r#"{"zeta":1,"id":"tao-x","alpha":{"b":2,"a":1},"extra":[1,"two"]}"#;
+        let line = JobLine::parse(text, 1).unwrap();
+        assert_eq!(line.to_json(), text);
+    }
+
+    #[test]
+    fn syntax_error_names_line_and_column() {
+        let err = JobLine::parse("{\"id\": ", 17).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.starts_with("line 17, column"), "{msg}");
+        assert_eq!(err.code(), crate::exit::DATAERR);
+    }
+
+    #[test]
+    fn non_object_is_a_shape_error() {
+        let err = JobLine::parse("[1,2]", 3).unwrap_err();
+        assert!(err.to_string().contains("line 3: expected a JSON object, got an array"));
+    }
+
+    #[test]
+    fn reader_counts_lines_and_skips_blank_ones() {
+        let input = b"{\"id\":\"a\"}\n\n{\"id\":\"b\"}\nnot json\n";
+        let mut r = LineReader::new(&input[..]);
+        assert_eq!(r.next_line().unwrap().unwrap().id(), Some("a"));
+        let b = r.next_line().unwrap().unwrap();
+        assert_eq!((b.id(), b.line_no), (Some("b"), 3));
+        let err = r.next_line().unwrap_err();
+        assert!(err.to_string().starts_with("line 4"));
+    }
+
+    #[test]
+    fn reader_accepts_last_line_without_newline() {
+        let mut r = LineReader::new(&b"{\"id\":\"a\"}"[..]);
+        assert_eq!(r.next_line().unwrap().unwrap().id(), Some("a"));
+        assert!(r.next_line().unwrap().is_none());
+    }
+
+    #[test]
+    fn set_path_creates_objects_and_replaces_scalars() {
+        let mut line = JobLine::parse(r#"{"slurm":3}"#, 1).unwrap();
+        line.set_path(&["slurm", "job_id"], Value::String("42".into()));
+        assert_eq!(line.get_str(&["slurm", "job_id"]), Some("42"));
+        let err = line.require_str(&["slurm", "cluster"]).unwrap_err();
+        assert!(err.to_string().contains("missing string field `slurm.cluster`"));
+    }
+
+    #[test]
+    fn writer_emits_whole_lines() {
+        let mut w = LineWriter::new(Vec::new());
+        w.write(&JobLine::parse(r#"{"id":"a"}"#, 1).unwrap()).unwrap();
+        assert_eq!(w.into_inner(), b"{\"id\":\"a\"}\n");
+    }
+}

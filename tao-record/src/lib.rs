@@ -1,0 +1,1 @@
+//! The local job record store: mint ids, apply state transitions, keep history.

@@ -1,0 +1,1 @@
+//! Secret lint gate for sbatch scripts and a streaming redaction filter for logs.
