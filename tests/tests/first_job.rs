@@ -1,0 +1,97 @@
+//! The first job end to end (issue 2): the README's pipeline against the
+//! local Slurm cluster over real SSH, as a user runs it in bash.
+
+use tao_tests::{bash, cluster, text};
+
+const DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/demo");
+
+/// Submit the demo job with `extra_cmd_args` appended to its command, watch
+/// it to the end, and return (record id, slurm id, final record line, history).
+fn run_demo(
+    c: &tao_tests::Cluster,
+    state_dir: &str,
+    extra_cmd_args: &str,
+) -> (String, String, serde_json::Value, Vec<serde_json::Value>) {
+    let script = format!(
+        r#"
+line=$(tao-record open --platform slurm --action train --network-arch demo \
+         --gpus 1 --cpus-per-task 1 --time 00:10:00 \
+         --spec {DEMO}/spec.yaml --supporting-file {DEMO}/train.py \
+         --command 'python3 "$TAO_ACTION_HELPERS/train.py" -e {{config_path}} -r {{results_dir}}{extra_cmd_args}' \
+       | tao-render | tao-redact lint | tao-submit | tao-record mark)
+id=$(jq -r .id <<<"$line")
+tao-record list --id "$id" | tao-poll --watch --interval 1 | tao-record mark >/dev/null || true
+tao-record list --id "$id"
+tao-record history "$id" --json
+"#
+    );
+    let out = bash(c, &[("TAO_STATE_DIR", state_dir)], &script);
+    let stdout = text(&out.stdout);
+    assert!(
+        out.status.success(),
+        "pipeline failed: {}\nstdout: {stdout}",
+        text(&out.stderr)
+    );
+    let mut lines = stdout.lines().map(|l| {
+        serde_json::from_str::<serde_json::Value>(l).unwrap_or_else(|e| panic!("{e}: {l}"))
+    });
+    let record = lines.next().expect("record line");
+    let history: Vec<_> = lines.collect();
+    let id = record["id"].as_str().unwrap().to_string();
+    let slurm_id = record["slurm"]["job_id"].as_str().unwrap().to_string();
+    (id, slurm_id, record, history)
+}
+
+fn states(history: &[serde_json::Value]) -> Vec<String> {
+    history
+        .iter()
+        .map(|h| h["state"].as_str().unwrap_or("?").to_string())
+        .collect()
+}
+
+#[test]
+fn demo_job_completes_with_history_and_sacct_agrees() {
+    let Some(c) = cluster() else { return };
+    let state = tempfile::tempdir().unwrap();
+    let (id, slurm_id, record, history) = run_demo(&c, state.path().to_str().unwrap(), "");
+    assert_eq!(record["state"], "COMPLETE", "record: {record}");
+    assert_eq!(
+        states(&history),
+        ["PENDING", "RUNNING", "COMPLETE"],
+        "history: {history:?}"
+    );
+
+    // sacct on the login node agrees (accounting may lag a moment: poll with a bound).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let sacct = loop {
+        let out = c.ssh(&format!(
+            "sacct -n -P -X -j {slurm_id} -o JobIDRaw,JobName,State"
+        ));
+        let s = text(&out.stdout);
+        if !s.trim().is_empty() || std::time::Instant::now() > deadline {
+            break s;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    };
+    assert_eq!(sacct.trim(), format!("{slurm_id}|{id}|COMPLETED"));
+
+    // The log is printed by tao-poll logs.
+    let out = bash(
+        &c,
+        &[("TAO_STATE_DIR", state.path().to_str().unwrap())],
+        &format!("tao-poll logs {id} -n 3"),
+    );
+    let log = text(&out.stdout);
+    assert!(out.status.success(), "logs failed: {}", text(&out.stderr));
+    assert!(log.contains("done: slope"), "log tail: {log}");
+}
+
+#[test]
+fn failing_program_ends_error_not_complete() {
+    let Some(c) = cluster() else { return };
+    let state = tempfile::tempdir().unwrap();
+    let (_, _, record, history) =
+        run_demo(&c, state.path().to_str().unwrap(), " --fail-at-epoch 1");
+    assert_eq!(record["state"], "ERROR", "record: {record}");
+    assert_eq!(states(&history).last().map(String::as_str), Some("ERROR"));
+}
