@@ -1,1 +1,11 @@
-//! The local job record store: mint ids, apply state transitions, keep history.
+//! The local job record store of tao-slurm: mint ids, bind each job's
+//! directories on shared storage, apply state transitions and keep a
+//! timestamped history, list and filter records.
+//!
+//! Other tools look records up read-only through [`Store`]
+//! (`Store::open_default()?.get(id)?`). The `tao-record` binary is a thin
+//! wrapper over [`cli::run`].
+
+pub mod store;
+
+pub use store::{default_dir, Record, Store};

@@ -1,0 +1,476 @@
+//! The record store on local disk: one JSON file per record under
+//! `<dir>/records/<id>.json`, archived records under `<dir>/archive/`.
+//!
+//! Every write takes the record's lock (`flock(2)` on `records/<id>.lock`,
+//! via fs4), writes a temporary file in the same directory, fsyncs it,
+//! renames it over the record and fsyncs the directory. A reader therefore
+//! sees either the old file or the new one, never half of one, and two
+//! writers of the same record never lose each other's update. Readers take
+//! no lock: rename(2) is atomic on a local filesystem (POSIX rename, and
+//! the "write temp, fsync, rename, fsync dir" recipe of ext4's and
+//! SQLite's durability notes).
+//!
+//! Lock files are kept after use: deleting a lock file while another
+//! process waits on it would let a third process lock a fresh inode and
+//! run beside it. Only `gc` removes the lock of a record it archives, while
+//! holding it, after the record itself is gone.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+use tao_core::{Error, JobLine, Result, State};
+
+/// The name of the directory of live records inside the store.
+pub const RECORDS_DIR: &str = "records";
+/// The name of the directory of archived records inside the store.
+pub const ARCHIVE_DIR: &str = "archive";
+
+/// A full record: the job line's fields plus `history`
+/// (`[{at, state, source, message}]`, oldest first).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Record {
+    /// The fields, in order, `history` included.
+    pub fields: Map<String, Value>,
+}
+
+impl Record {
+    /// Wrap a JSON object read from a record file.
+    pub fn from_map(fields: Map<String, Value>) -> Self {
+        Self { fields }
+    }
+
+    /// The record id (`id`), empty if missing.
+    pub fn id(&self) -> &str {
+        self.fields.get("id").and_then(Value::as_str).unwrap_or("")
+    }
+
+    /// The recorded state; `None` if the field is missing or not a state name.
+    pub fn state(&self) -> Option<State> {
+        self.fields
+            .get("state")
+            .and_then(Value::as_str)
+            .and_then(State::parse)
+    }
+
+    /// The history entries (empty if the field is missing).
+    pub fn history(&self) -> &[Value] {
+        self.fields
+            .get("history")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    }
+
+    /// When the record was opened: the `at` of its first history entry
+    /// (RFC 3339 UTC), if any.
+    pub fn created_at(&self) -> Option<&str> {
+        self.history().first()?.get("at")?.as_str()
+    }
+
+    /// When the record last changed state: the `at` of its last history
+    /// entry (RFC 3339 UTC), if any.
+    pub fn last_transition_at(&self) -> Option<&str> {
+        self.history().last()?.get("at")?.as_str()
+    }
+
+    /// The job line view: every field except `history`, in order.
+    pub fn to_job_line(&self) -> JobLine {
+        let mut fields = self.fields.clone();
+        fields.shift_remove("history");
+        JobLine::from_map(fields)
+    }
+
+    /// Consume into the job line view (without `history`).
+    pub fn into_job_line(mut self) -> JobLine {
+        self.fields.shift_remove("history");
+        JobLine::from_map(self.fields)
+    }
+}
+
+/// The record store rooted at one directory (`$TAO_STATE_DIR`).
+#[derive(Debug, Clone)]
+pub struct Store {
+    dir: PathBuf,
+    records: PathBuf,
+    archive: PathBuf,
+}
+
+impl Store {
+    /// Open (and create, mode 700, if missing) the store at `dir`.
+    ///
+    /// Errors: [`Error::Io`] when `dir/records` cannot be created.
+    pub fn open(dir: PathBuf) -> Result<Store> {
+        let records = dir.join(RECORDS_DIR);
+        let archive = dir.join(ARCHIVE_DIR);
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&records)
+            .map_err(|e| Error::io(format!("creating record store {:?}", records), e))?;
+        Ok(Store {
+            dir,
+            records,
+            archive,
+        })
+    }
+
+    /// Open the store at the default location (see [`default_dir`]).
+    ///
+    /// Errors: [`Error::Config`] when no location can be derived;
+    /// [`Error::Io`] as for [`Store::open`].
+    pub fn open_default() -> Result<Store> {
+        Store::open(default_dir()?)
+    }
+
+    /// The store's root directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The directory of live records (`<dir>/records`).
+    pub fn records_dir(&self) -> &Path {
+        &self.records
+    }
+
+    /// The directory of archived records (`<dir>/archive`).
+    pub fn archive_dir(&self) -> &Path {
+        &self.archive
+    }
+
+    /// The path of the live record file for `id` (whether or not it exists).
+    pub fn record_path(&self, id: &str) -> PathBuf {
+        self.records.join(format!("{id}.json"))
+    }
+
+    fn archive_path(&self, id: &str) -> PathBuf {
+        self.archive.join(format!("{id}.json"))
+    }
+
+    fn lock_path(&self, id: &str) -> PathBuf {
+        self.records.join(format!("{id}.lock"))
+    }
+
+    /// Whether a record with this id exists, live or archived.
+    pub fn exists(&self, id: &str) -> bool {
+        self.record_path(id).exists() || self.archive_path(id).exists()
+    }
+
+    /// The job line of record `id`, without `history` (live records first,
+    /// then the archive).
+    ///
+    /// Errors: [`Error::Data`] "no record ..." when it does not exist or
+    /// the id is malformed; [`Error::Io`] when the file cannot be read;
+    /// [`Error::Data`] when the file is not a JSON object.
+    pub fn get(&self, id: &str) -> Result<JobLine> {
+        Ok(self.load(id)?.into_job_line())
+    }
+
+    /// The full record `id` (with `history`), live first, then archived.
+    ///
+    /// Errors: as for [`Store::get`].
+    pub fn load(&self, id: &str) -> Result<Record> {
+        tao_core::id::validate(id)?;
+        match read_record(&self.record_path(id))? {
+            Some(r) => Ok(r),
+            None => match read_record(&self.archive_path(id))? {
+                Some(r) => Ok(r),
+                None => Err(no_record(id, &self.dir)),
+            },
+        }
+    }
+
+    /// Load the live record `id` if it exists (no archive lookup).
+    ///
+    /// Errors: [`Error::Io`] / [`Error::Data`] for an unreadable file.
+    pub fn load_live(&self, id: &str) -> Result<Option<Record>> {
+        tao_core::id::validate(id)?;
+        read_record(&self.record_path(id))
+    }
+
+    /// Write a new record. Fails if a record with its id exists (live or
+    /// archived); the write is atomic and never replaces an existing file
+    /// (`link(2)`-based no-clobber persist).
+    ///
+    /// Errors: [`Error::Io`] with kind `AlreadyExists` when the id is taken;
+    /// other [`Error::Io`] for disk failures; [`Error::Data`] for a bad id.
+    pub fn create(&self, record: &Record) -> Result<()> {
+        let id = record.id();
+        tao_core::id::validate(id)?;
+        if self.archive_path(id).exists() {
+            return Err(Error::io(
+                format!("creating record {id:?}"),
+                std::io::Error::from(std::io::ErrorKind::AlreadyExists),
+            ));
+        }
+        self.write_atomic(id, &record.fields, true)
+    }
+
+    /// Lock the live record `id`, read it, let `f` change it, and write it
+    /// back atomically if it changed. Returns `f`'s result. The lock is held
+    /// from before the read until after the rename and directory fsync, so
+    /// concurrent updates of the same record serialise and none is lost.
+    ///
+    /// Errors: [`Error::Data`] "no record ..." when there is no live record
+    /// (an archived record cannot be changed); any error of `f` (the record
+    /// is then left untouched); [`Error::Io`] for disk failures.
+    pub fn update<T>(&self, id: &str, f: impl FnOnce(&mut Record) -> Result<T>) -> Result<T> {
+        tao_core::id::validate(id)?;
+        let path = self.record_path(id);
+        if !path.exists() {
+            return Err(self.missing_live(id));
+        }
+        let _lock = self.lock(id)?;
+        let Some(mut record) = read_record(&path)? else {
+            // gc archived it while we waited for the lock.
+            return Err(self.missing_live(id));
+        };
+        let before = record.fields.clone();
+        let out = f(&mut record)?;
+        if record.fields != before {
+            self.write_atomic(id, &record.fields, false)?;
+        }
+        Ok(out)
+    }
+
+    fn missing_live(&self, id: &str) -> Error {
+        if self.archive_path(id).exists() {
+            Error::Data(format!(
+                "record {id:?} is archived in {:?} and cannot change; open a new record",
+                self.archive
+            ))
+        } else {
+            no_record(id, &self.dir)
+        }
+    }
+
+    /// The ids of all live records, sorted (ids start with their UTC date,
+    /// so this is roughly creation order). Temporary files and locks are
+    /// skipped.
+    ///
+    /// Errors: [`Error::Io`] when the directory cannot be read.
+    pub fn ids(&self) -> Result<Vec<String>> {
+        let mut ids = Vec::new();
+        let rd = std::fs::read_dir(&self.records)
+            .map_err(|e| Error::io(format!("reading {:?}", self.records), e))?;
+        for entry in rd {
+            let entry = entry.map_err(|e| Error::io(format!("reading {:?}", self.records), e))?;
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            if let Some(id) = name.strip_suffix(".json") {
+                if tao_core::id::is_valid(id) {
+                    ids.push(id.to_string());
+                }
+            }
+        }
+        ids.sort_unstable();
+        Ok(ids)
+    }
+
+    /// Move the live record `id` to the archive if `keep(record)` says
+    /// false, under the record's lock. Returns whether it moved.
+    ///
+    /// Errors: [`Error::Io`] for disk failures.
+    pub fn archive_if(&self, id: &str, archive: impl FnOnce(&Record) -> bool) -> Result<bool> {
+        tao_core::id::validate(id)?;
+        let path = self.record_path(id);
+        let lock = self.lock(id)?;
+        let Some(record) = read_record(&path)? else {
+            return Ok(false);
+        };
+        if !archive(&record) {
+            return Ok(false);
+        }
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&self.archive)
+            .map_err(|e| Error::io(format!("creating {:?}", self.archive), e))?;
+        let dest = self.archive_path(id);
+        std::fs::rename(&path, &dest)
+            .map_err(|e| Error::io(format!("archiving record {id:?}"), e))?;
+        sync_dir(&self.archive)?;
+        sync_dir(&self.records)?;
+        // The record is gone from records/: a writer that now takes this
+        // lock re-reads, finds nothing and reports "archived".
+        let _ = std::fs::remove_file(self.lock_path(id));
+        drop(lock);
+        Ok(true)
+    }
+
+    /// Take the exclusive lock of record `id` (blocks until it is free).
+    /// The lock is released when the returned file is dropped.
+    fn lock(&self, id: &str) -> Result<File> {
+        let path = self.lock_path(id);
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(&path)
+            .map_err(|e| Error::io(format!("opening lock {:?}", path), e))?;
+        fs4::FileExt::lock(&file).map_err(|e| Error::io(format!("locking record {id:?}"), e))?;
+        Ok(file)
+    }
+
+    /// Write `fields` as `records/<id>.json`: temporary file in the same
+    /// directory, fsync, rename (or link when `noclobber`), directory fsync.
+    fn write_atomic(&self, id: &str, fields: &Map<String, Value>, noclobber: bool) -> Result<()> {
+        let ctx = || format!("writing record {id:?}");
+        let mut bytes = serde_json::to_vec(fields).map_err(|e| Error::Internal(e.to_string()))?;
+        bytes.push(b'\n');
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".tmp-")
+            .suffix(".part")
+            .tempfile_in(&self.records)
+            .map_err(|e| Error::io(ctx(), e))?;
+        tmp.write_all(&bytes).map_err(|e| Error::io(ctx(), e))?;
+        tmp.as_file().sync_all().map_err(|e| Error::io(ctx(), e))?;
+        let dest = self.record_path(id);
+        if noclobber {
+            tmp.persist_noclobber(&dest)
+                .map_err(|e| Error::io(ctx(), e.error))?;
+        } else {
+            tmp.persist(&dest).map_err(|e| Error::io(ctx(), e.error))?;
+        }
+        sync_dir(&self.records)
+    }
+}
+
+fn no_record(id: &str, dir: &Path) -> Error {
+    Error::Data(format!(
+        "no record {id:?} in {:?}; check the id (`tao-record list`) or TAO_STATE_DIR",
+        dir
+    ))
+}
+
+/// Read and parse one record file; `Ok(None)` if it does not exist.
+fn read_record(path: &Path) -> Result<Option<Record>> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(format!("reading {:?}", path), e)),
+    };
+    parse_record(&bytes, path).map(Some)
+}
+
+/// Parse the bytes of a record file.
+///
+/// Errors: [`Error::Data`] naming the file when it is not a JSON object.
+pub fn parse_record(bytes: &[u8], path: &Path) -> Result<Record> {
+    let map: Map<String, Value> = serde_json::from_slice(bytes).map_err(|e| {
+        Error::Data(format!(
+            "record file {:?} is not a JSON object ({e}); move it aside and restore it from a backup",
+            path
+        ))
+    })?;
+    Ok(Record::from_map(map))
+}
+
+fn sync_dir(dir: &Path) -> Result<()> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| Error::io(format!("syncing directory {:?}", dir), e))
+}
+
+/// The default store directory: `$TAO_STATE_DIR`, else
+/// `$XDG_STATE_HOME/tao-slurm`, else `$HOME/.local/state/tao-slurm`
+/// (XDG Base Directory Specification: relative values are ignored).
+///
+/// Errors: [`Error::Config`] when none of the three is set.
+pub fn default_dir() -> Result<PathBuf> {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    if let Some(d) = var("TAO_STATE_DIR") {
+        return Ok(PathBuf::from(d));
+    }
+    if let Some(d) = var("XDG_STATE_HOME").map(PathBuf::from) {
+        if d.is_absolute() {
+            return Ok(d.join("tao-slurm"));
+        }
+    }
+    if let Some(h) = var("HOME") {
+        return Ok(PathBuf::from(h).join(".local/state/tao-slurm"));
+    }
+    Err(Error::Config(
+        "no record store: set TAO_STATE_DIR (or XDG_STATE_HOME or HOME) to a writable directory"
+            .into(),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn rec(id: &str) -> Record {
+        let Value::Object(m) = json!({"id": id, "state": "PENDING", "history": [
+            {"at": "2026-11-29T00:00:00.000000Z", "state": "PENDING", "source": "tao-record", "message": "opened"}
+        ]}) else {
+            unreachable!()
+        };
+        Record::from_map(m)
+    }
+
+    #[test]
+    fn create_get_update_and_no_clobber() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(tmp.path().to_path_buf()).unwrap();
+        store.create(&rec("a-1")).unwrap();
+        let err = store.create(&rec("a-1")).unwrap_err();
+        assert!(
+            matches!(&err, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::AlreadyExists)
+        );
+        let line = store.get("a-1").unwrap();
+        assert!(line.fields.get("history").is_none());
+        assert_eq!(line.id(), Some("a-1"));
+        store
+            .update("a-1", |r| {
+                r.fields.insert("state".into(), json!("RUNNING"));
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(store.load("a-1").unwrap().state(), Some(State::Running));
+        assert_eq!(store.ids().unwrap(), vec!["a-1".to_string()]);
+    }
+
+    #[test]
+    fn missing_record_is_a_data_error() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(tmp.path().to_path_buf()).unwrap();
+        let err = store.get("nope").unwrap_err();
+        assert!(matches!(err, Error::Data(_)));
+        assert!(err.to_string().starts_with("no record \"nope\""), "{err}");
+        assert!(store.update("nope", |_| Ok(())).is_err());
+    }
+
+    #[test]
+    fn failed_update_leaves_the_record_alone() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(tmp.path().to_path_buf()).unwrap();
+        store.create(&rec("b")).unwrap();
+        let before = std::fs::read(store.record_path("b")).unwrap();
+        let r: Result<()> = store.update("b", |r| {
+            r.fields.insert("state".into(), json!("ERROR"));
+            Err(Error::Data("no".into()))
+        });
+        assert!(r.is_err());
+        assert_eq!(std::fs::read(store.record_path("b")).unwrap(), before);
+    }
+
+    #[test]
+    fn archive_moves_and_blocks_updates() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(tmp.path().to_path_buf()).unwrap();
+        store.create(&rec("c")).unwrap();
+        assert!(!store.archive_if("c", |_| false).unwrap());
+        assert!(store.archive_if("c", |_| true).unwrap());
+        assert!(store.ids().unwrap().is_empty());
+        assert_eq!(store.get("c").unwrap().id(), Some("c"));
+        let err = store.update("c", |_| Ok(())).unwrap_err();
+        assert!(err.to_string().contains("archived"), "{err}");
+        assert!(store.create(&rec("c")).is_err());
+    }
+}
