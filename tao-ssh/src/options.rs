@@ -1,0 +1,393 @@
+//! Connection options: where to log in, as whom, with which key, checked
+//! against which known_hosts file. Read from the seed's environment
+//! variables ([`SshOptions::from_env`]); a login host may be an
+//! `~/.ssh/config` alias, resolved as ssh resolves it ([`SshOptions::resolve`]).
+
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use ssh2_config::{ParseRule, SshConfig};
+use tao_core::{Error, Result};
+
+/// Default TCP connect and handshake timeout.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How to reach the cluster's login nodes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SshOptions {
+    /// Remote user name (`SLURM_USER`). Empty means "the `User` of the
+    /// host's `~/.ssh/config` entry"; a non-empty value wins over the config,
+    /// as `ssh -l USER` does.
+    pub user: String,
+    /// Login hosts in failover order (`SLURM_HOSTNAME`, comma-separated):
+    /// `host`, `host:port`, `[v6addr]:port` or an `~/.ssh/config` alias.
+    pub hosts: Vec<String>,
+    /// Private key tried first (`SSH_KEY_PATH`); must not be readable by
+    /// group or others.
+    pub key_path: Option<PathBuf>,
+    /// The known_hosts file host keys are checked against
+    /// (`SSH_KNOWN_HOSTS`, default `~/.ssh/known_hosts`).
+    pub known_hosts: PathBuf,
+    /// OpenSSH client config read for host aliases (`SSH_CONFIG`, default
+    /// `~/.ssh/config` when it exists); `None` reads none.
+    pub ssh_config: Option<PathBuf>,
+    /// Add an unknown host key to `known_hosts` instead of refusing it
+    /// (`--accept-new-host-key`). A *changed* key is always refused.
+    pub accept_new_host_key: bool,
+    /// TCP connect and SSH handshake timeout, per host.
+    pub connect_timeout: Duration,
+    /// Shell text put before every remote command (the site profile's
+    /// `remote_prefix`, e.g. `module load slurm;`); empty for none.
+    pub remote_prefix: String,
+}
+
+/// One login host, resolved: the address to dial, the port, the user and
+/// the identity files from `~/.ssh/config`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// The host as the user wrote it in `SLURM_HOSTNAME` (alias included);
+    /// this is what `slurm.login_host` records.
+    pub spec: String,
+    /// The host name or address dialled (`HostName` of an alias) and used
+    /// for the known_hosts lookup.
+    pub host: String,
+    /// TCP port (explicit `:port`, else the config's `Port`, else 22).
+    pub port: u16,
+    /// Remote user name.
+    pub user: String,
+    /// Private keys to try, in order: `SSH_KEY_PATH`, then the config's
+    /// `IdentityFile` entries.
+    pub identity_files: Vec<PathBuf>,
+    /// Connect timeout (the config's `ConnectTimeout` wins over the option).
+    pub connect_timeout: Duration,
+}
+
+/// Split a login host spec into name and optional port: `host`,
+/// `host:port`, `[addr]:port`, `[addr]`.
+///
+/// Errors: [`Error::Config`] naming the spec when the port is not a number
+/// in 1..=65535 or the spec is empty.
+pub fn parse_host_spec(spec: &str) -> Result<(String, Option<u16>)> {
+    let bad = |why: &str| {
+        Error::Config(format!(
+            "login host {spec:?} in SLURM_HOSTNAME: {why}; write host, host:port or [address]:port, comma-separated"
+        ))
+    };
+    let spec = spec.trim();
+    if spec.is_empty() {
+        return Err(bad("empty host"));
+    }
+    let port_of = |p: &str| -> Result<u16> {
+        match p.parse::<u16>() {
+            Ok(n) if n > 0 => Ok(n),
+            _ => Err(bad(&format!("port {p:?} is not a number in 1-65535"))),
+        }
+    };
+    if let Some(rest) = spec.strip_prefix('[') {
+        let (host, after) = rest.split_once(']').ok_or_else(|| bad("missing ']'"))?;
+        if host.is_empty() {
+            return Err(bad("empty host"));
+        }
+        return match after {
+            "" => Ok((host.to_string(), None)),
+            p => match p.strip_prefix(':') {
+                Some(p) => Ok((host.to_string(), Some(port_of(p)?))),
+                None => Err(bad("expected ':port' after ']'")),
+            },
+        };
+    }
+    match spec.rsplit_once(':') {
+        // A bare IPv6 address has several colons and no port.
+        Some((h, _)) if h.contains(':') => Ok((spec.to_string(), None)),
+        Some((h, p)) if !h.is_empty() => Ok((h.to_string(), Some(port_of(p)?))),
+        Some(_) => Err(bad("empty host")),
+        None => Ok((spec.to_string(), None)),
+    }
+}
+
+fn env_nonempty(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// Expand a leading `~/` against `$HOME`.
+fn expand_home(p: &str) -> PathBuf {
+    match (p.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
+        _ => PathBuf::from(p),
+    }
+}
+
+impl SshOptions {
+    /// Options from the environment:
+    ///
+    /// - `SLURM_HOSTNAME` (required): comma-separated login hosts;
+    /// - `SLURM_USER`: remote user (may be left to an ssh config `User`);
+    /// - `SSH_KEY_PATH`: private key, tried before the agent (`SSH_AUTH_SOCK`,
+    ///   which libssh2 reads itself);
+    /// - `SSH_KNOWN_HOSTS` (default `$HOME/.ssh/known_hosts`);
+    /// - `SSH_CONFIG` (default `$HOME/.ssh/config` when that file exists);
+    /// - `TAO_SSH_CONNECT_TIMEOUT` seconds (default 10);
+    /// - the remote prefix from the site profile (`TAO_SITE_PROFILE`,
+    ///   [`tao_core::site::SiteProfile::load`]).
+    ///
+    /// A leading `~/` in paths is expanded against `$HOME`.
+    ///
+    /// Errors: [`Error::Config`] (exit 78) naming the variable and the fix
+    /// when SLURM_HOSTNAME is missing or malformed, when neither
+    /// SSH_KNOWN_HOSTS nor HOME is set, when SSH_CONFIG names a missing
+    /// file, or when the site profile does not load.
+    pub fn from_env() -> Result<Self> {
+        let hosts_var = env_nonempty("SLURM_HOSTNAME").ok_or_else(|| {
+            Error::Config(
+                "SLURM_HOSTNAME is not set: export SLURM_HOSTNAME=login1.example.org (comma-separated host[:port] list for failover)"
+                    .into(),
+            )
+        })?;
+        let hosts = Self::parse_hosts(&hosts_var)?;
+        let user = env_nonempty("SLURM_USER").unwrap_or_default();
+        let key_path = env_nonempty("SSH_KEY_PATH").map(|p| expand_home(&p));
+        let home = env_nonempty("HOME").map(PathBuf::from);
+        let known_hosts = match env_nonempty("SSH_KNOWN_HOSTS") {
+            Some(p) => expand_home(&p),
+            None => home
+                .as_ref()
+                .map(|h| h.join(".ssh/known_hosts"))
+                .ok_or_else(|| {
+                    Error::Config(
+                        "neither SSH_KNOWN_HOSTS nor HOME is set: export SSH_KNOWN_HOSTS=/path/to/known_hosts"
+                            .into(),
+                    )
+                })?,
+        };
+        let ssh_config = match env_nonempty("SSH_CONFIG") {
+            Some(p) => {
+                let p = expand_home(&p);
+                if !p.is_file() {
+                    return Err(Error::Config(format!(
+                        "SSH_CONFIG={:?} is not a readable file: point it at an OpenSSH client config or unset it",
+                        p.display().to_string()
+                    )));
+                }
+                Some(p)
+            }
+            None => home
+                .as_ref()
+                .map(|h| h.join(".ssh/config"))
+                .filter(|p| p.is_file()),
+        };
+        let connect_timeout = match env_nonempty("TAO_SSH_CONNECT_TIMEOUT") {
+            None => DEFAULT_CONNECT_TIMEOUT,
+            Some(s) => match s.trim().parse::<u64>() {
+                Ok(n) if n > 0 => Duration::from_secs(n),
+                _ => {
+                    return Err(Error::Config(format!(
+                        "TAO_SSH_CONNECT_TIMEOUT={s:?} is not a positive number of seconds"
+                    )))
+                }
+            },
+        };
+        let profile = tao_core::site::SiteProfile::load(None)?;
+        Ok(SshOptions {
+            user,
+            hosts,
+            key_path,
+            known_hosts,
+            ssh_config,
+            accept_new_host_key: false,
+            connect_timeout,
+            remote_prefix: profile.remote_prefix,
+        })
+    }
+
+    /// Split a comma-separated host list, checking each spec.
+    ///
+    /// Errors: [`Error::Config`] for an empty list or a malformed spec.
+    pub fn parse_hosts(list: &str) -> Result<Vec<String>> {
+        let hosts: Vec<String> = list
+            .split(',')
+            .map(str::trim)
+            .filter(|h| !h.is_empty())
+            .map(str::to_string)
+            .collect();
+        if hosts.is_empty() {
+            return Err(Error::Config(
+                "SLURM_HOSTNAME lists no host: export SLURM_HOSTNAME=login1.example.org".into(),
+            ));
+        }
+        for h in &hosts {
+            parse_host_spec(h)?;
+        }
+        Ok(hosts)
+    }
+
+    /// Resolve one login host spec as ssh would: an explicit `:port` wins,
+    /// then the matching `~/.ssh/config` entry (`HostName`, `User`, `Port`,
+    /// `IdentityFile`, `ConnectTimeout`), then the defaults (port 22).
+    /// A non-empty [`SshOptions::user`] wins over the config's `User`.
+    ///
+    /// Errors: [`Error::Config`] when the spec is malformed, the config
+    /// does not parse, the entry needs `ProxyJump` (not supported), or no
+    /// user name is known (neither SLURM_USER nor a config `User`).
+    pub fn resolve(&self, spec: &str) -> Result<Target> {
+        let (name, explicit_port) = parse_host_spec(spec)?;
+        let params = match &self.ssh_config {
+            Some(path) => Some(load_config(path)?.query(&name)),
+            None => None,
+        };
+        let mut host = name.clone();
+        let mut port = explicit_port.unwrap_or(22);
+        let mut user = self.user.clone();
+        let mut identity_files: Vec<PathBuf> = self.key_path.iter().cloned().collect();
+        let mut connect_timeout = self.connect_timeout;
+        if let Some(p) = params {
+            if p.proxy_jump.as_ref().is_some_and(|j| !j.is_empty()) {
+                return Err(Error::Config(format!(
+                    "login host {spec:?}: ProxyJump in {:?} is not supported; set SLURM_HOSTNAME to a host reachable directly",
+                    self.ssh_config.as_deref().map(Path::display).map(|d| d.to_string()).unwrap_or_default()
+                )));
+            }
+            if let Some(h) = p.host_name.filter(|h| !h.is_empty()) {
+                host = h;
+            }
+            if explicit_port.is_none() {
+                if let Some(cp) = p.port {
+                    port = cp;
+                }
+            }
+            if user.is_empty() {
+                if let Some(u) = p.user.filter(|u| !u.is_empty()) {
+                    user = u;
+                }
+            }
+            for f in p.identity_file.unwrap_or_default() {
+                if !identity_files.contains(&f) {
+                    identity_files.push(f);
+                }
+            }
+            if let Some(t) = p.connect_timeout.filter(|t| !t.is_zero()) {
+                connect_timeout = t;
+            }
+        }
+        if user.is_empty() {
+            return Err(Error::Config(format!(
+                "no user name for login host {spec:?}: export SLURM_USER=your_cluster_user (or add `User` to its ~/.ssh/config entry)"
+            )));
+        }
+        Ok(Target {
+            spec: spec.to_string(),
+            host,
+            port,
+            user,
+            identity_files,
+            connect_timeout,
+        })
+    }
+}
+
+/// Parse an OpenSSH client config, tolerating options this library does
+/// not use (as ssh tolerates options it knows).
+fn load_config(path: &Path) -> Result<SshConfig> {
+    let file = std::fs::File::open(path).map_err(|e| {
+        Error::Config(format!(
+            "ssh config {:?}: {e}; fix SSH_CONFIG or unset it",
+            path.display().to_string()
+        ))
+    })?;
+    let mut cfg = SshConfig::default();
+    if let Some(home) = std::env::var_os("HOME") {
+        cfg = cfg.home_dir(PathBuf::from(home));
+    }
+    cfg.parse(
+        &mut BufReader::new(file),
+        ParseRule::ALLOW_UNKNOWN_FIELDS | ParseRule::ALLOW_UNSUPPORTED_FIELDS,
+    )
+    .map_err(|e| {
+        Error::Config(format!(
+            "ssh config {:?} does not parse: {e}; fix the file or point SSH_CONFIG elsewhere",
+            path.display().to_string()
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_specs() {
+        assert_eq!(parse_host_spec("a").unwrap(), ("a".into(), None));
+        assert_eq!(parse_host_spec("a:2222").unwrap(), ("a".into(), Some(2222)));
+        assert_eq!(
+            parse_host_spec("[::1]:22").unwrap(),
+            ("::1".into(), Some(22))
+        );
+        assert_eq!(parse_host_spec("::1").unwrap(), ("::1".into(), None));
+        for bad in ["", "a:", "a:x", "a:0", "a:70000", ":22", "[::1", "[::1]x"] {
+            let e = parse_host_spec(bad).unwrap_err();
+            assert_eq!(e.code(), tao_core::exit::CONFIG, "{bad}");
+        }
+    }
+
+    #[test]
+    fn host_list() {
+        assert_eq!(
+            SshOptions::parse_hosts(" a:1, b ,").unwrap(),
+            vec!["a:1".to_string(), "b".to_string()]
+        );
+        assert!(SshOptions::parse_hosts(" , ").is_err());
+    }
+
+    fn opts(config: Option<PathBuf>) -> SshOptions {
+        SshOptions {
+            user: String::new(),
+            hosts: vec!["x".into()],
+            key_path: Some("/k/explicit".into()),
+            known_hosts: "/dev/null".into(),
+            ssh_config: config,
+            accept_new_host_key: false,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            remote_prefix: String::new(),
+        }
+    }
+
+    #[test]
+    fn alias_resolves_like_ssh() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = dir.path().join("config");
+        std::fs::write(
+            &cfg,
+            "Host login\n  HostName 127.0.0.1\n  Port 2200\n  User alice\n  IdentityFile /k/id_ed25519\n  ConnectTimeout 3\n  ForwardX11 no\n\nHost *\n  ServerAliveInterval 30\n",
+        )
+        .unwrap();
+        let o = opts(Some(cfg));
+        let t = o.resolve("login").unwrap();
+        assert_eq!(
+            (t.host.as_str(), t.port, t.user.as_str()),
+            ("127.0.0.1", 2200, "alice")
+        );
+        assert_eq!(
+            t.identity_files,
+            vec![PathBuf::from("/k/explicit"), PathBuf::from("/k/id_ed25519")]
+        );
+        assert_eq!(t.connect_timeout, Duration::from_secs(3));
+        assert_eq!(t.spec, "login");
+        // An explicit port and an explicit user win over the config.
+        let mut o2 = o.clone();
+        o2.user = "bob".into();
+        let t = o2.resolve("login:2300").unwrap();
+        assert_eq!((t.port, t.user.as_str()), (2300, "bob"));
+        // A host with no entry: no user anywhere is a config error.
+        let e = o.resolve("other").unwrap_err();
+        assert!(e.to_string().contains("SLURM_USER"), "{e}");
+    }
+
+    #[test]
+    fn proxy_jump_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = dir.path().join("config");
+        std::fs::write(&cfg, "Host j\n  ProxyJump bastion\n  User u\n").unwrap();
+        let e = opts(Some(cfg)).resolve("j").unwrap_err();
+        assert!(e.to_string().contains("ProxyJump"), "{e}");
+    }
+}

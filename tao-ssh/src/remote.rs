@@ -1,0 +1,464 @@
+//! One authenticated SSH session to one login host, and remote commands on
+//! it: one channel per command, never a pty, stdout and stderr kept apart,
+//! optional stdin written over the channel (the only way secrets travel).
+//!
+//! Connecting: TCP with a timeout, `TCP_NODELAY` set *before* the
+//! handshake (Nagle's algorithm against delayed ACKs costs about 40 ms per
+//! round trip on an open session; see notes/local-cluster.md), TCP and SSH
+//! keepalives, host key checked, then authentication. [`Remote::connect`]
+//! walks the login hosts in order and moves on from one that refuses, times
+//! out or fails the handshake, saying why on stderr.
+//!
+//! Running: the channel is pumped in non-blocking mode (write stdin, read
+//! stdout, read stderr, `poll(2)` on the socket when nothing moves), so a
+//! command that writes much to stderr while we read stdout, or that answers
+//! before it has read all of its stdin, cannot deadlock the two windows.
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::os::fd::AsFd;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use ssh2::{BlockDirections, Channel, ErrorCode, MethodType, Session};
+use tao_core::{Error, Result};
+
+use crate::options::{SshOptions, Target};
+use crate::{auth, hostkey};
+
+/// Default limit on one remote command's run time (the whole exchange:
+/// stdin written, output read, channel closed): 10 minutes.
+pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Interval of SSH keepalive messages while a command runs, in seconds.
+const KEEPALIVE_SECS: u32 = 30;
+
+/// libssh2's "would block" return code (`LIBSSH2_ERROR_EAGAIN`).
+const EAGAIN: i32 = -37;
+
+static HANDSHAKES: AtomicU64 = AtomicU64::new(0);
+
+/// Number of SSH handshakes this process has started (successful or not),
+/// for benchmarks and tests that check "one session per host".
+pub fn handshake_count() -> u64 {
+    HANDSHAKES.load(Ordering::Relaxed)
+}
+
+/// Print a warning on stderr, prefixed with the program name.
+pub(crate) fn note(msg: &str) {
+    tao_core::cli::warn(&crate::program_name(), msg);
+}
+
+/// What a remote command produced.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Output {
+    /// Everything the command wrote on stdout (raw bytes).
+    pub stdout: Vec<u8>,
+    /// Everything the command wrote on stderr (raw bytes).
+    pub stderr: Vec<u8>,
+    /// Exit status; a command killed by a signal reports 128 + the signal
+    /// number, as a shell does (255 for a signal this library cannot name).
+    pub status: i32,
+}
+
+impl Output {
+    /// stdout as text (invalid UTF-8 replaced).
+    pub fn stdout_text(&self) -> String {
+        String::from_utf8_lossy(&self.stdout).into_owned()
+    }
+
+    /// stderr as text (invalid UTF-8 replaced), trimmed, on one line, for
+    /// error messages.
+    pub fn stderr_line(&self) -> String {
+        tao_core::cli::one_line(String::from_utf8_lossy(&self.stderr).trim())
+    }
+}
+
+/// An authenticated session to one login host.
+pub struct Remote {
+    sess: Session,
+    sock: TcpStream,
+    target: Target,
+    prefix: String,
+    command_timeout: Duration,
+}
+
+impl std::fmt::Debug for Remote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Remote")
+            .field("target", &self.target)
+            .field("prefix", &self.prefix)
+            .finish_non_exhaustive()
+    }
+}
+
+fn signal_status(name: &str) -> i32 {
+    let n = match name.trim_start_matches("SIG") {
+        "HUP" => 1,
+        "INT" => 2,
+        "QUIT" => 3,
+        "ILL" => 4,
+        "ABRT" => 6,
+        "FPE" => 8,
+        "KILL" => 9,
+        "USR1" => 10,
+        "SEGV" => 11,
+        "USR2" => 12,
+        "PIPE" => 13,
+        "ALRM" => 14,
+        "TERM" => 15,
+        _ => return 255,
+    };
+    128 + n
+}
+
+impl Remote {
+    /// Connect to the first login host of `opts.hosts` that answers. A host
+    /// that refuses, times out, cannot be resolved or fails the handshake is
+    /// skipped with a warning on stderr naming it and the reason.
+    ///
+    /// Errors: [`Error::Unavailable`] (exit 69) when no host answered,
+    /// listing each host's reason; [`Error::NoPerm`] (exit 77) and
+    /// [`Error::Config`] (exit 78) at once, without trying further hosts:
+    /// a host-key or login problem is the user's to fix, not a reason to
+    /// send the same key to another host.
+    pub fn connect(opts: &SshOptions) -> Result<Remote> {
+        let mut reasons = Vec::new();
+        for (i, host) in opts.hosts.iter().enumerate() {
+            match Self::connect_host(opts, host) {
+                Ok(r) => return Ok(r),
+                Err(Error::Unavailable(why)) => {
+                    if i + 1 < opts.hosts.len() {
+                        note(&format!("{why}; trying the next login host"));
+                    }
+                    reasons.push(why);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Err(Error::Unavailable(format!(
+            "no login host answered ({}); check SLURM_HOSTNAME and that the cluster is reachable from here (VPN)",
+            reasons.join("; ")
+        )))
+    }
+
+    /// Connect to one login host spec (`host`, `host:port` or an ssh config
+    /// alias), as recorded in `slurm.login_host`.
+    ///
+    /// Errors: [`Error::Unavailable`] when the host cannot be resolved,
+    /// refuses, times out or fails the handshake; [`Error::NoPerm`] for an
+    /// unknown or changed host key, an unprotected private key or a failed
+    /// login (with the setup steps); [`Error::Config`] for bad options.
+    pub fn connect_host(opts: &SshOptions, host: &str) -> Result<Remote> {
+        let target = opts.resolve(host)?;
+        let sock = dial(&target)?;
+        let mut sess =
+            Session::new().map_err(|e| Error::Internal(format!("libssh2 session: {e}")))?;
+        let stream_copy = sock
+            .try_clone()
+            .map_err(|e| Error::io("duplicating the ssh socket", e))?;
+        sess.set_tcp_stream(stream_copy);
+        sess.set_timeout(duration_ms(target.connect_timeout));
+        if let Ok(supported) = sess.supported_algs(MethodType::HostKey) {
+            let prefs: Vec<&str> = hostkey::HOSTKEY_PREFS
+                .iter()
+                .copied()
+                .filter(|a| supported.contains(a))
+                .collect();
+            if !prefs.is_empty() {
+                let _ = sess.method_pref(MethodType::HostKey, &prefs.join(","));
+            }
+        }
+        HANDSHAKES.fetch_add(1, Ordering::Relaxed);
+        sess.handshake().map_err(|e| {
+            Error::Unavailable(format!(
+                "login host {:?}: ssh handshake with {}:{} failed: {}",
+                target.spec,
+                target.host,
+                target.port,
+                e.message()
+            ))
+        })?;
+        hostkey::verify(
+            &sess,
+            &target.host,
+            target.port,
+            &opts.known_hosts,
+            opts.accept_new_host_key,
+        )?;
+        auth::authenticate(&sess, &target, opts.key_path.as_deref(), &opts.known_hosts)?;
+        sess.set_keepalive(false, KEEPALIVE_SECS);
+        Ok(Remote {
+            sess,
+            sock,
+            target,
+            prefix: opts.remote_prefix.trim().to_string(),
+            command_timeout: DEFAULT_COMMAND_TIMEOUT,
+        })
+    }
+
+    /// The login host spec this session is connected to, exactly as given
+    /// in `SLURM_HOSTNAME` (so [`Remote::connect_host`] can reach it again).
+    pub fn login_host(&self) -> &str {
+        &self.target.spec
+    }
+
+    /// The resolved target (address, port, user).
+    pub fn target(&self) -> &Target {
+        &self.target
+    }
+
+    /// Change the per-command time limit (default [`DEFAULT_COMMAND_TIMEOUT`]).
+    pub fn set_command_timeout(&mut self, limit: Duration) {
+        self.command_timeout = limit;
+    }
+
+    /// Run `command` through the login shell of the remote user, with the
+    /// remote prefix put before it, on a new channel of this session (never
+    /// a pty). `stdin`, when given, is written to the command's standard
+    /// input and then closed; otherwise stdin is closed at once.
+    ///
+    /// Callers build `command` with [`tao_core::shell::quote`] for every
+    /// value; secrets go through `stdin`, never into `command`.
+    ///
+    /// Output: the command's stdout, stderr and exit status; a non-zero
+    /// status is not an error here.
+    ///
+    /// Errors: [`Error::Unavailable`] (exit 69) when the connection is lost
+    /// (the command may or may not have run); [`Error::TempFail`] (exit 75)
+    /// when the command outlives the time limit.
+    pub fn exec(&self, command: &str, stdin: Option<&[u8]>) -> Result<Output> {
+        let full = if self.prefix.is_empty() {
+            command.to_string()
+        } else {
+            format!("{} {}", self.prefix, command)
+        };
+        let lost = |what: &str, e: &dyn std::fmt::Display| {
+            Error::Unavailable(format!(
+                "connection to login host {:?} lost while {what}: {e}; the command may or may not have run",
+                self.target.spec
+            ))
+        };
+        self.sess.set_blocking(true);
+        self.sess.set_timeout(duration_ms(
+            self.target.connect_timeout.max(Duration::from_secs(30)),
+        ));
+        let mut ch = self
+            .sess
+            .channel_session()
+            .map_err(|e| lost("opening a channel", &e))?;
+        ch.exec(&full).map_err(|e| lost("starting a command", &e))?;
+        if stdin.is_none() {
+            ch.send_eof().map_err(|e| lost("closing stdin", &e))?;
+        }
+        self.sess.set_blocking(false);
+        let pumped = self.pump(&mut ch, stdin.unwrap_or(&[]), stdin.is_none());
+        self.sess.set_blocking(true);
+        let (stdout, stderr) = pumped?;
+        ch.close().map_err(|e| lost("closing the channel", &e))?;
+        ch.wait_close()
+            .map_err(|e| lost("closing the channel", &e))?;
+        let mut status = ch
+            .exit_status()
+            .map_err(|e| lost("reading the exit status", &e))?;
+        if let Ok(sig) = ch.exit_signal() {
+            if let Some(name) = sig.exit_signal {
+                status = signal_status(&name);
+            }
+        }
+        Ok(Output {
+            stdout,
+            stderr,
+            status,
+        })
+    }
+
+    /// Drive one channel to EOF in non-blocking mode.
+    fn pump(&self, ch: &mut Channel, input: &[u8], eof_sent: bool) -> Result<(Vec<u8>, Vec<u8>)> {
+        let lost = |e: &dyn std::fmt::Display| {
+            Error::Unavailable(format!(
+                "connection to login host {:?} lost while a command ran: {e}; the command may or may not have run",
+                self.target.spec
+            ))
+        };
+        let deadline = Instant::now() + self.command_timeout;
+        let mut eof_sent = eof_sent;
+        let mut written = 0usize;
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let mut buf = vec![0u8; 32 * 1024];
+        let (mut out_done, mut err_done) = (false, false);
+        loop {
+            let mut progress = false;
+            if !eof_sent {
+                if written < input.len() {
+                    let end = input.len().min(written + 32 * 1024);
+                    match ch.write(&input[written..end]) {
+                        Ok(n) => {
+                            written += n;
+                            progress |= n > 0;
+                        }
+                        Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+                        Err(e) => return Err(lost(&e)),
+                    }
+                }
+                if written == input.len() {
+                    match ch.send_eof() {
+                        Ok(()) => {
+                            eof_sent = true;
+                            progress = true;
+                        }
+                        Err(e) if e.code() == ErrorCode::Session(EAGAIN) => {}
+                        Err(e) => return Err(lost(&e)),
+                    }
+                }
+            }
+            for (stream_id, sink, done) in
+                [(0, &mut out, &mut out_done), (1, &mut err, &mut err_done)]
+            {
+                if *done {
+                    continue;
+                }
+                match ch.stream(stream_id).read(&mut buf) {
+                    Ok(0) => *done = ch.eof(),
+                    Ok(n) => {
+                        sink.extend_from_slice(&buf[..n]);
+                        progress = true;
+                    }
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+                    Err(e) => return Err(lost(&e)),
+                }
+            }
+            if out_done && err_done {
+                return Ok((out, err));
+            }
+            if progress {
+                continue;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(Error::TempFail(format!(
+                    "a command on login host {:?} ran longer than {} s; try again later",
+                    self.target.spec,
+                    self.command_timeout.as_secs()
+                )));
+            }
+            let next_keepalive = match self.sess.keepalive_send() {
+                Ok(secs) => Duration::from_secs(u64::from(secs.max(1))),
+                Err(e) if e.code() == ErrorCode::Session(EAGAIN) => Duration::from_millis(50),
+                Err(e) => return Err(lost(&e)),
+            };
+            let wait = (deadline - now).min(next_keepalive);
+            self.wait_socket(wait).map_err(|e| lost(&e))?;
+        }
+    }
+
+    /// Wait until the socket can move in the direction libssh2 is blocked
+    /// on, or `wait` passes.
+    fn wait_socket(&self, wait: Duration) -> std::io::Result<()> {
+        let flags = match self.sess.block_directions() {
+            BlockDirections::Inbound => PollFlags::POLLIN,
+            BlockDirections::Outbound => PollFlags::POLLOUT,
+            BlockDirections::Both => PollFlags::POLLIN | PollFlags::POLLOUT,
+            // Nothing reported: data may already sit in libssh2's buffers
+            // (another stream's packets); look again soon.
+            BlockDirections::None => {
+                return poll_once(
+                    &self.sock,
+                    PollFlags::POLLIN,
+                    wait.min(Duration::from_millis(5)),
+                )
+            }
+        };
+        poll_once(&self.sock, flags, wait)
+    }
+}
+
+fn poll_once(sock: &TcpStream, flags: PollFlags, wait: Duration) -> std::io::Result<()> {
+    let mut fds = [PollFd::new(sock.as_fd(), flags)];
+    let timeout = PollTimeout::try_from(wait).unwrap_or(PollTimeout::MAX);
+    match poll(&mut fds, timeout) {
+        Ok(_) | Err(nix::errno::Errno::EINTR) => Ok(()),
+        Err(e) => Err(std::io::Error::from(e)),
+    }
+}
+
+fn duration_ms(d: Duration) -> u32 {
+    u32::try_from(d.as_millis()).unwrap_or(u32::MAX).max(1)
+}
+
+/// Open the TCP connection: each resolved address in turn, with the
+/// target's timeout; `TCP_NODELAY` and `SO_KEEPALIVE` set before any byte
+/// of the handshake.
+fn dial(target: &Target) -> Result<TcpStream> {
+    let unavailable = |why: String| {
+        Error::Unavailable(format!(
+            "login host {:?} ({}:{}): {why}",
+            target.spec, target.host, target.port
+        ))
+    };
+    let addrs: Vec<_> = (target.host.as_str(), target.port)
+        .to_socket_addrs()
+        .map_err(|e| unavailable(format!("cannot resolve the name: {e}")))?
+        .collect();
+    let mut last = String::from("no address");
+    for addr in addrs {
+        match TcpStream::connect_timeout(&addr, target.connect_timeout) {
+            Ok(sock) => {
+                sock.set_nodelay(true)
+                    .map_err(|e| Error::io("setting TCP_NODELAY", e))?;
+                let _ = nix::sys::socket::setsockopt(
+                    &sock,
+                    nix::sys::socket::sockopt::KeepAlive,
+                    &true,
+                );
+                return Ok(sock);
+            }
+            Err(e) if e.kind() == ErrorKind::TimedOut || e.kind() == ErrorKind::WouldBlock => {
+                last = format!(
+                    "connection timed out after {} s",
+                    target.connect_timeout.as_secs_f32()
+                );
+            }
+            Err(e) if e.kind() == ErrorKind::ConnectionRefused => {
+                last = "connection refused".to_string();
+            }
+            Err(e) => last = e.to_string(),
+        }
+    }
+    Err(unavailable(last))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signals_map_like_a_shell() {
+        assert_eq!(signal_status("KILL"), 137);
+        assert_eq!(signal_status("SIGTERM"), 143);
+        assert_eq!(signal_status("WEIRD"), 255);
+    }
+
+    #[test]
+    fn refused_port_is_unavailable() {
+        // Bind then drop a listener: its port is (very likely) closed now.
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        };
+        let opts = SshOptions {
+            user: "u".into(),
+            hosts: vec![format!("127.0.0.1:{port}"), format!("127.0.0.1:{port}")],
+            key_path: None,
+            known_hosts: "/dev/null".into(),
+            ssh_config: None,
+            accept_new_host_key: false,
+            connect_timeout: Duration::from_secs(2),
+            remote_prefix: String::new(),
+        };
+        let e = Remote::connect(&opts).unwrap_err();
+        assert_eq!(e.code(), tao_core::exit::UNAVAILABLE);
+        assert!(e.to_string().contains("connection refused"), "{e}");
+    }
+}
