@@ -106,10 +106,6 @@ pub fn parse_host_spec(spec: &str) -> Result<(String, Option<u16>)> {
     }
 }
 
-fn env_nonempty(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
-}
-
 /// Expand a leading `~/` against `$HOME`.
 fn expand_home(p: &str) -> PathBuf {
     match (p.strip_prefix("~/"), std::env::var_os("HOME")) {
@@ -138,6 +134,17 @@ impl SshOptions {
     /// SSH_KNOWN_HOSTS nor HOME is set, when SSH_CONFIG names a missing
     /// file, or when the site profile does not load.
     pub fn from_env() -> Result<Self> {
+        Self::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// Like [`SshOptions::from_env`], reading each variable through
+    /// `lookup` instead of the process environment, so a tool can let its
+    /// flags override the variables (`lookup("SLURM_HOSTNAME")` returns the
+    /// `--hosts` value when given). Empty values count as unset.
+    ///
+    /// Errors: as for [`SshOptions::from_env`].
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self> {
+        let env_nonempty = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
         let hosts_var = env_nonempty("SLURM_HOSTNAME").ok_or_else(|| {
             Error::Config(
                 "SLURM_HOSTNAME is not set: export SLURM_HOSTNAME=login1.example.org (comma-separated host[:port] list for failover)"
@@ -187,7 +194,8 @@ impl SshOptions {
                 }
             },
         };
-        let profile = tao_core::site::SiteProfile::load(None)?;
+        let profile =
+            tao_core::site::SiteProfile::load(env_nonempty("TAO_SITE_PROFILE").as_deref())?;
         Ok(SshOptions {
             user,
             hosts,
@@ -380,6 +388,61 @@ mod tests {
         // A host with no entry: no user anywhere is a config error.
         let e = o.resolve("other").unwrap_err();
         assert!(e.to_string().contains("SLURM_USER"), "{e}");
+    }
+
+    #[test]
+    fn from_lookup_reads_the_seed_variables() {
+        let vars = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        let o = SshOptions::from_lookup(vars(&[
+            ("SLURM_HOSTNAME", "a:2222,b"),
+            ("SLURM_USER", "alice"),
+            ("SSH_KEY_PATH", "/k/id"),
+            ("SSH_KNOWN_HOSTS", "/k/known"),
+            ("HOME", "/nonexistent-home"),
+            ("TAO_SITE_PROFILE", "local"),
+        ]))
+        .unwrap();
+        assert_eq!(o.hosts, vec!["a:2222".to_string(), "b".to_string()]);
+        assert_eq!(o.user, "alice");
+        assert_eq!(o.key_path, Some(PathBuf::from("/k/id")));
+        assert_eq!(o.known_hosts, PathBuf::from("/k/known"));
+        assert_eq!(
+            o.ssh_config, None,
+            "a default config that does not exist is not read"
+        );
+        assert!(!o.accept_new_host_key);
+        // Defaults and errors.
+        let o = SshOptions::from_lookup(vars(&[
+            ("SLURM_HOSTNAME", "a"),
+            ("HOME", "/h"),
+            ("TAO_SITE_PROFILE", "local"),
+        ]))
+        .unwrap();
+        assert_eq!(o.known_hosts, PathBuf::from("/h/.ssh/known_hosts"));
+        assert_eq!(o.user, "");
+        let e = SshOptions::from_lookup(vars(&[("HOME", "/h")])).unwrap_err();
+        assert!(e.to_string().contains("SLURM_HOSTNAME"), "{e}");
+        assert_eq!(e.code(), tao_core::exit::CONFIG);
+        let e = SshOptions::from_lookup(vars(&[
+            ("SLURM_HOSTNAME", "a"),
+            ("TAO_SITE_PROFILE", "local"),
+        ]))
+        .unwrap_err();
+        assert!(e.to_string().contains("SSH_KNOWN_HOSTS"), "{e}");
+        let e = SshOptions::from_lookup(vars(&[
+            ("SLURM_HOSTNAME", "a"),
+            ("HOME", "/h"),
+            ("SSH_CONFIG", "/nonexistent/config"),
+        ]))
+        .unwrap_err();
+        assert!(e.to_string().contains("SSH_CONFIG"), "{e}");
     }
 
     #[test]
