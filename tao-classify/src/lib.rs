@@ -1,1 +1,337 @@
-//! Classify a failed job's evidence as infra, program or scheduler fault and decide retry.
+//! tao-classify: a failed job's evidence (native Slurm state + log text) ->
+//! `classification` = infra / program / scheduler / unknown, and whether to
+//! retry.
+//!
+//! A pure filter: job lines in, job lines out. Lines whose `state` is not
+//! `ERROR` pass through byte for byte. An `ERROR` line gets
+//! `classification = {class, subclass, rule, evidence: {file, line, text} | null,
+//! node, retry, reason}`; every other field passes through in order.
+//!
+//! Library use (other crates):
+//!
+//! ```
+//! use tao_classify::{classify, Catalogue, Options};
+//! let cat = Catalogue::builtin().unwrap();
+//! let mut line = tao_core::JobLine::parse(
+//!     r#"{"id":"tao-x","state":"ERROR","slurm":{"native_state":"NODE_FAIL","nodes":"n1"}}"#, 1).unwrap();
+//! let c = classify(&mut line, &cat, &Options::default()).unwrap().unwrap();
+//! assert!(c.retry);
+//! assert_eq!(line.get_str(&["classification", "class"]), Some("infra"));
+//! ```
+//!
+//! Modules: [`catalogue`] (the rule data and its fast matcher), [`scan`]
+//! (finding the deciding line in tails or streamed files), [`policy`] (the
+//! retry policy), [`cli`] (arguments and the filter loop).
+
+pub mod catalogue;
+pub mod cli;
+pub mod policy;
+pub mod scan;
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+use tao_core::{Error, JobLine, Result};
+
+pub use catalogue::{Catalogue, Class, Rule, RuleSpec};
+pub use policy::{Classification, EvidenceKind, EvidenceRef, DEFAULT_MAX_ATTEMPTS};
+pub use scan::{Best, Hit};
+
+/// A redaction function applied to every evidence text before it is
+/// written (secrets masked as `[REDACTED:<rule>]` by tao-redact's filter).
+pub type Redactor = Box<dyn Fn(&str) -> String + Send + Sync>;
+
+/// The cached result of scanning the `--log` files: the best hit and
+/// whether any file had a byte, or the I/O failure (context, kind, text).
+type LogScan = std::result::Result<(Best, bool), (String, std::io::ErrorKind, String)>;
+
+/// How [`classify`] works.
+pub struct Options {
+    /// Retry budget: an infra fault is retried only while `attempt < max_attempts`
+    /// (default [`DEFAULT_MAX_ATTEMPTS`] = 3: a first try and two retries).
+    pub max_attempts: u32,
+    /// Log files to use as evidence instead of the line's `evidence` field
+    /// (`--log FILE`, repeatable); streamed with bounded memory.
+    pub logs: Vec<PathBuf>,
+    /// Applied to every evidence text written into `classification.evidence.text`.
+    pub redact: Option<Redactor>,
+    /// Cache of the `--log` scan (the files are the same for every line).
+    log_cache: std::sync::OnceLock<LogScan>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            max_attempts: DEFAULT_MAX_ATTEMPTS,
+            logs: Vec::new(),
+            redact: None,
+            log_cache: std::sync::OnceLock::new(),
+        }
+    }
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("max_attempts", &self.max_attempts)
+            .field("logs", &self.logs)
+            .field("redact", &self.redact.is_some())
+            .finish()
+    }
+}
+
+impl Options {
+    /// Options with `max_attempts`, `logs` and an optional redactor.
+    pub fn new(max_attempts: u32, logs: Vec<PathBuf>, redact: Option<Redactor>) -> Self {
+        Self {
+            max_attempts,
+            logs,
+            redact,
+            ..Self::default()
+        }
+    }
+
+    /// Scan the `--log` files once: the best hit over all of them, and
+    /// whether any of them had a byte in it.
+    fn scan_logs(&self, cat: &Catalogue) -> Result<(Best, bool)> {
+        let cached = self.log_cache.get_or_init(|| {
+            let mut best = Best::default();
+            let mut any = false;
+            for path in &self.logs {
+                let label = path.display().to_string();
+                let fail = |what: &str, e: std::io::Error| {
+                    (
+                        format!("{what} log file {label:?}"),
+                        e.kind(),
+                        e.to_string(),
+                    )
+                };
+                let file = std::fs::File::open(path).map_err(|e| fail("opening", e))?;
+                any |= file.metadata().map(|m| m.len() > 0).unwrap_or(true);
+                best.merge(scan::scan_reader(cat, &label, file).map_err(|e| fail("reading", e))?);
+            }
+            Ok((best, any))
+        });
+        cached
+            .clone()
+            .map_err(|(context, kind, text)| Error::io(context, std::io::Error::new(kind, text)))
+    }
+}
+
+/// Classify one job line in place.
+///
+/// Input: a job line. If its `state` is not `"ERROR"` nothing is touched and
+/// `Ok(None)` is returned. Otherwise reads `slurm.native_state` (required),
+/// `slurm.exit_code`, `slurm.nodes`, `slurm.reason`, `message`,
+/// `resources.time`, `attempt` (default 1) and the evidence (`evidence`
+/// tails, or the `--log` files of `opts`), sets `classification`
+/// and returns it.
+///
+/// Errors: [`Error::BadLine`] (exit 65) when an ERROR line has no string
+/// `slurm.native_state`, when `attempt` is not a positive integer, or when
+/// `evidence` is not of the shape `{out?: {first_line, lines:[str]}, err?: ...}`;
+/// [`Error::Io`] (exit 74) when a `--log` file cannot be read.
+pub fn classify(
+    line: &mut JobLine,
+    cat: &Catalogue,
+    opts: &Options,
+) -> Result<Option<Classification>> {
+    if line.get_str(&["state"]) != Some("ERROR") {
+        return Ok(None);
+    }
+    let bad = |message: String| Error::BadLine {
+        line: line.line_no,
+        message,
+    };
+    let native = line.get_str(&["slurm", "native_state"]).ok_or_else(|| {
+        bad(
+            "state is ERROR but `slurm.native_state` is missing; pipe lines through tao-poll first"
+                .into(),
+        )
+    })?;
+    let attempt = match line.fields.get("attempt") {
+        None | Some(Value::Null) => 1,
+        Some(v) => match v.as_u64() {
+            Some(n) if n >= 1 && n <= u32::MAX as u64 => n as u32,
+            _ => {
+                return Err(bad(format!(
+                    "`attempt` must be a positive integer, got {v}; 1 is the first try"
+                )))
+            }
+        },
+    };
+    // Evidence: --log files win over the line's tails.
+    let (mut best, kind) = if !opts.logs.is_empty() {
+        let (best, any) = opts.scan_logs(cat)?;
+        (
+            best,
+            if any {
+                EvidenceKind::Lines
+            } else {
+                EvidenceKind::Empty
+            },
+        )
+    } else {
+        scan_tails(line, cat)?
+    };
+    // The scheduler's own words, for launch failures.
+    let mut reason_hit = Best::default();
+    for (file, path) in [
+        ("slurm.reason", &["slurm", "reason"][..]),
+        ("message", &["message"][..]),
+    ] {
+        if let Some(text) = line.get_str(path) {
+            reason_hit.merge(scan::scan_lines(cat, file, 1, [text]));
+        }
+    }
+    if let Some(redact) = &opts.redact {
+        for hit in [&mut best.0, &mut reason_hit.0].into_iter().flatten() {
+            hit.text = redact(&hit.text);
+        }
+    }
+    let facts = policy::Facts {
+        native_state: native,
+        exit_code: line.get_str(&["slurm", "exit_code"]),
+        nodes: line.get_str(&["slurm", "nodes"]),
+        time_limit: line.get_str(&["resources", "time"]),
+        attempt,
+        max_attempts: opts.max_attempts,
+        evidence: kind,
+        best: best.0,
+        reason_hit: reason_hit.0,
+    };
+    let c = policy::decide(cat, &facts);
+    let value = serde_json::to_value(&c).map_err(|e| Error::Internal(e.to_string()))?;
+    line.fields.insert("classification".into(), value);
+    Ok(Some(c))
+}
+
+/// Scan the `evidence` field's tails (`out` then `err`).
+fn scan_tails(line: &JobLine, cat: &Catalogue) -> Result<(Best, EvidenceKind)> {
+    let Some(ev) = line.fields.get("evidence").filter(|v| !v.is_null()) else {
+        return Ok((Best::default(), EvidenceKind::Absent));
+    };
+    let shape = || {
+        Error::BadLine {
+        line: line.line_no,
+        message: "`evidence` must be {\"out\": {\"first_line\": N, \"lines\": [str]}, \"err\": {...}} as tao-poll --evidence writes it".into(),
+    }
+    };
+    let ev = ev.as_object().ok_or_else(shape)?;
+    let mut best = Best::default();
+    let mut any = false;
+    for key in ["err", "out"] {
+        let Some(tail) = ev.get(key).filter(|v| !v.is_null()) else {
+            continue;
+        };
+        let tail = tail.as_object().ok_or_else(shape)?;
+        let first = match tail.get("first_line") {
+            None | Some(Value::Null) => 1,
+            Some(v) => v.as_u64().ok_or_else(shape)?,
+        };
+        let lines = match tail.get("lines") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(a)) => a
+                .iter()
+                .map(|v| v.as_str().ok_or_else(shape))
+                .collect::<Result<Vec<_>>>()?,
+            Some(_) => return Err(shape()),
+        };
+        any |= lines.iter().any(|l| !l.trim().is_empty());
+        // err first: on ties of priority the earlier-scanned file keeps the hit.
+        best.merge(scan::scan_lines(cat, key, first, lines));
+    }
+    Ok((
+        best,
+        if any {
+            EvidenceKind::Lines
+        } else {
+            EvidenceKind::Empty
+        },
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(text: &str) -> JobLine {
+        JobLine::parse(text, 4).unwrap()
+    }
+
+    #[test]
+    fn non_error_lines_are_untouched() {
+        let cat = Catalogue::builtin().unwrap();
+        for s in ["RUNNING", "CANCELED", "COMPLETE"] {
+            let text = format!(r#"{{"id":"a","state":"{s}","slurm":{{"native_state":"FAILED"}}}}"#);
+            let mut l = line(&text);
+            assert!(classify(&mut l, &cat, &Options::default())
+                .unwrap()
+                .is_none());
+            assert_eq!(l.to_json(), text);
+        }
+    }
+
+    #[test]
+    fn tails_are_numbered_and_err_is_preferred_on_ties() {
+        let cat = Catalogue::builtin().unwrap();
+        let mut l = line(
+            r#"{"id":"a","state":"ERROR","slurm":{"native_state":"FAILED","exit_code":"1:0"},"attempt":1,
+            "evidence":{"out":{"first_line":10,"lines":["ok","ValueError: out"]},"err":{"first_line":200,"lines":["x","y","ValueError: err"]}}}"#,
+        );
+        let c = classify(&mut l, &cat, &Options::default())
+            .unwrap()
+            .unwrap();
+        let ev = c.evidence.unwrap();
+        assert_eq!((ev.file.as_str(), ev.line), ("err", 202));
+        assert_eq!(
+            l.get_str(&["classification", "rule"]),
+            Some("python.exception")
+        );
+    }
+
+    #[test]
+    fn empty_tails_mean_no_log() {
+        let cat = Catalogue::builtin().unwrap();
+        let mut l = line(
+            r#"{"state":"ERROR","slurm":{"native_state":"FAILED","exit_code":"0:53"},"evidence":{"out":{"first_line":1,"lines":[]},"err":null}}"#,
+        );
+        let c = classify(&mut l, &cat, &Options::default())
+            .unwrap()
+            .unwrap();
+        assert_eq!((c.rule.as_str(), c.retry), ("launch.no_log", true));
+    }
+
+    #[test]
+    fn bad_shapes_are_bad_lines() {
+        let cat = Catalogue::builtin().unwrap();
+        for text in [
+            r#"{"state":"ERROR","slurm":{}}"#,
+            r#"{"state":"ERROR","slurm":{"native_state":"FAILED"},"attempt":0}"#,
+            r#"{"state":"ERROR","slurm":{"native_state":"FAILED"},"attempt":"2"}"#,
+            r#"{"state":"ERROR","slurm":{"native_state":"FAILED"},"evidence":{"out":{"lines":"x"}}}"#,
+            r#"{"state":"ERROR","slurm":{"native_state":"FAILED"},"evidence":[1]}"#,
+        ] {
+            let err = classify(&mut line(text), &cat, &Options::default()).unwrap_err();
+            assert_eq!(err.code(), tao_core::exit::DATAERR, "{text}");
+            assert!(err.to_string().starts_with("line 4: "), "{err}");
+        }
+    }
+
+    #[test]
+    fn redactor_is_applied_to_evidence_text() {
+        let cat = Catalogue::builtin().unwrap();
+        let mut l = line(
+            r#"{"state":"ERROR","slurm":{"native_state":"FAILED"},"evidence":{"err":{"first_line":1,"lines":["PermissionError: [Errno 13] Permission denied: '/r/hf_abcdefghijklmnopqrstuvwxyzABCDEFGH'"]}}}"#,
+        );
+        let opts = Options::new(
+            3,
+            vec![],
+            Some(Box::new(|s: &str| {
+                s.replace("hf_abcdefghijklmnopqrstuvwxyzABCDEFGH", "[REDACTED:hf]")
+            })),
+        );
+        let c = classify(&mut l, &cat, &opts).unwrap().unwrap();
+        assert!(c.evidence.unwrap().text.ends_with("'/r/[REDACTED:hf]'"));
+    }
+}

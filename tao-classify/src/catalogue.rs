@@ -1,0 +1,424 @@
+//! The rule catalogue: data, not code.
+//!
+//! The built-in rules live in `rules/builtin.toml` (compiled in with
+//! `include_str!` and parsed once per run); a site adds or replaces rules
+//! with `--rules FILE` in the same format. Each rule has an id, a class, a
+//! subclass, a priority, literal keywords, a regex and a reason; a named
+//! capture group whose name starts with `node` extracts the node the line
+//! blames.
+//!
+//! Matching has a fast path, as gitleaks and ripgrep do: one Aho-Corasick
+//! automaton over every rule's keywords finds the few lines worth a closer
+//! look, and only the rules whose keywords occur in such a line run their
+//! regex on it. A line without any keyword costs one SIMD scan.
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use regex::bytes::Regex;
+use serde::Deserialize;
+use tao_core::{Error, Result};
+
+/// The built-in catalogue text (TOML), compiled into the binary.
+pub const BUILTIN_RULES: &str = include_str!("../rules/builtin.toml");
+
+/// Who is at fault, as `classification.class` says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Class {
+    /// The cluster's fault (node, GPU, network, filesystem, container runtime): retried.
+    Infra,
+    /// The user's program or request: surfaced at once, never retried.
+    Program,
+    /// The scheduler ended the job on purpose (time limit, cancel, preemption): not retried.
+    Scheduler,
+    /// Nothing decided it: surfaced, not retried.
+    Unknown,
+}
+
+impl Class {
+    /// The lowercase name used in job lines (`"infra"`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Class::Infra => "infra",
+            Class::Program => "program",
+            Class::Scheduler => "scheduler",
+            Class::Unknown => "unknown",
+        }
+    }
+}
+
+/// One rule as written in a rules file (TOML `[[rule]]` table).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleSpec {
+    /// Stable id, e.g. `"xid.hardware"`; a later file's rule with the same id replaces it.
+    pub id: String,
+    /// Who is at fault.
+    pub class: Class,
+    /// Short snake_case name of the fault, e.g. `"gpu_lost"`.
+    pub subclass: String,
+    /// 0..=255; the highest-priority match decides (ties: the earliest line).
+    pub priority: u8,
+    /// Literal, case-sensitive strings; the rule is tried on a line only when one occurs in it.
+    /// Empty means "try on every line" (slow: avoid).
+    #[serde(default)]
+    pub keywords: Vec<String>,
+    /// Regex (Rust `regex` syntax) tried on candidate lines.
+    pub pattern: String,
+    /// One line for the user: what happened, what to do.
+    pub reason: String,
+    /// Where the message format and its meaning come from.
+    #[serde(default)]
+    pub source: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RulesFile {
+    #[serde(default)]
+    rule: Vec<RuleSpec>,
+}
+
+/// A compiled rule.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    /// The rule as written.
+    pub spec: RuleSpec,
+    regex: Regex,
+    node_groups: Vec<usize>,
+}
+
+/// What one rule found in one line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineMatch {
+    /// Index of the rule in [`Catalogue::rules`].
+    pub rule: usize,
+    /// The node named by the line (first participating `node*` capture group), if any.
+    pub node: Option<String>,
+}
+
+/// The compiled catalogue: rules plus the keyword automata of the fast path.
+#[derive(Debug, Clone)]
+pub struct Catalogue {
+    rules: Vec<Rule>,
+    /// Leftmost-first automaton over all keywords: finds lines worth a look.
+    finder: Option<AhoCorasick>,
+    /// Overlapping automaton over the same keywords: every rule a line may match.
+    overlap: Option<AhoCorasick>,
+    /// Keyword index -> rule indices that keyword belongs to.
+    keyword_rules: Vec<Vec<usize>>,
+    /// Rules without keywords (tried on every line).
+    always: Vec<usize>,
+}
+
+impl Catalogue {
+    /// The built-in catalogue.
+    ///
+    /// Errors: [`Error::Internal`] if the compiled-in TOML is invalid (a test guards this).
+    pub fn builtin() -> Result<Self> {
+        let specs = parse_rules(BUILTIN_RULES, "built-in rules")
+            .map_err(|e| Error::Internal(e.to_string()))?;
+        Self::from_specs(specs).map_err(|e| Error::Internal(e.to_string()))
+    }
+
+    /// The built-in catalogue plus the rules of each site file, in order; a
+    /// rule whose id already exists replaces the earlier one.
+    ///
+    /// Errors: [`Error::Io`] when a file cannot be read (exit 74);
+    /// [`Error::Config`] naming the file and the rule for bad TOML, an
+    /// unknown field, an invalid regex or an empty pattern (exit 78).
+    pub fn with_site_files(paths: &[std::path::PathBuf]) -> Result<Self> {
+        let mut specs = parse_rules(BUILTIN_RULES, "built-in rules")
+            .map_err(|e| Error::Internal(e.to_string()))?;
+        for path in paths {
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                Error::io(
+                    format!("reading rules file {:?}", path.display().to_string()),
+                    e,
+                )
+            })?;
+            let label = format!("rules file {:?}", path.display().to_string());
+            for spec in parse_rules(&text, &label)? {
+                match specs.iter_mut().find(|s| s.id == spec.id) {
+                    Some(old) => *old = spec,
+                    None => specs.push(spec),
+                }
+            }
+        }
+        Self::from_specs(specs)
+    }
+
+    /// Compile rule specs.
+    ///
+    /// Errors: [`Error::Config`] for an invalid regex, an empty pattern or a
+    /// duplicate id.
+    pub fn from_specs(specs: Vec<RuleSpec>) -> Result<Self> {
+        let mut rules = Vec::with_capacity(specs.len());
+        let mut keywords: Vec<String> = Vec::new();
+        let mut keyword_rules: Vec<Vec<usize>> = Vec::new();
+        let mut always = Vec::new();
+        for (i, spec) in specs.into_iter().enumerate() {
+            if rules.iter().any(|r: &Rule| r.spec.id == spec.id) {
+                return Err(Error::Config(format!(
+                    "duplicate rule id {:?}; give each rule its own id",
+                    spec.id
+                )));
+            }
+            if spec.pattern.is_empty() {
+                return Err(Error::Config(format!(
+                    "rule {:?} has an empty pattern; give it a regex",
+                    spec.id
+                )));
+            }
+            let regex = Regex::new(&spec.pattern).map_err(|e| {
+                Error::Config(format!(
+                    "rule {:?}: invalid pattern ({}); fix the regex",
+                    spec.id,
+                    tao_core::cli::one_line(&e.to_string())
+                ))
+            })?;
+            let node_groups = regex
+                .capture_names()
+                .enumerate()
+                .filter_map(|(gi, name)| name.filter(|n| n.starts_with("node")).map(|_| gi))
+                .collect();
+            if spec.keywords.iter().all(|k| k.is_empty()) {
+                always.push(i);
+            }
+            for kw in spec.keywords.iter().filter(|k| !k.is_empty()) {
+                match keywords.iter().position(|k| k == kw) {
+                    Some(ki) => keyword_rules[ki].push(i),
+                    None => {
+                        keywords.push(kw.clone());
+                        keyword_rules.push(vec![i]);
+                    }
+                }
+            }
+            rules.push(Rule {
+                spec,
+                regex,
+                node_groups,
+            });
+        }
+        let (finder, overlap) = if keywords.is_empty() {
+            (None, None)
+        } else {
+            let finder = AhoCorasickBuilder::new()
+                .match_kind(MatchKind::LeftmostFirst)
+                .build(&keywords)
+                .map_err(|e| Error::Config(format!("rule keywords: {e}")))?;
+            let overlap = AhoCorasickBuilder::new()
+                .match_kind(MatchKind::Standard)
+                .build(&keywords)
+                .map_err(|e| Error::Config(format!("rule keywords: {e}")))?;
+            (Some(finder), Some(overlap))
+        };
+        Ok(Self {
+            rules,
+            finder,
+            overlap,
+            keyword_rules,
+            always,
+        })
+    }
+
+    /// The compiled rules, in catalogue order.
+    pub fn rules(&self) -> &[Rule] {
+        &self.rules
+    }
+
+    /// Whether some rule must be tried on every line (a rule without keywords).
+    pub fn has_slow_rules(&self) -> bool {
+        !self.always.is_empty()
+    }
+
+    /// Offset of the first keyword occurrence in `haystack` at or after `from`
+    /// (`None`: no keyword there). Used by the streaming scanner to skip
+    /// uninteresting lines in bulk.
+    pub fn find_keyword(&self, haystack: &[u8], from: usize) -> Option<usize> {
+        let finder = self.finder.as_ref()?;
+        let input = aho_corasick::Input::new(haystack).span(from..haystack.len());
+        finder.find(input).map(|m| m.start())
+    }
+
+    /// The best rule matching one line (without its newline): the
+    /// highest-priority rule whose keywords occur in the line and whose
+    /// regex matches; ties go to the rule listed first.
+    pub fn match_line(&self, line: &[u8]) -> Option<LineMatch> {
+        let mut candidates: Vec<usize> = self.always.clone();
+        if let Some(overlap) = &self.overlap {
+            for m in overlap.find_overlapping_iter(line) {
+                for &ri in &self.keyword_rules[m.pattern().as_usize()] {
+                    if !candidates.contains(&ri) {
+                        candidates.push(ri);
+                    }
+                }
+            }
+        }
+        if candidates.is_empty() {
+            return None;
+        }
+        // Highest priority first; among equals, catalogue order.
+        candidates.sort_by_key(|&ri| (std::cmp::Reverse(self.rules[ri].spec.priority), ri));
+        for ri in candidates {
+            let rule = &self.rules[ri];
+            if rule.node_groups.is_empty() {
+                if rule.regex.is_match(line) {
+                    return Some(LineMatch {
+                        rule: ri,
+                        node: None,
+                    });
+                }
+                continue;
+            }
+            if let Some(caps) = rule.regex.captures(line) {
+                let node = rule
+                    .node_groups
+                    .iter()
+                    .find_map(|&gi| caps.get(gi))
+                    .map(|m| String::from_utf8_lossy(m.as_bytes()).into_owned());
+                return Some(LineMatch { rule: ri, node });
+            }
+        }
+        None
+    }
+}
+
+/// Parse a rules file's text (`[[rule]]` tables).
+///
+/// Errors: [`Error::Config`] naming `label` for bad TOML or unknown fields.
+pub fn parse_rules(text: &str, label: &str) -> Result<Vec<RuleSpec>> {
+    let file: RulesFile = toml::from_str(text).map_err(|e| {
+        Error::Config(format!(
+            "{label}: {}; see tao-classify --help for the rule format",
+            tao_core::cli::one_line(e.message())
+        ))
+    })?;
+    Ok(file.rule)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_catalogue_compiles_and_ids_are_unique() {
+        let cat = Catalogue::builtin().unwrap();
+        assert!(cat.rules().len() >= 30);
+        assert!(!cat.has_slow_rules(), "every built-in rule has keywords");
+    }
+
+    #[test]
+    fn every_builtin_rule_cites_a_source_and_gives_a_reason() {
+        for r in Catalogue::builtin().unwrap().rules() {
+            assert!(!r.spec.source.is_empty(), "{} has no source", r.spec.id);
+            assert!(!r.spec.reason.is_empty(), "{} has no reason", r.spec.id);
+        }
+    }
+
+    /// The patterns stay in the subset GNU `grep -E` reads the same way, so
+    /// the benchmark compares like with like.
+    #[test]
+    fn builtin_patterns_are_grep_portable() {
+        for r in Catalogue::builtin().unwrap().rules() {
+            let p = &r.spec.pattern;
+            for bad in ["\\d", "\\w", "\\s", "(?i)", "*?", "+?", "\\A", "\\z"] {
+                assert!(!p.contains(bad), "{}: {bad:?} is not portable", r.spec.id);
+            }
+            // No backslash inside a bracket expression.
+            let mut in_class = false;
+            let mut prev = ' ';
+            for (i, ch) in p.chars().enumerate() {
+                if !in_class && ch == '[' && prev != '\\' {
+                    in_class = true;
+                    // `]` right after `[` or `[^` is a literal.
+                    let rest: String = p.chars().skip(i + 1).take(2).collect();
+                    if rest.starts_with(']') || rest.starts_with("^]") {
+                        prev = ch;
+                        continue;
+                    }
+                } else if in_class && ch == ']' && prev != '[' && prev != '^' {
+                    in_class = false;
+                } else if in_class {
+                    assert_ne!(ch, '\\', "{}: backslash inside [...]", r.spec.id);
+                }
+                prev = ch;
+            }
+        }
+    }
+
+    #[test]
+    fn site_rule_replaces_builtin_with_same_id_and_adds_new() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("site.toml");
+        std::fs::write(
+            &path,
+            r#"
+[[rule]]
+id = "python.exception"
+class = "unknown"
+subclass = "exception"
+priority = 10
+keywords = ["Error: "]
+pattern = 'Error: '
+reason = "site says unknown"
+
+[[rule]]
+id = "site.gpfs"
+class = "infra"
+subclass = "shared_fs"
+priority = 90
+keywords = ["mmfs"]
+pattern = 'mmfs: .*(?P<node>n[0-9]+) unmounted'
+reason = "GPFS unmounted"
+"#,
+        )
+        .unwrap();
+        let cat = Catalogue::with_site_files(&[path]).unwrap();
+        let m = cat.match_line(b"mmfs: fs0 on n7 unmounted").unwrap();
+        assert_eq!(cat.rules()[m.rule].spec.id, "site.gpfs");
+        assert_eq!(m.node.as_deref(), Some("n7"));
+        let m = cat.match_line(b"ValueError: bad").unwrap();
+        assert_eq!(cat.rules()[m.rule].spec.class, Class::Unknown);
+    }
+
+    #[test]
+    fn bad_site_rule_is_a_config_error_naming_the_rule() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bad.toml");
+        std::fs::write(
+            &path,
+            "[[rule]]\nid='x'\nclass='infra'\nsubclass='s'\npriority=1\nkeywords=['a']\npattern='('\nreason='r'\n",
+        )
+        .unwrap();
+        let err = Catalogue::with_site_files(&[path.clone()]).unwrap_err();
+        assert_eq!(err.code(), tao_core::exit::CONFIG);
+        assert!(
+            err.to_string().contains("rule \"x\": invalid pattern"),
+            "{err}"
+        );
+        std::fs::write(&path, "[[rule]]\nid='x'\nclas='infra'\n").unwrap();
+        let err = Catalogue::with_site_files(&[path]).unwrap_err();
+        assert_eq!(err.code(), tao_core::exit::CONFIG);
+        assert!(err.to_string().contains("bad.toml"), "{err}");
+    }
+
+    #[test]
+    fn priority_decides_between_rules_on_one_line() {
+        let cat = Catalogue::builtin().unwrap();
+        // Both the generic exception rule and the CUDA OOM rule match.
+        let m = cat
+            .match_line(b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB")
+            .unwrap();
+        assert_eq!(cat.rules()[m.rule].spec.id, "cuda.oom");
+    }
+
+    #[test]
+    fn node_is_taken_from_any_node_group() {
+        let cat = Catalogue::builtin().unwrap();
+        let m = cat
+            .match_line(b"slurmstepd: error: *** JOB 123 CANCELLED AT 2026-11-29T10:00:00 DUE TO NODE n4 FAILURE ***")
+            .unwrap();
+        assert_eq!(cat.rules()[m.rule].spec.id, "slurm.node_failure");
+        assert_eq!(m.node.as_deref(), Some("n4"));
+    }
+}

@@ -1,0 +1,360 @@
+//! Command line and the filter loop of the `tao-classify` binary.
+//!
+//! lexopt, as for every small filter of the project (ripgrep's choice: full
+//! control of the help text and of startup). `-h` prints the short help,
+//! `--help` the long one with the rule format and the exit statuses.
+
+use std::ffi::OsString;
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+
+use tao_core::{Error, JobLine, LineWriter, Result};
+
+use crate::{classify, Catalogue, Options, Redactor, DEFAULT_MAX_ATTEMPTS};
+
+/// Short help (`-h`).
+pub const SHORT_HELP: &str = "\
+tao-classify: classify failed jobs (infra / program / scheduler) and decide retry
+
+usage: tao-record list --live | tao-poll --evidence | tao-classify [OPTIONS] | tao-record mark
+
+options:
+  --log FILE          use FILE (a job's main.out/main.err) as the evidence; repeatable
+  --max-attempts N    retry budget: retry infra faults while attempt < N (default 3)
+  --rules FILE        add or replace rules from a TOML file; repeatable
+  --list-rules        print the rule catalogue as JSON lines and exit
+  -h, --help          short / long help
+  --version           print the version
+";
+
+/// Long help (`--help`).
+pub const LONG_HELP: &str = "\
+tao-classify: classify failed jobs (infra / program / scheduler) and decide retry
+
+usage: tao-record list --live | tao-poll --evidence | tao-classify [OPTIONS] | tao-record mark
+
+Reads job lines on stdin and writes them to stdout. Lines whose `state` is not
+ERROR pass through byte for byte. An ERROR line gets
+
+  classification = {class, subclass, rule, evidence: {file, line, text} | null,
+                    node, retry, reason}
+
+class is infra (the cluster's fault: retried), program (the user's: never
+retried), scheduler (time limit, cancel, preemption: not retried) or unknown
+(not retried). The evidence is the `evidence` field (`tao-poll --evidence`:
+{out: {first_line, lines}, err: {...}}) or the files given with --log.
+
+Policy:
+  NODE_FAIL, BOOT_FAIL            infra, whatever the log says
+  FAILED, OUT_OF_MEMORY, DEADLINE the highest-priority rule matching the log decides
+  no log at all (empty evidence)  launch failure: infra, unless slurm.reason blames
+                                  the request
+  no evidence field, no --log     unknown, not retried
+  TIMEOUT                         scheduler, not retried (longer partition/time or resume)
+  CANCELLED, PREEMPTED            tao-poll maps them to CANCELED, which passes through;
+                                  as ERROR they are classed scheduler, not retried
+  budget                          infra retries only while attempt < --max-attempts
+                                  (attempt 1 = first try; default 3); then
+                                  reason \"retry budget exhausted (attempt 3 of 3)\"
+
+options:
+  --log FILE          use FILE as the evidence for every ERROR line (streamed with
+                      bounded memory); repeatable; an empty file means \"no log\"
+  --max-attempts N    retry budget, N >= 1 (default 3)
+  --rules FILE        a TOML file of [[rule]] tables (id, class, subclass, priority,
+                      keywords, pattern, reason, source); a rule with a built-in id
+                      replaces it. A named group (?P<node>...) names the node to avoid.
+  --list-rules        print the catalogue as JSON lines (id, class, subclass, priority,
+                      keywords, pattern, reason, source) and exit
+  -h, --help          short / long help
+  --version           print the version
+
+exit status:
+  0   every line classified or passed through
+  2   usage error
+  65  bad input (not JSON, ERROR line without slurm.native_state, bad attempt or
+      evidence); the other lines still go through, the bad one is reported on stderr
+  74  a --log file or stdout could not be read/written
+  78  a --rules file is invalid
+";
+
+/// Parsed arguments.
+#[derive(Debug, Default, PartialEq)]
+pub struct Args {
+    /// `--log FILE` (repeatable).
+    pub logs: Vec<PathBuf>,
+    /// `--rules FILE` (repeatable).
+    pub rules: Vec<PathBuf>,
+    /// `--max-attempts N`.
+    pub max_attempts: u32,
+    /// `--list-rules`.
+    pub list_rules: bool,
+    /// `-h` / `--help` / `--version`: text to print and exit 0.
+    pub print: Option<String>,
+}
+
+/// Parse arguments (without the program name).
+///
+/// Errors: [`Error::Usage`] (exit 2) for an unknown flag, a missing or bad value.
+pub fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Args> {
+    use lexopt::prelude::*;
+    let usage = |e: lexopt::Error| Error::Usage(format!("{e}; see tao-classify --help"));
+    let mut parser = lexopt::Parser::from_args(args);
+    let mut out = Args {
+        max_attempts: DEFAULT_MAX_ATTEMPTS,
+        ..Args::default()
+    };
+    while let Some(arg) = parser.next().map_err(usage)? {
+        match arg {
+            Short('h') => out.print = Some(SHORT_HELP.into()),
+            Long("help") => out.print = Some(LONG_HELP.into()),
+            Long("version") => {
+                out.print = Some(format!("tao-classify {}\n", env!("CARGO_PKG_VERSION")))
+            }
+            Long("log") => out.logs.push(parser.value().map_err(usage)?.into()),
+            Long("rules") => out.rules.push(parser.value().map_err(usage)?.into()),
+            Long("list-rules") => out.list_rules = true,
+            Long("max-attempts") => {
+                let v = parser.value().map_err(usage)?;
+                let text = v.to_string_lossy();
+                out.max_attempts = match text.parse::<u32>() {
+                    Ok(n) if n >= 1 => n,
+                    _ => return Err(Error::Usage(format!(
+                        "--max-attempts {text:?}: expected a whole number >= 1 (1 = never retry)"
+                    ))),
+                };
+            }
+            other => return Err(usage(other.unexpected())),
+        }
+    }
+    Ok(out)
+}
+
+/// The redactor used for evidence text. tao-redact's library is the one
+/// place secret patterns live; until its API lands, this masks the exact
+/// values of the secrets named by the project (HF_TOKEN, NGC_KEY) when they
+/// are set in the environment, the one thing a pattern cannot miss.
+pub fn default_redactor() -> Option<Redactor> {
+    let values: Vec<(String, String)> = ["HF_TOKEN", "NGC_KEY"]
+        .iter()
+        .filter_map(|name| {
+            std::env::var(name)
+                .ok()
+                .filter(|v| v.len() >= 8)
+                .map(|v| (v, format!("[REDACTED:{}]", name.to_ascii_lowercase())))
+        })
+        .collect();
+    if values.is_empty() {
+        return None;
+    }
+    Some(Box::new(move |text: &str| {
+        let mut out = text.to_string();
+        for (value, mask) in &values {
+            out = out.replace(value.as_str(), mask);
+        }
+        out
+    }))
+}
+
+/// Run the tool: parse `args`, read job lines from `input`, write them to
+/// `output`, report bad lines on `errors`. Returns the exit status.
+///
+/// Errors: usage (2), rules file (74/78), `--log` file (74), output (74).
+/// Bad input lines are not errors of the run: they are reported on
+/// `errors` as `tao-classify: error: line N: ...`, the remaining lines still
+/// go through, and the status is 65.
+pub fn run(
+    args: impl IntoIterator<Item = OsString>,
+    input: impl BufRead,
+    output: impl Write,
+    mut errors: impl Write,
+) -> Result<i32> {
+    let args = parse_args(args)?;
+    let mut out = LineWriter::new(output);
+    if let Some(text) = &args.print {
+        out.write_raw(text.as_bytes())?;
+        return Ok(tao_core::exit::OK);
+    }
+    let cat = Catalogue::with_site_files(&args.rules)?;
+    if args.list_rules {
+        for r in cat.rules() {
+            let mut text = serde_json::to_string(&serde_json::json!({
+                "id": r.spec.id, "class": r.spec.class, "subclass": r.spec.subclass,
+                "priority": r.spec.priority, "keywords": r.spec.keywords,
+                "pattern": r.spec.pattern, "reason": r.spec.reason, "source": r.spec.source,
+            }))
+            .map_err(|e| Error::Internal(e.to_string()))?;
+            text.push('\n');
+            out.write_raw(text.as_bytes())?;
+        }
+        return Ok(tao_core::exit::OK);
+    }
+    // Open every --log file now, so a typo fails before any line is read.
+    for path in &args.logs {
+        std::fs::File::open(path).map_err(|e| {
+            Error::io(
+                format!("opening log file {:?} (--log)", path.display().to_string()),
+                e,
+            )
+        })?;
+    }
+    let opts = Options::new(args.max_attempts, args.logs, default_redactor());
+    filter(input, &mut out, &mut errors, &cat, &opts)
+}
+
+/// The filter loop: every input line comes out (untouched or classified),
+/// except lines that are not JSON objects, which are reported on `errors`.
+/// Returns 0, or 65 if any line was bad.
+///
+/// Errors: [`Error::Io`] reading input, writing output or a `--log` file.
+pub fn filter<W: Write>(
+    mut input: impl BufRead,
+    out: &mut LineWriter<W>,
+    errors: &mut impl Write,
+    cat: &Catalogue,
+    opts: &Options,
+) -> Result<i32> {
+    let mut buf = Vec::with_capacity(4096);
+    let mut line_no = 0u64;
+    let mut status = tao_core::exit::OK;
+    let mut report = |errors: &mut dyn Write, e: &Error| -> Result<()> {
+        status = tao_core::exit::DATAERR;
+        writeln!(
+            errors,
+            "tao-classify: error: {}",
+            tao_core::cli::one_line(&e.to_string())
+        )
+        .map_err(|e| Error::io("writing standard error", e))
+    };
+    loop {
+        buf.clear();
+        let n = input
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| Error::io("reading standard input", e))?;
+        if n == 0 {
+            break;
+        }
+        line_no += 1;
+        let raw = buf.strip_suffix(b"\n").unwrap_or(&buf);
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        let text = match std::str::from_utf8(raw) {
+            Ok(t) => t,
+            Err(e) => {
+                let err = Error::BadLine {
+                    line: line_no,
+                    message: format!(
+                        "not UTF-8 at byte {}; job lines are UTF-8 JSON",
+                        e.valid_up_to()
+                    ),
+                };
+                report(errors, &err)?;
+                continue;
+            }
+        };
+        if text.trim().is_empty() {
+            continue;
+        }
+        let mut line = match JobLine::parse(text, line_no) {
+            Ok(l) => l,
+            Err(e) => {
+                report(errors, &e)?;
+                continue;
+            }
+        };
+        match classify(&mut line, cat, opts) {
+            Ok(None) => {
+                // Not ERROR: byte for byte.
+                let mut bytes = Vec::with_capacity(text.len() + 1);
+                bytes.extend_from_slice(text.as_bytes());
+                bytes.push(b'\n');
+                out.write_raw(&bytes)?;
+            }
+            Ok(Some(_)) => out.write(&line)?,
+            Err(e @ (Error::BadLine { .. } | Error::BadJson { .. })) => {
+                // Loses nothing: the line goes on unclassified, the status says so.
+                report(errors, &e)?;
+                let mut bytes = text.as_bytes().to_vec();
+                bytes.push(b'\n');
+                out.write_raw(&bytes)?;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(status)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Result<Args> {
+        parse_args(list.iter().map(OsString::from))
+    }
+
+    #[test]
+    fn parses_repeatable_options_and_defaults() {
+        let a = args(&[
+            "--log",
+            "a.out",
+            "--log=b.err",
+            "--rules",
+            "r.toml",
+            "--max-attempts",
+            "5",
+        ])
+        .unwrap();
+        assert_eq!(a.logs, vec![PathBuf::from("a.out"), PathBuf::from("b.err")]);
+        assert_eq!((a.rules.len(), a.max_attempts), (1, 5));
+        assert_eq!(args(&[]).unwrap().max_attempts, DEFAULT_MAX_ATTEMPTS);
+    }
+
+    #[test]
+    fn usage_errors_exit_2() {
+        for bad in [
+            &["--max-attempts", "0"][..],
+            &["--max-attempts", "x"],
+            &["--bogus"],
+            &["--log"],
+            &["stray"],
+        ] {
+            let e = args(bad).unwrap_err();
+            assert_eq!(e.code(), tao_core::exit::USAGE, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn help_and_version() {
+        assert_eq!(args(&["-h"]).unwrap().print.as_deref(), Some(SHORT_HELP));
+        assert!(args(&["--help"])
+            .unwrap()
+            .print
+            .unwrap()
+            .contains("exit status"));
+        assert!(args(&["--version"])
+            .unwrap()
+            .print
+            .unwrap()
+            .starts_with("tao-classify 0."));
+    }
+
+    #[test]
+    fn filter_passes_bad_lines_on_and_reports_them() {
+        let cat = Catalogue::builtin().unwrap();
+        let input = b"{\"state\":\"RUNNING\",\"x\":1.50}\nnot json\n{\"state\":\"ERROR\"}\n\n{\"state\":\"ERROR\",\"slurm\":{\"native_state\":\"TIMEOUT\"}}\n";
+        let mut out = LineWriter::new(Vec::new());
+        let mut err = Vec::new();
+        let code = filter(&input[..], &mut out, &mut err, &cat, &Options::default()).unwrap();
+        assert_eq!(code, 65);
+        let out = String::from_utf8(out.into_inner()).unwrap();
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 3);
+        assert_eq!(lines[0], "{\"state\":\"RUNNING\",\"x\":1.50}");
+        assert_eq!(lines[1], "{\"state\":\"ERROR\"}");
+        assert!(lines[2].contains("\"class\":\"scheduler\""));
+        let err = String::from_utf8(err).unwrap();
+        assert!(
+            err.contains("line 2, column") && err.contains("line 3: state is ERROR"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,458 @@
+//! The retry policy: from a job's native Slurm state, the best evidence
+//! line and its attempt number to a [`Classification`].
+//!
+//! The policy (issue 6, "Policy"):
+//! - NODE_FAIL and BOOT_FAIL are infra whatever the log says.
+//! - FAILED, OUT_OF_MEMORY, DEADLINE (and COMPLETED that the job's own
+//!   status called a failure, SPECIAL_EXIT) are decided by the evidence:
+//!   an infra rule means retry, a program rule means surface at once.
+//! - A job that wrote no log at all (evidence present but empty) is a
+//!   launch failure: infra, unless the scheduler's reason names the user's
+//!   own request (a program rule matches `slurm.reason`/`message`).
+//! - TIMEOUT is the scheduler's: no retry, suggest a longer partition or a
+//!   resume from the last checkpoint.
+//! - CANCELLED / PREEMPTED / REVOKED are not failures. tao-poll maps them
+//!   to CANCELED, and tao-classify passes non-ERROR lines through
+//!   untouched; should one arrive as ERROR anyway it is classed
+//!   `scheduler`, never retried.
+//! - Program faults are never retried; an infra fault is retried only while
+//!   `attempt < max_attempts`.
+
+use crate::catalogue::{Catalogue, Class};
+use crate::scan::Hit;
+
+/// Default for `--max-attempts`: a first try plus two retries.
+pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
+
+/// The evidence line that decided, as written to `classification.evidence`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct EvidenceRef {
+    /// `"out"`, `"err"` (tails from tao-poll), the `--log` path, or `"slurm.reason"`/`"message"`.
+    pub file: String,
+    /// 1-based line number in that file.
+    pub line: u64,
+    /// The line, redacted, at most 400 bytes.
+    pub text: String,
+}
+
+/// The `classification` object a job line gets.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Classification {
+    /// Who is at fault.
+    pub class: Class,
+    /// Short snake_case name of the fault (`"gpu_lost"`, `"cuda_oom"`, `"time_limit"`, ...).
+    pub subclass: String,
+    /// The rule id that decided: a catalogue id (`"xid.hardware"`) or a state rule (`"state.node_fail"`).
+    pub rule: String,
+    /// The deciding line, if one did.
+    pub evidence: Option<EvidenceRef>,
+    /// The node the evidence (or, for an infra fault on a one-node job, `slurm.nodes`) blames.
+    pub node: Option<String>,
+    /// Whether a retry record should be opened (`tao-record open --retry-of`).
+    pub retry: bool,
+    /// One line for the user: why, and what to do.
+    pub reason: String,
+}
+
+/// How much evidence the job line (or `--log`) gave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EvidenceKind {
+    /// No `evidence` field and no `--log`: nothing to judge by.
+    Absent,
+    /// Evidence was collected but every file was empty or missing: the job wrote no log.
+    Empty,
+    /// At least one non-empty line.
+    Lines,
+}
+
+/// Everything [`decide`] looks at.
+#[derive(Debug, Clone)]
+pub struct Facts<'a> {
+    /// `slurm.native_state` as sacct/squeue printed it (`"FAILED"`, `"CANCELLED by 0"`, `"NODE_FAIL"`).
+    pub native_state: &'a str,
+    /// `slurm.exit_code` (`"1:0"`), if known.
+    pub exit_code: Option<&'a str>,
+    /// `slurm.nodes` (`"n1"`, `"n[1-2]"`), if known.
+    pub nodes: Option<&'a str>,
+    /// `resources.time` (`"04:00:00"`), if known (used in the TIMEOUT advice).
+    pub time_limit: Option<&'a str>,
+    /// `attempt` (1 for a first try).
+    pub attempt: u32,
+    /// `--max-attempts`.
+    pub max_attempts: u32,
+    /// How much evidence there was.
+    pub evidence: EvidenceKind,
+    /// The best line of the logs, if any rule matched.
+    pub best: Option<Hit>,
+    /// The best match in `slurm.reason` / `message` (used for launch failures).
+    pub reason_hit: Option<Hit>,
+}
+
+/// The native state's base name: first word, `+` stripped, squeue's short
+/// codes expanded (`"CANCELLED by 0"` -> `"CANCELLED"`, `"NF"` -> `"NODE_FAIL"`).
+pub fn base_state(native: &str) -> String {
+    let word = native.split_whitespace().next().unwrap_or("");
+    let word = word.trim_end_matches('+').to_ascii_uppercase();
+    let long = match word.as_str() {
+        "F" => "FAILED",
+        "NF" => "NODE_FAIL",
+        "BF" => "BOOT_FAIL",
+        "TO" => "TIMEOUT",
+        "OOM" => "OUT_OF_MEMORY",
+        "DL" => "DEADLINE",
+        "CA" => "CANCELLED",
+        "PR" => "PREEMPTED",
+        "RV" => "REVOKED",
+        "CD" => "COMPLETED",
+        "SE" => "SPECIAL_EXIT",
+        other => other,
+    };
+    long.to_string()
+}
+
+/// A single node name from `slurm.nodes`, or `None` for a list/range (`"n[1-2]"`, `"n1,n2"`).
+pub fn single_node(nodes: Option<&str>) -> Option<String> {
+    let n = nodes?.trim();
+    let ok = !n.is_empty()
+        && n != "None"
+        && n.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    ok.then(|| n.to_string())
+}
+
+/// Decide the classification. Pure: no I/O. `cat` resolves hit rule indices.
+pub fn decide(cat: &Catalogue, f: &Facts) -> Classification {
+    let state = base_state(f.native_state);
+    let hit_ev = |h: &Hit| EvidenceRef {
+        file: h.file.clone(),
+        line: h.line,
+        text: h.text.clone(),
+    };
+    let best_ev = f.best.as_ref().map(hit_ev);
+    let best_node = f.best.as_ref().and_then(|h| h.node.clone());
+    let mut c = match state.as_str() {
+        "NODE_FAIL" | "BOOT_FAIL" => {
+            let what = if state == "NODE_FAIL" { "a node of the job failed" } else { "a node failed to boot" };
+            Classification {
+                class: Class::Infra,
+                subclass: if state == "NODE_FAIL" { "node_failure" } else { "boot_failure" }.into(),
+                rule: format!("state.{}", state.to_ascii_lowercase()),
+                evidence: best_ev,
+                node: best_node.or_else(|| single_node(f.nodes)),
+                retry: true,
+                reason: format!("Slurm reports {state}: {what}; retry on another node"),
+            }
+        }
+        "TIMEOUT" => {
+            let limit = f.time_limit.map(|t| format!(" ({t})")).unwrap_or_default();
+            Classification {
+                class: Class::Scheduler,
+                subclass: "time_limit".into(),
+                rule: "state.timeout".into(),
+                evidence: best_ev,
+                node: None,
+                retry: false,
+                reason: format!(
+                    "the job reached its time limit{limit}; not retried: ask for a longer time on a partition that allows it, or resume from the last checkpoint"
+                ),
+            }
+        }
+        "CANCELLED" | "PREEMPTED" | "REVOKED" => Classification {
+            class: Class::Scheduler,
+            subclass: state.to_ascii_lowercase(),
+            rule: format!("state.{}", state.to_ascii_lowercase()),
+            evidence: best_ev,
+            node: None,
+            retry: false,
+            reason: format!(
+                "{state} is not a failure; not retried (Slurm requeues preempted and failed-node jobs itself when --requeue is on)"
+            ),
+        },
+        _ => evidence_decides(cat, f, &state, best_ev, best_node),
+    };
+    // Program faults never retry; infra retries only within the budget.
+    if c.class != Class::Infra {
+        c.retry = false;
+    } else if c.retry && f.attempt >= f.max_attempts {
+        c.retry = false;
+        c.reason = format!(
+            "retry budget exhausted (attempt {} of {})",
+            f.attempt, f.max_attempts
+        );
+    }
+    if c.retry {
+        if let Some(node) = &c.node {
+            c.reason.push_str(&format!(" (excluding {node})"));
+        }
+    }
+    c
+}
+
+fn evidence_decides(
+    cat: &Catalogue,
+    f: &Facts,
+    state: &str,
+    best_ev: Option<EvidenceRef>,
+    best_node: Option<String>,
+) -> Classification {
+    if let Some(hit) = &f.best {
+        let rule = &cat.rules()[hit.rule].spec;
+        let node = match rule.class {
+            Class::Infra => best_node.or_else(|| single_node(f.nodes)),
+            _ => best_node,
+        };
+        return Classification {
+            class: rule.class,
+            subclass: rule.subclass.clone(),
+            rule: rule.id.clone(),
+            evidence: best_ev,
+            node,
+            retry: rule.class == Class::Infra,
+            reason: rule.reason.clone(),
+        };
+    }
+    match (state, f.evidence) {
+        ("OUT_OF_MEMORY", _) => Classification {
+            class: Class::Program,
+            subclass: "host_memory_limit".into(),
+            rule: "state.out_of_memory".into(),
+            evidence: None,
+            node: None,
+            retry: false,
+            reason: "Slurm reports OUT_OF_MEMORY: the job used more host memory than it asked for (--mem); ask for more memory or lower the data-loader workers/batch size".into(),
+        },
+        ("DEADLINE", _) => Classification {
+            class: Class::Scheduler,
+            subclass: "deadline".into(),
+            rule: "state.deadline".into(),
+            evidence: None,
+            node: None,
+            retry: false,
+            reason: "Slurm reports DEADLINE: the job reached its --deadline; not retried".into(),
+        },
+        (_, EvidenceKind::Empty) => launch_failure(cat, f),
+        (_, EvidenceKind::Absent) => Classification {
+            class: Class::Unknown,
+            subclass: "no_evidence".into(),
+            rule: "evidence.absent".into(),
+            evidence: None,
+            node: None,
+            retry: false,
+            reason: format!(
+                "{state}{} and no evidence to judge by; not retried: run tao-poll with --evidence, or pass --log FILE",
+                exit_suffix(f.exit_code)
+            ),
+        },
+        (_, EvidenceKind::Lines) => Classification {
+            class: Class::Unknown,
+            subclass: "unrecognised".into(),
+            rule: "evidence.no_match".into(),
+            evidence: None,
+            node: None,
+            retry: false,
+            reason: format!(
+                "{state}{} and no rule matched the log; not retried: read the log (a site can add rules with --rules)",
+                exit_suffix(f.exit_code)
+            ),
+        },
+    }
+}
+
+fn launch_failure(cat: &Catalogue, f: &Facts) -> Classification {
+    if let Some(hit) = &f.reason_hit {
+        let rule = &cat.rules()[hit.rule].spec;
+        if rule.class == Class::Program {
+            return Classification {
+                class: Class::Program,
+                subclass: rule.subclass.clone(),
+                rule: rule.id.clone(),
+                evidence: Some(EvidenceRef {
+                    file: hit.file.clone(),
+                    line: hit.line,
+                    text: hit.text.clone(),
+                }),
+                node: None,
+                retry: false,
+                reason: format!(
+                    "the job wrote no log and the scheduler blames its request: {}",
+                    rule.reason
+                ),
+            };
+        }
+    }
+    Classification {
+        class: Class::Infra,
+        subclass: "launch_failure".into(),
+        rule: "launch.no_log".into(),
+        evidence: None,
+        node: single_node(f.nodes),
+        retry: true,
+        reason: format!(
+            "the job failed before writing any log{} (log directory missing or container never started); retry",
+            exit_suffix(f.exit_code)
+        ),
+    }
+}
+
+fn exit_suffix(exit_code: Option<&str>) -> String {
+    exit_code
+        .map(|c| format!(" (exit code {c})"))
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scan::scan_lines;
+
+    fn facts<'a>(state: &'a str, ev: EvidenceKind, best: Option<Hit>) -> Facts<'a> {
+        Facts {
+            native_state: state,
+            exit_code: Some("1:0"),
+            nodes: Some("n1"),
+            time_limit: Some("04:00:00"),
+            attempt: 1,
+            max_attempts: 3,
+            evidence: ev,
+            best,
+            reason_hit: None,
+        }
+    }
+
+    fn hit(cat: &Catalogue, line: &str) -> Option<Hit> {
+        scan_lines(cat, "err", 1, [line]).0
+    }
+
+    #[test]
+    fn node_fail_is_infra_whatever_the_log_says() {
+        let cat = Catalogue::builtin().unwrap();
+        let h = hit(&cat, "torch.OutOfMemoryError: CUDA out of memory.");
+        let c = decide(&cat, &facts("NODE_FAIL", EvidenceKind::Lines, h));
+        assert_eq!(
+            (c.class, c.retry, c.rule.as_str()),
+            (Class::Infra, true, "state.node_fail")
+        );
+        assert_eq!(c.node.as_deref(), Some("n1"));
+        assert!(c.reason.ends_with("(excluding n1)"), "{}", c.reason);
+        let c = decide(&cat, &facts("BOOT_FAIL", EvidenceKind::Absent, None));
+        assert_eq!(
+            (c.class, c.retry, c.subclass.as_str()),
+            (Class::Infra, true, "boot_failure")
+        );
+    }
+
+    #[test]
+    fn failed_with_infra_evidence_retries_and_program_evidence_does_not() {
+        let cat = Catalogue::builtin().unwrap();
+        let h = hit(&cat, "Nov 29 10:00:01 n2 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=7, GPU has fallen off the bus.");
+        let c = decide(&cat, &facts("FAILED", EvidenceKind::Lines, h));
+        assert_eq!(
+            (c.class, c.retry, c.node.as_deref()),
+            (Class::Infra, true, Some("n2"))
+        );
+        let h = hit(&cat, "KeyError: 'train_dataset'");
+        let c = decide(&cat, &facts("FAILED", EvidenceKind::Lines, h));
+        assert_eq!((c.class, c.retry), (Class::Program, false));
+        assert_eq!(c.evidence.unwrap().line, 1);
+    }
+
+    #[test]
+    fn out_of_memory_and_deadline_without_match() {
+        let cat = Catalogue::builtin().unwrap();
+        let c = decide(&cat, &facts("OUT_OF_MEMORY", EvidenceKind::Lines, None));
+        assert_eq!(
+            (c.class, c.retry, c.subclass.as_str()),
+            (Class::Program, false, "host_memory_limit")
+        );
+        let c = decide(&cat, &facts("DEADLINE", EvidenceKind::Empty, None));
+        assert_eq!((c.class, c.retry), (Class::Scheduler, false));
+    }
+
+    #[test]
+    fn no_log_is_a_launch_failure_unless_the_reason_blames_the_request() {
+        let cat = Catalogue::builtin().unwrap();
+        let mut f = facts("FAILED", EvidenceKind::Empty, None);
+        f.exit_code = Some("0:53");
+        let c = decide(&cat, &f);
+        assert_eq!(
+            (c.class, c.retry, c.rule.as_str()),
+            (Class::Infra, true, "launch.no_log")
+        );
+        assert!(c.reason.contains("0:53"));
+        f.reason_hit = scan_lines(
+            &cat,
+            "slurm.reason",
+            1,
+            ["sbatch: error: Invalid account or account/partition combination specified"],
+        )
+        .0;
+        let c = decide(&cat, &f);
+        assert_eq!(
+            (c.class, c.retry, c.rule.as_str()),
+            (Class::Program, false, "slurm.bad_spec")
+        );
+    }
+
+    #[test]
+    fn absent_evidence_or_no_match_is_unknown_and_not_retried() {
+        let cat = Catalogue::builtin().unwrap();
+        let c = decide(&cat, &facts("FAILED", EvidenceKind::Absent, None));
+        assert_eq!(
+            (c.class, c.retry, c.rule.as_str()),
+            (Class::Unknown, false, "evidence.absent")
+        );
+        let c = decide(&cat, &facts("FAILED", EvidenceKind::Lines, None));
+        assert_eq!(
+            (c.class, c.retry, c.rule.as_str()),
+            (Class::Unknown, false, "evidence.no_match")
+        );
+    }
+
+    #[test]
+    fn timeout_is_scheduler_with_advice() {
+        let cat = Catalogue::builtin().unwrap();
+        let c = decide(&cat, &facts("TIMEOUT", EvidenceKind::Lines, None));
+        assert_eq!((c.class, c.retry), (Class::Scheduler, false));
+        assert!(
+            c.reason.contains("04:00:00")
+                && c.reason.contains("checkpoint")
+                && c.reason.contains("partition")
+        );
+    }
+
+    #[test]
+    fn cancelled_and_preempted_are_not_failures() {
+        let cat = Catalogue::builtin().unwrap();
+        for s in ["CANCELLED by 0", "CANCELLED+", "PREEMPTED"] {
+            let c = decide(&cat, &facts(s, EvidenceKind::Absent, None));
+            assert_eq!((c.class, c.retry), (Class::Scheduler, false), "{s}");
+        }
+    }
+
+    #[test]
+    fn budget_caps_infra_retries() {
+        let cat = Catalogue::builtin().unwrap();
+        let mut f = facts("NODE_FAIL", EvidenceKind::Absent, None);
+        f.attempt = 2;
+        assert!(decide(&cat, &f).retry);
+        f.attempt = 3;
+        let c = decide(&cat, &f);
+        assert!(!c.retry);
+        assert_eq!(c.reason, "retry budget exhausted (attempt 3 of 3)");
+        f.attempt = 7;
+        f.max_attempts = 1;
+        assert_eq!(
+            decide(&cat, &f).reason,
+            "retry budget exhausted (attempt 7 of 1)"
+        );
+    }
+
+    #[test]
+    fn state_names_are_normalised() {
+        assert_eq!(base_state("CANCELLED by 1000"), "CANCELLED");
+        assert_eq!(base_state("cancelled+"), "CANCELLED");
+        assert_eq!(base_state("NF"), "NODE_FAIL");
+        assert_eq!(single_node(Some("n[1-2]")), None);
+        assert_eq!(single_node(Some("gpu-a01")), Some("gpu-a01".into()));
+    }
+}
