@@ -6,6 +6,12 @@
 //! (`Store::open_default()?.get(id)?`). The `tao-record` binary is a thin
 //! wrapper over [`cli::run`].
 
+pub mod cli;
+pub mod machine;
+pub mod mark;
+pub mod open;
+pub mod query;
 pub mod store;
+pub mod validate;
 
 pub use store::{default_dir, Record, Store};

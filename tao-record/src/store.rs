@@ -217,6 +217,22 @@ impl Store {
     /// (an archived record cannot be changed); any error of `f` (the record
     /// is then left untouched); [`Error::Io`] for disk failures.
     pub fn update<T>(&self, id: &str, f: impl FnOnce(&mut Record) -> Result<T>) -> Result<T> {
+        self.update_then(id, f, |_| Ok(()))
+    }
+
+    /// Like [`Store::update`], then run `after` with `f`'s result while the
+    /// record's lock is still held (after its new version is on disk). Used
+    /// by `open --retry-of`: the parent names its retry first, then the
+    /// retry record is created, and no second retry can start in between.
+    ///
+    /// Errors: as for [`Store::update`], plus any error of `after` (the
+    /// record's update is then already written).
+    pub fn update_then<T>(
+        &self,
+        id: &str,
+        f: impl FnOnce(&mut Record) -> Result<T>,
+        after: impl FnOnce(&T) -> Result<()>,
+    ) -> Result<T> {
         tao_core::id::validate(id)?;
         let path = self.record_path(id);
         if !path.exists() {
@@ -232,6 +248,7 @@ impl Store {
         if record.fields != before {
             self.write_atomic(id, &record.fields, false)?;
         }
+        after(&out)?;
         Ok(out)
     }
 

@@ -1,0 +1,403 @@
+//! The command line of `tao-record` (clap derive): subcommands `open`,
+//! `mark`, `show`, `history`, `list` and `gc`, and what each prints.
+//!
+//! Output follows the house rules: job lines (JSON) on a pipe, readable
+//! text on a terminal for `show` and `history` (`--json` / `--text`
+//! force either), diagnostics on stderr as one line each. Exit statuses
+//! are tao-jobline(7)'s: 0 ok, 1 some lines failed, 2 usage, 65 bad data,
+//! 74 local I/O, 78 configuration.
+
+use std::ffi::OsString;
+use std::io::{BufWriter, IsTerminal, Write};
+
+use clap::{Parser, Subcommand};
+use serde_json::{json, Value};
+use tao_core::{Error, JobLine, LineWriter, Result, State};
+
+use crate::machine::TOOL;
+use crate::open::OpenArgs;
+use crate::query::Filter;
+use crate::store::{Record, Store};
+use crate::{mark, query, validate};
+
+/// `tao-record`: the local job record store.
+#[derive(Debug, Parser)]
+#[command(
+    name = "tao-record",
+    version,
+    about = "Mint job ids, apply state transitions and keep the history of tao-slurm jobs",
+    long_about = "Mint job ids, apply state transitions and keep the history of tao-slurm jobs.\n\n\
+Records live in $TAO_STATE_DIR/records/<id>.json (default $XDG_STATE_HOME/tao-slurm, \
+else ~/.local/state/tao-slurm), one file per job, written atomically under a lock.",
+    after_help = "Exit status: 0 ok, 1 some lines failed (they carry `error`), 2 usage, \
+65 bad input data, 74 local I/O error, 78 configuration error."
+)]
+pub struct Cli {
+    /// The subcommand.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Mint an id, bind the job's directories and write a new record (state PENDING).
+    Open(Box<OpenArgs>),
+    /// Apply observations (job lines on stdin, or flags) to records and echo the updated lines.
+    Mark(MarkArgs),
+    /// Show one record (text on a terminal, JSON when piped).
+    Show(ShowArgs),
+    /// Show a record's transitions: at, state, source, message.
+    History(ShowArgs),
+    /// Print records as job lines (without history).
+    List(ListArgs),
+    /// Archive terminal records older than an age into $TAO_STATE_DIR/archive/.
+    Gc(GcArgs),
+}
+
+/// Arguments of `mark`.
+#[derive(Debug, clap::Args)]
+pub struct MarkArgs {
+    /// Record to mark; without it, job lines are read from stdin.
+    #[arg(value_name = "ID")]
+    pub id: Option<String>,
+    /// New state: PENDING RUNNING COMPLETE ERROR CANCELED UNKNOWN.
+    #[arg(long, value_name = "STATE", requires = "id")]
+    pub state: Option<String>,
+    /// Slurm job id (sets slurm.job_id).
+    #[arg(long, value_name = "SLURM_ID", requires = "id")]
+    pub backend_ref: Option<String>,
+    /// Who observed it (recorded as the history entry's source).
+    #[arg(long, value_name = "NAME", default_value = "user", requires = "id")]
+    pub source: String,
+    /// Native sub-state and why.
+    #[arg(long, value_name = "TEXT", requires = "id")]
+    pub message: Option<String>,
+    /// When it was observed (RFC 3339) [default: now].
+    #[arg(long, value_name = "TIME", requires = "id")]
+    pub at: Option<String>,
+}
+
+/// Arguments of `show` and `history`.
+#[derive(Debug, clap::Args)]
+pub struct ShowArgs {
+    /// Record id.
+    #[arg(value_name = "ID")]
+    pub id: String,
+    /// Print JSON even on a terminal.
+    #[arg(long, conflicts_with = "text")]
+    pub json: bool,
+    /// Print text even on a pipe.
+    #[arg(long)]
+    pub text: bool,
+}
+
+/// Arguments of `list`.
+#[derive(Debug, clap::Args)]
+pub struct ListArgs {
+    /// Only live records: PENDING, RUNNING, UNKNOWN.
+    #[arg(long)]
+    pub live: bool,
+    /// Only records in this state; repeatable.
+    #[arg(long = "state", value_name = "STATE")]
+    pub states: Vec<String>,
+    /// Only this record; repeatable (an unknown id is an error, exit 65).
+    #[arg(long = "id", value_name = "ID")]
+    pub ids: Vec<String>,
+    /// Only records opened since: a duration back from now (30m, 12h, 7d) or an RFC 3339 time.
+    #[arg(long, value_name = "DURATION|TIME")]
+    pub since: Option<String>,
+    /// Only the retry chain that contains ID (first attempt first).
+    #[arg(long, value_name = "ID")]
+    pub retry_of: Option<String>,
+}
+
+/// Arguments of `gc`.
+#[derive(Debug, clap::Args)]
+pub struct GcArgs {
+    /// Archive COMPLETE, ERROR and CANCELED records whose last transition is older than this (30d, 12h, ...).
+    #[arg(long, value_name = "DURATION")]
+    pub older_than: String,
+}
+
+/// Parse `args` (argv, program name first) and run the subcommand.
+/// Returns the exit status; errors carry their own
+/// (`tao_core::cli::main_with` prints them).
+///
+/// Errors: [`Error::Usage`] for bad arguments; everything the
+/// subcommands return.
+pub fn run<I, T>(args: I) -> Result<i32>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => return clap_error(e),
+    };
+    match cli.command {
+        Command::Open(a) => cmd_open(&a),
+        Command::Mark(a) => cmd_mark(&a),
+        Command::Show(a) => cmd_show(&a),
+        Command::History(a) => cmd_history(&a),
+        Command::List(a) => cmd_list(&a),
+        Command::Gc(a) => cmd_gc(&a),
+    }
+}
+
+/// Help and version go to stdout with exit 0; any other clap error
+/// becomes one line (`tao-record: error: ...`, exit 2).
+fn clap_error(e: clap::Error) -> Result<i32> {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            print!("{e}");
+            Ok(0)
+        }
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            eprint!("{e}");
+            Ok(tao_core::exit::USAGE)
+        }
+        _ => {
+            let text = e.render().to_string();
+            let first = text.lines().next().unwrap_or("invalid arguments");
+            let first = first.strip_prefix("error: ").unwrap_or(first);
+            Err(Error::Usage(format!("{first}; see tao-record --help")))
+        }
+    }
+}
+
+fn stdout_is_tty() -> bool {
+    std::io::stdout().is_terminal()
+}
+
+fn warn(msg: &str) {
+    tao_core::cli::warn(TOOL, msg);
+}
+
+fn cmd_open(a: &OpenArgs) -> Result<i32> {
+    let store = Store::open_default()?;
+    let line = crate::open::open(&store, a)?;
+    let mut out = LineWriter::new(std::io::stdout().lock());
+    if a.print_id {
+        let id = line.id().unwrap_or_default();
+        out.write_raw(format!("{id}\n").as_bytes())?;
+    } else {
+        out.write(&line)?;
+    }
+    Ok(0)
+}
+
+fn cmd_mark(a: &MarkArgs) -> Result<i32> {
+    let store = Store::open_default()?;
+    let mut out = LineWriter::new(std::io::stdout().lock());
+    let sum = match &a.id {
+        Some(id) => {
+            let mut line = JobLine::new();
+            line.fields.insert("id".into(), json!(id));
+            if let Some(s) = &a.state {
+                let st = State::parse(s).ok_or_else(|| {
+                    Error::Usage(format!(
+                        "--state: {s:?} is not a state; use PENDING RUNNING COMPLETE ERROR CANCELED or UNKNOWN"
+                    ))
+                })?;
+                line.fields.insert("state".into(), json!(st.as_str()));
+            }
+            if let Some(m) = &a.message {
+                validate::no_controls(m, false)
+                    .map_err(|e| Error::Usage(format!("--message: {e}")))?;
+                line.fields.insert("message".into(), json!(m));
+            }
+            if let Some(j) = &a.backend_ref {
+                if j.is_empty()
+                    || !j
+                        .bytes()
+                        .all(|b| b.is_ascii_digit() || b == b'_' || b == b'+')
+                {
+                    return Err(Error::Usage(format!(
+                        "--backend-ref: {j:?} is not a Slurm job id; give the digits sbatch printed"
+                    )));
+                }
+                line.set_path(&["slurm", "job_id"], json!(j));
+            }
+            if let Some(t) = &a.at {
+                if tao_core::time::parse_rfc3339(t).is_none() {
+                    return Err(Error::Usage(format!(
+                        "--at: {t:?} is not an RFC 3339 time; use e.g. 2026-11-29T18:58:47Z"
+                    )));
+                }
+                line.fields.insert("observed_at".into(), json!(t));
+            }
+            line.fields.insert("observed_by".into(), json!(a.source));
+            tao_core::id::validate(id)?;
+            if !store.exists(id) {
+                return Err(Error::Data(format!(
+                    "no record {id:?} in {:?}; check the id (`tao-record list`) or TAO_STATE_DIR",
+                    store.dir()
+                )));
+            }
+            let text = format!("{}\n", line.to_json());
+            mark::mark_stream(&store, text.as_bytes(), &mut out, &mut |m| warn(m))?
+        }
+        None => {
+            let stdin = std::io::stdin().lock();
+            mark::mark_stream(&store, stdin, &mut out, &mut |m| warn(m))?
+        }
+    };
+    sum.into_result()
+}
+
+fn cmd_show(a: &ShowArgs) -> Result<i32> {
+    let store = Store::open_default()?;
+    let rec = store.load(&a.id)?;
+    let text = a.text || (!a.json && stdout_is_tty());
+    let mut out = std::io::stdout().lock();
+    let s = if text {
+        render_text(&rec)
+    } else {
+        let mut s =
+            serde_json::to_string(&rec.fields).map_err(|e| Error::Internal(e.to_string()))?;
+        s.push('\n');
+        s
+    };
+    out.write_all(s.as_bytes())
+        .and_then(|_| out.flush())
+        .map_err(|e| Error::io("writing standard output", e))?;
+    Ok(0)
+}
+
+fn cmd_history(a: &ShowArgs) -> Result<i32> {
+    let store = Store::open_default()?;
+    let rec = store.load(&a.id)?;
+    let text = a.text || (!a.json && stdout_is_tty());
+    let mut s = String::new();
+    for h in rec.history() {
+        let get = |k: &str| h.get(k).and_then(Value::as_str).unwrap_or("");
+        if text {
+            s.push_str(&tao_core::cli::one_line(&format!(
+                "{}  {:<8}  {:<12}  {}",
+                get("at"),
+                get("state"),
+                get("source"),
+                get("message")
+            )));
+            s.push('\n');
+        } else {
+            s.push_str(&serde_json::to_string(h).map_err(|e| Error::Internal(e.to_string()))?);
+            s.push('\n');
+        }
+    }
+    let mut out = std::io::stdout().lock();
+    out.write_all(s.as_bytes())
+        .and_then(|_| out.flush())
+        .map_err(|e| Error::io("writing standard output", e))?;
+    Ok(0)
+}
+
+fn cmd_list(a: &ListArgs) -> Result<i32> {
+    let mut filter = Filter {
+        live: a.live,
+        ..Default::default()
+    };
+    for s in &a.states {
+        filter.states.push(State::parse(s).ok_or_else(|| {
+            Error::Usage(format!(
+                "--state: {s:?} is not a state; use PENDING RUNNING COMPLETE ERROR CANCELED or UNKNOWN"
+            ))
+        })?);
+    }
+    for id in &a.ids {
+        tao_core::id::validate(id).map_err(|e| Error::Usage(format!("--id: {e}")))?;
+        filter.ids.push(id.clone());
+    }
+    if let Some(s) = &a.since {
+        filter.since = Some(
+            query::parse_since(s, chrono::Utc::now())
+                .map_err(|e| Error::Usage(format!("--since: {e}")))?,
+        );
+    }
+    if let Some(r) = &a.retry_of {
+        tao_core::id::validate(r).map_err(|e| Error::Usage(format!("--retry-of: {e}")))?;
+        filter.chain_of = Some(r.clone());
+    }
+    let store = Store::open_default()?;
+    let stdout = std::io::stdout().lock();
+    let mut out = BufWriter::with_capacity(1 << 16, stdout);
+    let (_, missing) = query::list(&store, &filter, &mut out, &mut |m| warn(m))?;
+    out.flush()
+        .map_err(|e| Error::io("writing standard output", e))?;
+    if missing > 0 {
+        return Err(Error::Data(format!(
+            "{missing} requested record(s) not found (see above)"
+        )));
+    }
+    Ok(0)
+}
+
+fn cmd_gc(a: &GcArgs) -> Result<i32> {
+    let secs = validate::duration_secs(&a.older_than)
+        .map_err(|e| Error::Usage(format!("--older-than: {e}")))?;
+    let store = Store::open_default()?;
+    let ids = query::gc(&store, secs, chrono::Utc::now())?;
+    let mut out = std::io::stdout().lock();
+    for id in &ids {
+        writeln!(out, "{id}").map_err(|e| Error::io("writing standard output", e))?;
+    }
+    out.flush()
+        .map_err(|e| Error::io("writing standard output", e))?;
+    Ok(0)
+}
+
+/// Readable text for a record: one `key: value` line per scalar (nested
+/// objects as dotted keys, multi-line text summarised), then the history.
+/// Control characters are escaped so a record cannot drive the terminal.
+pub fn render_text(rec: &Record) -> String {
+    let mut rows: Vec<(String, String)> = Vec::new();
+    for (k, v) in &rec.fields {
+        if k != "history" {
+            flatten(k, v, &mut rows);
+        }
+    }
+    let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+    let mut s = String::new();
+    for (k, v) in rows {
+        s.push_str(&tao_core::cli::one_line(&format!("{k:<width$}  {v}")));
+        s.push('\n');
+    }
+    s.push_str("history:\n");
+    for h in rec.history() {
+        let get = |k: &str| h.get(k).and_then(Value::as_str).unwrap_or("");
+        s.push_str(&tao_core::cli::one_line(&format!(
+            "  {}  {:<8}  {:<12}  {}",
+            get("at"),
+            get("state"),
+            get("source"),
+            get("message")
+        )));
+        s.push('\n');
+    }
+    s
+}
+
+fn flatten(key: &str, v: &Value, rows: &mut Vec<(String, String)>) {
+    match v {
+        Value::Object(m) if !m.is_empty() => {
+            for (k, v) in m {
+                flatten(&format!("{key}.{k}"), v, rows);
+            }
+        }
+        Value::String(s) if s.contains('\n') => {
+            rows.push((key.into(), format!("({} lines)", s.lines().count())));
+        }
+        Value::String(s) => rows.push((key.into(), s.clone())),
+        Value::Array(a) if a.is_empty() => rows.push((key.into(), "-".into())),
+        Value::Array(a) if a.iter().all(|x| !x.is_object() && !x.is_array()) => {
+            let parts: Vec<String> = a
+                .iter()
+                .map(|x| x.as_str().map_or_else(|| x.to_string(), str::to_string))
+                .collect();
+            rows.push((key.into(), parts.join(", ")));
+        }
+        other => rows.push((key.into(), other.to_string())),
+    }
+}

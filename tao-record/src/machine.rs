@@ -1,0 +1,414 @@
+//! The state machine of a record and how an observation is applied to it.
+//!
+//! Rules (tao-jobline(7), issue "tao-record"):
+//! - COMPLETE, ERROR and CANCELED are final: leaving one is an error that
+//!   names both states; reporting the same final state again is fine.
+//! - RUNNING back to PENDING is legal: Slurm requeued the job
+//!   (`--requeue`, node failure, preemption).
+//! - Every other move between PENDING, RUNNING and UNKNOWN is legal, and
+//!   any of them may end in a final state.
+//! - An observation older (`observed_at`) than the last one recorded is
+//!   stale: it changes nothing. Equal times are not stale (tao-classify
+//!   passes tao-poll's `observed_at` on).
+//! - The same observation twice (same state and message as the last
+//!   history entry) adds no history entry.
+//! - An `error` carried in from an earlier tool is stored on the record;
+//!   a later error-free observation that moves the state clears it.
+
+use serde_json::{Map, Value};
+use tao_core::{Error, Result, State};
+
+use crate::store::Record;
+
+/// The tool name written as `source` of entries made by tao-record itself
+/// and as `error.tool` of errors it sets.
+pub const TOOL: &str = "tao-record";
+
+/// Top-level fields a `mark` never overwrites from an input line: the
+/// identity, the storage binding, the retry links and the fields the state
+/// machine itself owns.
+pub const PROTECTED: &[&str] = &[
+    "id",
+    "history",
+    "storage",
+    "retry_of",
+    "retried_by",
+    "attempt",
+    "state",
+    "message",
+    "observed_at",
+    "observed_by",
+    "error",
+];
+
+/// Check that a record in state `from` may move to `to`.
+///
+/// Errors: [`Error::Data`] "illegal transition from COMPLETE to RUNNING ..."
+/// when `from` is final and `to` differs.
+pub fn check_transition(from: State, to: State) -> Result<()> {
+    if from.is_final() && from != to {
+        return Err(Error::Data(format!(
+            "illegal transition from {from} to {to}: {from} is final; open a new record with `tao-record open --retry-of ID` to run the job again"
+        )));
+    }
+    Ok(())
+}
+
+/// One observation to apply to a record: a state with its message, when and
+/// by whom it was seen, and the other fields to merge.
+#[derive(Debug, Clone, Default)]
+pub struct Observation {
+    /// The observed state; `None` merges fields only (no transition).
+    pub state: Option<State>,
+    /// The native sub-state and why (`PENDING (Priority)`), if any.
+    pub message: Option<String>,
+    /// When it was observed, RFC 3339 UTC (`tao_core::time`).
+    pub at: String,
+    /// Who observed it (tool name, `user`, ...).
+    pub source: String,
+    /// An `error` object from an earlier tool, stored on the record.
+    pub error: Option<Value>,
+    /// Other top-level fields to merge (fields in [`PROTECTED`] are ignored;
+    /// `slurm` is merged key by key, everything else replaced).
+    pub fields: Map<String, Value>,
+}
+
+/// What applying an observation did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The state changed, or the message changed: one history entry added.
+    Recorded,
+    /// Same state and message as the last entry: fields merged, no new entry.
+    Duplicate,
+    /// Older than the last recorded observation: nothing changed.
+    Stale,
+    /// No state given: fields merged only.
+    Merged,
+}
+
+/// Apply `obs` to `record` following the rules in the module docs.
+///
+/// Errors: [`Error::Data`] for an illegal transition (the record is then
+/// unchanged) or an `observed_at` that is not RFC 3339.
+pub fn apply(record: &mut Record, obs: &Observation) -> Result<Outcome> {
+    let at = tao_core::time::parse_rfc3339(&obs.at).ok_or_else(|| {
+        Error::Data(format!(
+            "observed_at {:?} is not an RFC 3339 time; use e.g. \"2026-11-29T18:58:47Z\"",
+            obs.at
+        ))
+    })?;
+    let Some(to) = obs.state else {
+        merge_fields(record, obs);
+        return Ok(Outcome::Merged);
+    };
+    let last = record
+        .fields
+        .get("observed_at")
+        .and_then(Value::as_str)
+        .and_then(tao_core::time::parse_rfc3339);
+    if last.is_some_and(|last| at < last) {
+        return Ok(Outcome::Stale);
+    }
+    let from = record.state().unwrap_or(State::Unknown);
+    check_transition(from, to)?;
+
+    merge_fields(record, obs);
+    if obs.error.is_none() && from != to {
+        record.fields.shift_remove("error");
+    }
+    let f = &mut record.fields;
+    f.insert("state".into(), Value::String(to.as_str().into()));
+    match &obs.message {
+        Some(m) => f.insert("message".into(), Value::String(m.clone())),
+        None => f.shift_remove("message"),
+    };
+    f.insert("observed_at".into(), Value::String(obs.at.clone()));
+    f.insert("observed_by".into(), Value::String(obs.source.clone()));
+
+    let message = obs.message.as_deref();
+    let dup = record.history().last().is_some_and(|h| {
+        h.get("state").and_then(Value::as_str) == Some(to.as_str())
+            && h.get("message").and_then(Value::as_str) == message
+    });
+    if dup {
+        return Ok(Outcome::Duplicate);
+    }
+    push_history(record, &obs.at, to, &obs.source, message);
+    Ok(Outcome::Recorded)
+}
+
+/// Append `{at, state, source, message}` to the record's history.
+pub fn push_history(
+    record: &mut Record,
+    at: &str,
+    state: State,
+    source: &str,
+    message: Option<&str>,
+) {
+    let mut e = Map::new();
+    e.insert("at".into(), Value::String(at.into()));
+    e.insert("state".into(), Value::String(state.as_str().into()));
+    e.insert("source".into(), Value::String(source.into()));
+    e.insert(
+        "message".into(),
+        message.map_or(Value::Null, |m| Value::String(m.into())),
+    );
+    let h = record
+        .fields
+        .entry("history")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if !h.is_array() {
+        *h = Value::Array(Vec::new());
+    }
+    h.as_array_mut()
+        .expect("just made an array")
+        .push(Value::Object(e));
+}
+
+fn merge_fields(record: &mut Record, obs: &Observation) {
+    let f = &mut record.fields;
+    for (k, v) in &obs.fields {
+        if PROTECTED.contains(&k.as_str()) {
+            continue;
+        }
+        match (k.as_str(), f.get_mut(k), v) {
+            ("slurm", Some(Value::Object(old)), Value::Object(new)) => {
+                for (nk, nv) in new {
+                    old.insert(nk.clone(), nv.clone());
+                }
+            }
+            _ => {
+                f.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    if let Some(e) = &obs.error {
+        f.insert("error".into(), e.clone());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use State::*;
+
+    const T0: &str = "2026-11-29T10:00:00.000000Z";
+    const T1: &str = "2026-11-29T10:00:01.000000Z";
+    const T2: &str = "2026-11-29T10:00:02.000000Z";
+
+    fn record(state: State) -> Record {
+        let mut r = Record::default();
+        r.fields.insert("id".into(), json!("tao-x"));
+        r.fields.insert("state".into(), json!(state.as_str()));
+        r.fields.insert("observed_at".into(), json!(T1));
+        push_history(&mut r, T0, Pending, TOOL, Some("opened"));
+        if state != Pending {
+            push_history(&mut r, T1, state, "tao-poll", Some("seen"));
+        }
+        r
+    }
+
+    fn obs(state: State, msg: &str, at: &str) -> Observation {
+        Observation {
+            state: Some(state),
+            message: Some(msg.into()),
+            at: at.into(),
+            source: "tao-poll".into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn transition_table() {
+        // (from, to, legal)
+        let table = [
+            (Pending, Pending, true),
+            (Pending, Running, true),
+            (Pending, Complete, true),
+            (Pending, Error, true),
+            (Pending, Canceled, true),
+            (Pending, Unknown, true),
+            (Running, Pending, true), // requeue
+            (Running, Running, true),
+            (Running, Complete, true),
+            (Running, Error, true),
+            (Running, Canceled, true),
+            (Running, Unknown, true),
+            (Unknown, Pending, true),
+            (Unknown, Running, true),
+            (Unknown, Complete, true),
+            (Unknown, Error, true),
+            (Unknown, Canceled, true),
+            (Complete, Complete, true),
+            (Error, Error, true),
+            (Canceled, Canceled, true),
+            (Complete, Running, false),
+            (Complete, Pending, false),
+            (Complete, Error, false),
+            (Complete, Unknown, false),
+            (Error, Running, false),
+            (Error, Pending, false),
+            (Error, Complete, false),
+            (Error, Canceled, false),
+            (Canceled, Running, false),
+            (Canceled, Complete, false),
+            (Canceled, Unknown, false),
+            (Complete, Canceled, false),
+            (Error, Unknown, false),
+            (Canceled, Pending, false),
+            (Canceled, Error, false),
+            (Unknown, Unknown, true),
+        ];
+        for (from, to, legal) in table {
+            let r = check_transition(from, to);
+            assert_eq!(r.is_ok(), legal, "{from} -> {to}");
+            if let Err(e) = r {
+                let m = e.to_string();
+                assert!(m.contains(from.as_str()) && m.contains(to.as_str()), "{m}");
+            }
+        }
+        // Every pair is covered by the table.
+        assert_eq!(table.len(), 36);
+        for from in State::ALL {
+            for to in State::ALL {
+                let listed = table.iter().any(|(f, t, _)| *f == from && *t == to);
+                assert!(listed, "{from}->{to} missing from the table");
+            }
+        }
+    }
+
+    #[test]
+    fn apply_cases() {
+        // (start, observation, outcome or error, resulting state, history length)
+        let cases: Vec<(State, Observation, Option<Outcome>, State, usize)> = vec![
+            (
+                Pending,
+                obs(Running, "RUNNING", T2),
+                Some(Outcome::Recorded),
+                Running,
+                2,
+            ),
+            (
+                Running,
+                obs(Pending, "REQUEUED", T2),
+                Some(Outcome::Recorded),
+                Pending,
+                3,
+            ),
+            (
+                Running,
+                obs(Running, "seen", T2),
+                Some(Outcome::Duplicate),
+                Running,
+                2,
+            ),
+            (
+                Running,
+                obs(Running, "SUSPENDED", T2),
+                Some(Outcome::Recorded),
+                Running,
+                3,
+            ),
+            (
+                Running,
+                obs(Complete, "COMPLETED", T0),
+                Some(Outcome::Stale),
+                Running,
+                2,
+            ),
+            (
+                Running,
+                obs(Complete, "COMPLETED", T1),
+                Some(Outcome::Recorded),
+                Complete,
+                3,
+            ),
+            (Complete, obs(Running, "RUNNING", T2), None, Complete, 2),
+            (
+                Error,
+                obs(Error, "seen", T2),
+                Some(Outcome::Duplicate),
+                Error,
+                2,
+            ),
+            (Canceled, obs(Pending, "x", T2), None, Canceled, 2),
+        ];
+        for (i, (start, o, want, end, hlen)) in cases.into_iter().enumerate() {
+            let mut r = record(start);
+            let before = r.clone();
+            let got = apply(&mut r, &o);
+            match want {
+                Some(w) => assert_eq!(got.unwrap(), w, "case {i}"),
+                None => {
+                    assert!(got.is_err(), "case {i}");
+                    assert_eq!(r, before, "case {i}: record changed on error");
+                }
+            }
+            assert_eq!(r.state(), Some(end), "case {i}");
+            assert_eq!(r.history().len(), hlen, "case {i}");
+        }
+    }
+
+    #[test]
+    fn stale_observation_changes_nothing() {
+        let mut r = record(Running);
+        let before = r.clone();
+        let mut o = obs(Error, "FAILED", T0);
+        o.fields.insert("slurm".into(), json!({"job_id": "9"}));
+        assert_eq!(apply(&mut r, &o).unwrap(), Outcome::Stale);
+        assert_eq!(r, before);
+    }
+
+    #[test]
+    fn error_is_stored_then_cleared_by_a_later_move() {
+        let mut r = record(Pending);
+        let mut o = Observation {
+            at: T1.into(),
+            source: "tao-submit".into(),
+            error: Some(json!({"tool": "tao-submit", "code": "unavailable", "message": "x"})),
+            ..Default::default()
+        };
+        assert_eq!(apply(&mut r, &o).unwrap(), Outcome::Merged);
+        assert!(r.fields.contains_key("error"));
+        o = obs(Pending, "opened", T2);
+        apply(&mut r, &o).unwrap();
+        assert!(r.fields.contains_key("error"), "same state keeps the error");
+        apply(&mut r, &obs(Running, "RUNNING", T2)).unwrap();
+        assert!(!r.fields.contains_key("error"));
+    }
+
+    #[test]
+    fn merge_respects_protected_fields_and_merges_slurm() {
+        let mut r = record(Pending);
+        r.fields
+            .insert("slurm".into(), json!({"job_id": "5", "login_host": "h"}));
+        r.fields
+            .insert("storage".into(), json!({"results_dir": "/a"}));
+        let mut o = obs(Running, "RUNNING", T2);
+        o.fields
+            .insert("slurm".into(), json!({"native_state": "RUNNING"}));
+        o.fields
+            .insert("storage".into(), json!({"results_dir": "/evil"}));
+        o.fields.insert("id".into(), json!("other"));
+        o.fields
+            .insert("classification".into(), json!({"class": "infra"}));
+        apply(&mut r, &o).unwrap();
+        assert_eq!(
+            r.fields["slurm"],
+            json!({"job_id": "5", "login_host": "h", "native_state": "RUNNING"})
+        );
+        assert_eq!(r.fields["storage"], json!({"results_dir": "/a"}));
+        assert_eq!(r.id(), "tao-x");
+        assert_eq!(r.fields["classification"]["class"], "infra");
+        assert_eq!(r.fields["observed_at"], T2);
+        assert_eq!(r.fields["observed_by"], "tao-poll");
+    }
+
+    #[test]
+    fn bad_time_is_rejected() {
+        let mut r = record(Pending);
+        let err = apply(&mut r, &obs(Running, "x", "yesterday")).unwrap_err();
+        assert!(err.to_string().contains("observed_at \"yesterday\""));
+    }
+}
