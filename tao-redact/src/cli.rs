@@ -1,0 +1,311 @@
+//! The command line of `tao-redact` (lexopt: a small filter with full
+//! control of its help text, as ripgrep does) and the two commands it runs.
+//!
+//! Exit statuses (tao_core::exit): 0 ok; 2 usage; 3 lint blocked at least
+//! one script; 65 a job line without `script.text`, not JSON, or a script
+//! file that is not UTF-8; 74 local I/O; 78 a bad `--rules` file.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use tao_core::{Error, JobLine, LineReader, LineWriter, Result};
+
+use crate::{Lint, Redactor};
+
+const TOOL: &str = "tao-redact";
+
+/// Short help (`-h`).
+pub const SHORT_HELP: &str = "\
+tao-redact: mask secrets in a stream, or block scripts that carry them
+
+Usage: tao-redact [OPTIONS]                 filter stdin to stdout
+       tao-redact lint [OPTIONS] [FILE...]  lint job lines (stdin) or script files
+
+Options:
+      --rules FILE        add the rules of FILE to the built-in catalogue
+      --secret-env NAME   also mask the exact value of $NAME (repeatable)
+      --list-rules        print the rule catalogue and exit
+  -h, --help              print help (--help for more)
+  -V, --version           print version
+";
+
+/// Long help (`--help`).
+pub const LONG_HELP: &str = "\
+tao-redact: mask secrets in a stream, or block scripts that carry them
+
+Usage: tao-redact [OPTIONS]                 filter stdin to stdout
+       tao-redact lint [OPTIONS] [FILE...]  lint job lines (stdin) or script files
+
+Filter mode (no command) copies stdin to stdout and masks every secret as
+[REDACTED:<rule>]. Each line is written as soon as it is read. Memory stays
+bounded on lines of any length and bytes need not be UTF-8; bytes outside a
+secret pass through unchanged. Multi-line PEM private keys are masked from
+BEGIN to END. The exact values of HF_TOKEN, NGC_KEY and every --secret-env
+variable are masked too, whatever their format (values under 8 bytes are
+not, with a warning).
+
+lint reads job lines on stdin and checks each line's `script.text`. A clean
+script gets lint = {ok: true, sha256: <sha256 of script.text>, findings: []};
+a script with a literal secret gets lint.ok = false and one finding per
+secret {rule, line, column, preview} (the preview is masked, never the
+secret); the line goes on either way. References are fine: \"$HF_TOKEN\",
+${NGC_KEY}, printf '%s' \"$HF_TOKEN\", placeholders like <your-key>.
+With FILE arguments, each file is a script and one line
+{\"file\": FILE, \"lint\": {...}} is printed per file.
+
+Options:
+      --rules FILE        add the rules of FILE (the format of the built-in
+                          rules/builtin.toml) after the built-in ones
+      --secret-env NAME   also mask the exact value of the variable NAME
+                          (repeatable; HF_TOKEN and NGC_KEY always are)
+      --list-rules        print the rule catalogue (id, description, source)
+  -h, --help              print help
+  -V, --version           print version
+
+Exit status:
+  0   ok (filter: stream copied; lint: every script clean)
+  2   usage error
+  3   lint blocked at least one script (the lines still went out)
+  65  bad input: a job line that is not JSON or has no `script.text`
+      (pipe it through tao-render first), a script file that is not UTF-8
+  74  local I/O error
+  78  bad --rules file
+";
+
+/// What the command line asks for.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Args {
+    /// `lint` given.
+    pub lint: bool,
+    /// Script files for `lint`.
+    pub files: Vec<PathBuf>,
+    /// `--rules FILE`, in order.
+    pub rules: Vec<PathBuf>,
+    /// `--secret-env NAME`, in order.
+    pub secret_env: Vec<String>,
+    /// `--list-rules`.
+    pub list_rules: bool,
+    /// `-h` (Some(false)) or `--help` (Some(true)).
+    pub help: Option<bool>,
+    /// `-V`/`--version`.
+    pub version: bool,
+}
+
+/// Parse the arguments (without the program name).
+///
+/// Errors: [`Error::Usage`] (exit 2) for an unknown option, a missing
+/// value, a bad variable name, or files without `lint`.
+pub fn parse_args<I>(args: I) -> Result<Args>
+where
+    I: IntoIterator,
+    I::Item: Into<std::ffi::OsString>,
+{
+    use lexopt::prelude::*;
+    let mut p = lexopt::Parser::from_args(args);
+    let mut a = Args::default();
+    let usage = |e: lexopt::Error| Error::Usage(format!("{e}; try 'tao-redact --help'"));
+    while let Some(arg) = p.next().map_err(usage)? {
+        match arg {
+            Short('h') => a.help = Some(false),
+            Long("help") => a.help = Some(true),
+            Short('V') | Long("version") => a.version = true,
+            Long("list-rules") => a.list_rules = true,
+            Long("rules") => a.rules.push(p.value().map_err(usage)?.into()),
+            Long("secret-env") => {
+                let name = p.value().map_err(usage)?.string().map_err(usage)?;
+                let valid = !name.is_empty()
+                    && !name.starts_with(|c: char| c.is_ascii_digit())
+                    && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                if !valid {
+                    return Err(Error::Usage(format!(
+                        "--secret-env '{name}': not a variable name; give the NAME of the variable, never its value"
+                    )));
+                }
+                a.secret_env.push(name);
+            }
+            Value(v) if !a.lint && a.files.is_empty() => {
+                if v == "lint" {
+                    a.lint = true;
+                } else {
+                    return Err(Error::Usage(format!(
+                        "unexpected argument '{}'; the only command is 'lint' (no command: filter stdin)",
+                        v.to_string_lossy()
+                    )));
+                }
+            }
+            Value(v) if a.lint => a.files.push(v.into()),
+            other => return Err(usage(other.unexpected())),
+        }
+    }
+    Ok(a)
+}
+
+/// Run `tao-redact` with `args`; returns the exit status.
+///
+/// Errors: see the module docs for the statuses.
+pub fn run<I>(args: I) -> Result<i32>
+where
+    I: IntoIterator,
+    I::Item: Into<std::ffi::OsString>,
+{
+    let a = parse_args(args)?;
+    let stdout = std::io::stdout();
+    if let Some(long) = a.help {
+        let mut out = stdout.lock();
+        let text = if long { LONG_HELP } else { SHORT_HELP };
+        out.write_all(text.as_bytes())
+            .and_then(|_| out.flush())
+            .map_err(|e| Error::io("writing standard output", e))?;
+        return Ok(0);
+    }
+    if a.version {
+        let mut out = stdout.lock();
+        writeln!(out, "{TOOL} {}", env!("CARGO_PKG_VERSION"))
+            .and_then(|_| out.flush())
+            .map_err(|e| Error::io("writing standard output", e))?;
+        return Ok(0);
+    }
+    let mut b = Redactor::builder();
+    for path in &a.rules {
+        b = b.rules_file(path)?;
+    }
+    for name in &a.secret_env {
+        if std::env::var_os(name).is_none_or(|v| v.is_empty()) {
+            tao_core::cli::warn(TOOL, &format!("{name} is not set; nothing to mask by its value"));
+        }
+    }
+    let red = b.secret_env(&a.secret_env).build()?;
+    for name in red.skipped_secrets() {
+        tao_core::cli::warn(
+            TOOL,
+            &format!(
+                "{name} is shorter than {} bytes; its value is not masked by value (patterns still apply)",
+                crate::MIN_EXACT_LEN
+            ),
+        );
+    }
+    if a.list_rules {
+        let mut out = stdout.lock();
+        for r in red.rules() {
+            writeln!(out, "{}\t{}\t{}", r.id, r.description, r.source)
+                .map_err(|e| Error::io("writing standard output", e))?;
+        }
+        out.flush().map_err(|e| Error::io("writing standard output", e))?;
+        return Ok(0);
+    }
+    if !a.lint {
+        red.filter(std::io::stdin().lock(), stdout.lock())?;
+        return Ok(0);
+    }
+    let blocked = if a.files.is_empty() {
+        lint_stdin(&red)?
+    } else {
+        lint_files(&red, &a.files)?
+    };
+    if blocked > 0 {
+        return Err(Error::LintBlocked(format!(
+            "{blocked} script(s) blocked: literal secrets found; pass secrets by name (`secrets` field, \"$NAME\" in the script), never by value"
+        )));
+    }
+    Ok(0)
+}
+
+fn report(source: &str, lint: &Lint) {
+    for f in &lint.findings {
+        tao_core::cli::warn(
+            TOOL,
+            &format!(
+                "{source}: script line {}, column {}: {}: {}",
+                f.line, f.column, f.rule, f.preview
+            ),
+        );
+    }
+}
+
+/// Lint job lines from stdin; returns the number of blocked scripts.
+fn lint_stdin(red: &Redactor) -> Result<usize> {
+    let stdin = std::io::stdin();
+    let mut reader = LineReader::new(stdin.lock());
+    let mut writer = LineWriter::new(std::io::stdout().lock());
+    let mut blocked = 0;
+    while let Some(mut line) = reader.next_line()? {
+        if line.has_error() && line.get_str(&["script", "text"]).is_none() {
+            writer.write(&line)?;
+            continue;
+        }
+        let text = line.get_str(&["script", "text"]).ok_or_else(|| Error::BadLine {
+            line: line.line_no,
+            message: "missing string field `script.text`; pipe the job line through `tao-render` first"
+                .into(),
+        })?;
+        let lint = red.lint(text);
+        if !lint.ok {
+            blocked += 1;
+            let who = match line.id() {
+                Some(id) => format!("line {} (job {id})", line.line_no),
+                None => format!("line {}", line.line_no),
+            };
+            report(&who, &lint);
+        }
+        line.set_path(&["lint"], lint.to_value());
+        writer.write(&line)?;
+    }
+    Ok(blocked)
+}
+
+/// Lint script files; one `{"file", "lint"}` line per file.
+fn lint_files(red: &Redactor, files: &[PathBuf]) -> Result<usize> {
+    let mut writer = LineWriter::new(std::io::stdout().lock());
+    let mut blocked = 0;
+    for path in files {
+        let shown = path.display().to_string();
+        let bytes =
+            std::fs::read(path).map_err(|e| Error::io(format!("reading script '{shown}'"), e))?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            Error::Data(format!(
+                "'{shown}': not UTF-8 at byte {}; scripts must be UTF-8 text",
+                e.utf8_error().valid_up_to()
+            ))
+        })?;
+        let lint = red.lint(&text);
+        if !lint.ok {
+            blocked += 1;
+            report(&shown, &lint);
+        }
+        let mut out = JobLine::new();
+        out.set_path(&["file"], serde_json::Value::String(shown));
+        out.set_path(&["lint"], lint.to_value());
+        writer.write(&out)?;
+    }
+    Ok(blocked)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_commands_and_options() {
+        let a = parse_args(["lint", "--secret-env", "WANDB_API_KEY", "a.sh", "b.sh"]).unwrap();
+        assert!(a.lint);
+        assert_eq!(a.files.len(), 2);
+        assert_eq!(a.secret_env, ["WANDB_API_KEY"]);
+        let a = parse_args(["--rules", "r.toml"]).unwrap();
+        assert!(!a.lint && a.rules.len() == 1);
+        assert_eq!(parse_args(["-h"]).unwrap().help, Some(false));
+        assert_eq!(parse_args(["--help"]).unwrap().help, Some(true));
+    }
+
+    #[test]
+    fn usage_errors_exit_2() {
+        for bad in [
+            vec!["--nope"],
+            vec!["scan"],
+            vec!["--rules"],
+            vec!["--secret-env", "hf_FAKE=x"],
+        ] {
+            let e = parse_args(bad.clone()).unwrap_err();
+            assert_eq!(e.code(), 2, "{bad:?}: {e}");
+        }
+    }
+}

@@ -1,0 +1,220 @@
+//! The rule catalogue as data: `rules/builtin.toml` is compiled into the
+//! binary, and a rules file of the same shape (`--rules FILE`) extends it.
+//! This module parses and compiles rules; [`crate::scan`] runs them.
+//!
+//! The file format is documented at the top of `rules/builtin.toml`; every
+//! built-in rule there cites the source of its format.
+
+use regex::bytes::{Regex, RegexBuilder};
+use serde::Deserialize;
+use tao_core::{Error, Result};
+
+/// The built-in catalogue, as TOML text.
+pub const BUILTIN_TOML: &str = include_str!("../rules/builtin.toml");
+
+/// A named post-match check implemented in [`crate::validate`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Validator {
+    /// No extra check (placeholders and `min_entropy` still apply).
+    None,
+    /// [`crate::validate::assignment_value_is_secret`] on the `name` group and the secret.
+    Assignment,
+    /// [`crate::validate::is_ngc_legacy_key`] on the secret.
+    NgcLegacy,
+}
+
+/// One compiled rule.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    /// `[a-z0-9-]+`, shown in `[REDACTED:<id>]` and in lint findings.
+    pub id: String,
+    /// What the secret is.
+    pub description: String,
+    /// Where the format comes from.
+    pub source: String,
+    /// Lowercase keywords; the regex runs only on lines containing one
+    /// (case-insensitively). Empty: the rule runs on every line.
+    pub keywords: Vec<String>,
+    /// The match (on bytes, Unicode off).
+    pub regex: Regex,
+    /// For block rules (PEM): the regex that ends the block.
+    pub end: Option<Regex>,
+    /// Indices of the capture groups named `secret*`, in group order.
+    pub secret_groups: Vec<usize>,
+    /// Index of the capture group named `name`, if any (for [`Validator::Assignment`]).
+    pub name_group: Option<usize>,
+    /// Minimum Shannon entropy (bits per byte) of the masked span.
+    pub min_entropy: f64,
+    /// Extra check after the match.
+    pub validator: Validator,
+    /// Whether placeholders and `$VAR` references are skipped.
+    pub placeholders: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Catalogue {
+    #[serde(default)]
+    rule: Vec<RuleSpec>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleSpec {
+    id: String,
+    #[serde(default)]
+    description: String,
+    #[serde(default)]
+    source: String,
+    #[serde(default)]
+    keywords: Vec<String>,
+    regex: String,
+    end: Option<String>,
+    min_entropy: Option<f64>,
+    validate: Option<String>,
+    placeholders: Option<bool>,
+}
+
+/// The built-in rules, compiled.
+///
+/// Errors: [`Error::Internal`] if the compiled-in catalogue is invalid (a
+/// unit test keeps that from shipping).
+pub fn builtin() -> Result<Vec<Rule>> {
+    parse_catalogue(BUILTIN_TOML, "built-in rules").map_err(|e| Error::Internal(e.to_string()))
+}
+
+/// Parse and compile a catalogue in the `rules/builtin.toml` format.
+/// `origin` names the file in error messages.
+///
+/// Errors: [`Error::Config`] naming `origin` and the rule for invalid TOML,
+/// an unknown key, a bad id, a regex that does not compile, an unknown
+/// `validate` name or a duplicate id.
+pub fn parse_catalogue(text: &str, origin: &str) -> Result<Vec<Rule>> {
+    let cat: Catalogue = toml::from_str(text).map_err(|e| {
+        Error::Config(format!(
+            "{origin}: invalid rules file ({}); see rules/builtin.toml for the format",
+            e.message()
+        ))
+    })?;
+    let mut rules = Vec::with_capacity(cat.rule.len());
+    for spec in cat.rule {
+        let rule = compile(spec, origin)?;
+        if rules.iter().any(|r: &Rule| r.id == rule.id) {
+            return Err(Error::Config(format!(
+                "{origin}: rule id '{}' is defined twice; give each rule its own id",
+                rule.id
+            )));
+        }
+        rules.push(rule);
+    }
+    Ok(rules)
+}
+
+fn build_regex(pattern: &str, origin: &str, id: &str, field: &str) -> Result<Regex> {
+    RegexBuilder::new(pattern)
+        .unicode(false)
+        .size_limit(32 << 20)
+        .build()
+        .map_err(|e| {
+            Error::Config(format!(
+                "{origin}: rule '{id}': {field} does not compile: {}",
+                tao_core::cli::one_line(&e.to_string())
+            ))
+        })
+}
+
+fn compile(spec: RuleSpec, origin: &str) -> Result<Rule> {
+    let id = spec.id;
+    if id.is_empty()
+        || !id
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    {
+        return Err(Error::Config(format!(
+            "{origin}: rule id '{id}' must match [a-z0-9-]+"
+        )));
+    }
+    let regex = build_regex(&spec.regex, origin, &id, "regex")?;
+    let end = spec
+        .end
+        .as_deref()
+        .map(|p| build_regex(p, origin, &id, "end"))
+        .transpose()?;
+    let mut secret_groups = Vec::new();
+    let mut name_group = None;
+    for (i, name) in regex.capture_names().enumerate() {
+        match name {
+            Some(n) if n.starts_with("secret") => secret_groups.push(i),
+            Some("name") => name_group = Some(i),
+            _ => {}
+        }
+    }
+    let validator = match spec.validate.as_deref() {
+        None => Validator::None,
+        Some("assignment") => Validator::Assignment,
+        Some("ngc-legacy") => Validator::NgcLegacy,
+        Some(other) => {
+            return Err(Error::Config(format!(
+                "{origin}: rule '{id}': unknown validate '{other}'; use \"assignment\" or \"ngc-legacy\""
+            )))
+        }
+    };
+    if validator == Validator::Assignment && name_group.is_none() {
+        return Err(Error::Config(format!(
+            "{origin}: rule '{id}': validate = \"assignment\" needs a capture group named `name`"
+        )));
+    }
+    let keywords = spec
+        .keywords
+        .into_iter()
+        .filter(|k| !k.is_empty())
+        .map(|k| k.to_ascii_lowercase())
+        .collect();
+    Ok(Rule {
+        id,
+        description: spec.description,
+        source: spec.source,
+        keywords,
+        regex,
+        end,
+        secret_groups,
+        name_group,
+        min_entropy: spec.min_entropy.unwrap_or(0.0),
+        validator,
+        placeholders: spec.placeholders.unwrap_or(true),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_catalogue_compiles_and_cites_sources() {
+        let rules = builtin().unwrap();
+        assert!(rules.len() >= 18, "{}", rules.len());
+        for r in &rules {
+            assert!(!r.source.is_empty(), "rule {} has no source", r.id);
+            assert!(!r.description.is_empty(), "rule {} has no description", r.id);
+            assert!(!r.keywords.is_empty(), "built-in rule {} has no keywords", r.id);
+        }
+    }
+
+    #[test]
+    fn bad_rules_files_name_the_problem() {
+        let e = parse_catalogue("[[rule]]\nid = \"x\"\nregex = \"(\"\n", "f.toml").unwrap_err();
+        assert!(e.to_string().starts_with("f.toml: rule 'x': regex does not compile"), "{e}");
+        assert_eq!(e.code(), tao_core::exit::CONFIG);
+        let e = parse_catalogue("[[rule]]\nid = \"X Y\"\nregex = \"a\"\n", "f.toml").unwrap_err();
+        assert!(e.to_string().contains("must match"), "{e}");
+        let e = parse_catalogue("[[rule]]\nid = \"x\"\nregex = \"a\"\ncolour = 1\n", "f.toml")
+            .unwrap_err();
+        assert!(e.to_string().contains("invalid rules file"), "{e}");
+        let e = parse_catalogue(
+            "[[rule]]\nid = \"x\"\nregex = \"a\"\n[[rule]]\nid = \"x\"\nregex = \"b\"\n",
+            "f.toml",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("defined twice"), "{e}");
+    }
+}
