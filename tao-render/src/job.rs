@@ -1,0 +1,867 @@
+//! From a job line to a checked plan: read the fields tao-render needs
+//! (docs/CONTRACT.md), fill the documented defaults, and apply the
+//! resource rules of issue 3 ("Resource rules").
+//!
+//! Two kinds of failure are kept apart. A line that lacks a required field
+//! or has one of the wrong JSON type is malformed ([`Error::BadLine`], exit
+//! 65). A well-formed line that breaks a rule (a wall time above the
+//! partition's limit, a relative `.sqsh`, a value that cannot go on an
+//! `#SBATCH` line) is refused for that job only ([`Error::Data`]; the filter
+//! sets `error` on the line and exits 1).
+
+use std::collections::BTreeMap;
+
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_json::Value;
+use tao_core::site::SiteProfile;
+use tao_core::{Error, JobLine, Result};
+
+use crate::escape::{is_plain_abs_path, is_word, SbatchValue};
+use crate::image::{is_sqsh, normalise_image, sqsh_name};
+use crate::slurm_time::SlurmTime;
+
+/// Defaults of the packaged platform (DESIGN, "Defaults").
+pub mod defaults {
+    /// Nodes when `resources.nodes` is absent.
+    pub const NODES: u32 = 1;
+    /// GPUs per node when `resources.gpus_per_node` is absent.
+    pub const GPUS_PER_NODE: u32 = 4;
+    /// CPUs per task when `resources.cpus_per_task` is absent.
+    pub const CPUS_PER_TASK: u32 = 16;
+    /// Wall time when `resources.time` is absent.
+    pub const TIME: &str = "04:00:00";
+    /// Child timeout as a share of the wall time when absent (3.8 h of 4 h).
+    pub const CHILD_SHARE: f64 = 0.95;
+    /// Seconds `timeout` waits after SIGTERM before SIGKILL.
+    pub const KILL_AFTER: u64 = 30;
+}
+
+/// Options of a render that do not come from the line.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RenderOptions {
+    /// Accept an unlimited wall time (`0`, `UNLIMITED`, ...) where the
+    /// partition allows it (`--allow-unlimited`).
+    pub allow_unlimited: bool,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct ResourcesIn {
+    nodes: Option<u32>,
+    gpus_per_node: Option<u32>,
+    cpus_per_task: Option<u32>,
+    time: Option<String>,
+    child_timeout: Option<String>,
+    partition: Option<String>,
+    account: Option<String>,
+    exclusive: Option<bool>,
+    requeue: Option<bool>,
+    exclude: Option<Vec<String>>,
+    mem: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct StorageIn {
+    base_dir: String,
+    job_dir: String,
+    results_dir: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct SpecIn {
+    name: String,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    sha256: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct PostIn {
+    command: String,
+    #[serde(default)]
+    scope: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct FileIn {
+    source: String,
+    sha256: String,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct ExecutionIn {
+    pre_commands: Vec<String>,
+    command: Option<String>,
+    post_commands: Vec<PostIn>,
+    launcher: Option<String>,
+    supporting_files: Vec<FileIn>,
+}
+
+/// One lifecycle step: a name for logs and completion.json, its scope
+/// (`all` or `leader`) and its shell text with the bindings applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    /// `pre_1`, `main`, `post_2`, ... (`[a-z0-9_]`).
+    pub name: String,
+    /// `all` or `leader`.
+    pub scope: &'static str,
+    /// Shell text run with `eval` inside the step.
+    pub text: String,
+}
+
+/// A supporting file the script checks before the first step.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verify {
+    /// Absolute path under `<job_dir>/inputs/action-helpers/`.
+    pub path: String,
+    /// Expected lowercase hex SHA-256.
+    pub sha256: String,
+}
+
+/// The container an `srun` step runs in (runtime `pyxis`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Container {
+    /// Absolute `.sqsh` path for `--container-image`.
+    pub image: String,
+    /// Comma-joined `--container-mounts` value.
+    pub mounts: String,
+}
+
+/// What the image of a pyxis job resolved to; rides in `script.image`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ImageRef {
+    /// The `image` field as given.
+    pub given: String,
+    /// [`normalise_image`] of it.
+    pub normalised: String,
+    /// The absolute `.sqsh` the job runs (the conversion cache for a registry image).
+    pub sqsh: String,
+    /// Whether `sqsh` is the conversion cache (tao-submit must ensure it exists).
+    pub needs_conversion: bool,
+}
+
+/// The bound values and checksums that ride in `script.bindings`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Bindings {
+    /// `{config_path}`: `<job_dir>/specs/<spec.name>`, or null without a spec.
+    pub config_path: Option<String>,
+    /// `{job_id}`.
+    pub job_id: String,
+    /// `{results_dir}`.
+    pub results_dir: String,
+    /// SHA-256 of the bound config (`spec.text`), or null without one.
+    pub config_sha256: Option<String>,
+    /// SHA-256 of the supporting-file bundle: of the text
+    /// `"<sha256>  <source>\n"` per file, sorted by source (sha256sum(1)
+    /// format), or null without supporting files.
+    pub bundle_sha256: Option<String>,
+}
+
+/// The resources the script asks for after the rules were applied;
+/// rides in `script.resources`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Effective {
+    /// Node count (derived from total GPUs at or above the per-node maximum).
+    pub nodes: u32,
+    /// GPUs per node.
+    pub gpus_per_node: u32,
+    /// CPUs per task.
+    pub cpus_per_task: u32,
+    /// Canonical wall time (`D-HH:MM:SS` or `UNLIMITED`).
+    pub time: String,
+    /// Child timeout in seconds (0: none).
+    pub child_timeout_s: u64,
+    /// Partition list.
+    pub partition: String,
+    /// Exclusive nodes.
+    pub exclusive: bool,
+    /// `--requeue` (true) or `--no-requeue`.
+    pub requeue: bool,
+}
+
+/// A checked job, ready for the single or multi template.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Record id (also the job name).
+    pub id: String,
+    /// `#SBATCH` values.
+    pub job_name: SbatchValue,
+    /// Partition list.
+    pub partition: SbatchValue,
+    /// Account, if any.
+    pub account: Option<SbatchValue>,
+    /// Wall time.
+    pub time: SbatchValue,
+    /// Node count.
+    pub nodes: SbatchValue,
+    /// `gpu:N`, absent for a CPU-only job.
+    pub gres: Option<SbatchValue>,
+    /// CPUs per task.
+    pub cpus: SbatchValue,
+    /// Memory, if asked.
+    pub mem: Option<SbatchValue>,
+    /// Excluded nodes, if any.
+    pub exclude: Option<SbatchValue>,
+    /// `--output` path.
+    pub output: SbatchValue,
+    /// `--error` path.
+    pub error: SbatchValue,
+    /// The effective resources.
+    pub effective: Effective,
+    /// `<job_dir>/slurm-logs/<id>-` (the Slurm job id is appended at run time).
+    pub log_dir_prefix: String,
+    /// `<job_dir>/env/secrets.env`.
+    pub secrets_file: String,
+    /// results_dir.
+    pub results_dir: String,
+    /// Parent of results_dir (TAO appends the job id itself).
+    pub api_results_dir: String,
+    /// The line's `env`, in order, values as strings.
+    pub env: Vec<(String, String)>,
+    /// The container for pyxis, none for runtime `none`.
+    pub container: Option<Container>,
+    /// Image resolution for pyxis.
+    pub image: Option<ImageRef>,
+    /// Supporting files to verify.
+    pub verify: Vec<Verify>,
+    /// Lifecycle steps in order.
+    pub steps: Vec<Step>,
+    /// Bindings and checksums.
+    pub bindings: Bindings,
+}
+
+fn field<T: DeserializeOwned>(line: &JobLine, key: &str) -> Result<Option<T>> {
+    match line.fields.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => T::deserialize(v).map(Some).map_err(|e| Error::BadLine {
+            line: line.line_no,
+            message: format!("field `{key}`: {e}; see tao-jobline(7) for its shape"),
+        }),
+    }
+}
+
+fn refuse(msg: String) -> Error {
+    Error::Data(msg)
+}
+
+fn no_nul(what: &str, s: &str) -> Result<()> {
+    if tao_core::shell::has_nul(s) {
+        Err(refuse(format!(
+            "{what} contains a NUL byte, which no shell word can carry; remove it"
+        )))
+    } else {
+        Ok(())
+    }
+}
+
+/// Whether `name` is a shell variable name `[A-Za-z_][A-Za-z0-9_]*`.
+pub fn is_env_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Variables the script sets itself; a line's `env` may not set them.
+pub const RESERVED_ENV: &[&str] = &[
+    "TAO_JOB_ID",
+    "RESULTS_DIR",
+    "TAO_API_RESULTS_DIR",
+    "MASTER_ADDR",
+    "MASTER_PORT",
+    "WORLD_SIZE",
+    "NUM_GPU_PER_NODE",
+    "NODE_RANK",
+    "TAO_NODE_COUNT",
+    "TAO_GPUS_PER_NODE",
+    "TAO_NODE_RANK",
+    "TMPDIR",
+    "ENROOT_TEMP_PATH",
+    "SLURM_ENROOT_TEMP_PATH",
+];
+
+/// Check an `env` entry: a shell variable name that is not reserved
+/// ([`RESERVED_ENV`], `SLURM_*`, `tao_*`, `BASH*`) and a value without NUL.
+///
+/// Errors: [`Error::Data`] naming the variable.
+pub fn check_env(name: &str, value: &str) -> Result<()> {
+    if !is_env_name(name) {
+        return Err(refuse(format!(
+            "env name {name:?} is not a shell variable name; use [A-Za-z_][A-Za-z0-9_]*"
+        )));
+    }
+    if RESERVED_ENV.contains(&name)
+        || name.starts_with("SLURM_")
+        || name.starts_with("tao_")
+        || name.starts_with("BASH")
+    {
+        return Err(refuse(format!(
+            "env name {name:?} is set by the job script or Slurm itself; remove it from `env`"
+        )));
+    }
+    no_nul(&format!("env {name}"), value)
+}
+
+/// Replace the three bindings in a command: `{config_path}`, `{job_id}`,
+/// `{results_dir}` (nothing else is bound). The bound values hold only
+/// `[A-Za-z0-9_./-]`, so the text means the same whether a binding sits
+/// unquoted or inside quotes.
+pub fn bind(text: &str, b: &Bindings) -> String {
+    let mut out = text.replace("{job_id}", &b.job_id);
+    out = out.replace("{results_dir}", &b.results_dir);
+    if let Some(cp) = &b.config_path {
+        out = out.replace("{config_path}", cp);
+    }
+    out
+}
+
+fn parent_dir(path: &str) -> Option<&str> {
+    let trimmed = path.trim_end_matches('/');
+    let (parent, _) = trimmed.rsplit_once('/')?;
+    Some(if parent.is_empty() { "/" } else { parent })
+}
+
+/// Check a wall time against every partition of a comma list that the site
+/// profile knows (partitions it does not know are not checked).
+///
+/// Errors: [`Error::Data`] naming the partition and its limit.
+pub fn check_time_limit(time: SlurmTime, partitions: &str, profile: &SiteProfile) -> Result<()> {
+    for name in partitions.split(',') {
+        let Some(p) = profile.partition(name) else {
+            continue;
+        };
+        let max = SlurmTime::parse(&p.max_time).map_err(|e| {
+            Error::Config(format!(
+                "site profile {:?}, partition {name:?}: {e}",
+                profile.name
+            ))
+        })?;
+        if time > max {
+            return Err(refuse(format!(
+                "wall time {} is above the limit of partition {name:?} ({}, site profile {:?}); Slurm would leave the job pending forever: ask for at most {} or choose another partition",
+                time.canonical(),
+                max.canonical(),
+                profile.name,
+                max.canonical()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Parse and check a wall time (`what` names it in errors).
+///
+/// Errors: [`Error::Data`] for a malformed time or an unlimited one without
+/// `allow_unlimited`.
+pub fn parse_time(what: &str, s: &str, allow_unlimited: bool) -> Result<SlurmTime> {
+    let t = SlurmTime::parse(s).map_err(|e| refuse(format!("{what}: {e}")))?;
+    if t == SlurmTime::Unlimited && !allow_unlimited {
+        return Err(refuse(format!(
+            "{what} {s:?} means no limit to Slurm; give a finite time such as 04:00:00, or pass --allow-unlimited"
+        )));
+    }
+    Ok(t)
+}
+
+/// The child timeout in seconds: the given one (which must be shorter than
+/// the wall time so the job can record its own end), or 95% of the wall
+/// time, or 0 (none) under an unlimited wall time.
+///
+/// Errors: [`Error::Data`] for a malformed child timeout or one not below the wall time.
+pub fn child_timeout_secs(given: Option<&str>, wall: SlurmTime) -> Result<u64> {
+    match given {
+        Some(s) => {
+            let t =
+                SlurmTime::parse(s).map_err(|e| refuse(format!("resources.child_timeout: {e}")))?;
+            let Some(secs) = t.seconds() else {
+                return Err(refuse(format!(
+                    "resources.child_timeout {s:?} is unlimited; give a finite time below the wall time"
+                )));
+            };
+            if let Some(w) = wall.seconds() {
+                if secs >= w {
+                    return Err(refuse(format!(
+                        "resources.child_timeout {} is not below the wall time {}: the job could not record its own end before Slurm kills it; use e.g. {}",
+                        t.canonical(),
+                        wall.canonical(),
+                        SlurmTime::Seconds(((w as f64) * defaults::CHILD_SHARE) as u64).canonical()
+                    )));
+                }
+            }
+            Ok(secs)
+        }
+        None => Ok(match wall.seconds() {
+            Some(w) => (((w as f64) * defaults::CHILD_SHARE) as u64).max(1),
+            None => 0,
+        }),
+    }
+}
+
+/// GPU shape after the rule "at or above the per-node GPU maximum, nodes are
+/// exclusive and the node count is derived from the total" (DESIGN,
+/// "Defaults"): returns `(nodes, gpus_per_node, exclusive)`.
+///
+/// Errors: [`Error::Data`] when the total cannot be split evenly.
+pub fn gpu_shape(nodes: u32, gpus: u32, exclusive: bool, max: u32) -> Result<(u32, u32, bool)> {
+    if max == 0 || gpus < max {
+        return Ok((nodes, gpus, exclusive));
+    }
+    let total = u64::from(nodes) * u64::from(gpus);
+    let max64 = u64::from(max);
+    let n = total.div_ceil(max64);
+    if total % n != 0 {
+        return Err(refuse(format!(
+            "{total} GPUs ({nodes} node(s) x {gpus}) cannot be split evenly over {n} nodes of at most {max}; ask for a multiple of {max} GPUs or fewer than {max} per node"
+        )));
+    }
+    let n32 = u32::try_from(n).map_err(|_| refuse(format!("{total} GPUs is too many")))?;
+    Ok((n32, (total / n) as u32, true))
+}
+
+/// Build the plan for one job line.
+///
+/// Errors: [`Error::BadLine`] for a missing or mistyped field (malformed
+/// input, exit 65); [`Error::Data`] for a rule the job breaks (exit 1 from
+/// the filter); [`Error::Config`] for a broken site profile.
+pub fn plan(line: &JobLine, profile: &SiteProfile, opts: RenderOptions) -> Result<Plan> {
+    let id = line.require_str(&["id"])?.to_string();
+    let storage: StorageIn = field(line, "storage")?.ok_or_else(|| Error::BadLine {
+        line: line.line_no,
+        message: "missing field `storage` ({base_dir, job_dir, results_dir}); pipe lines from `tao-record open`".into(),
+    })?;
+    let res: ResourcesIn = field(line, "resources")?.unwrap_or_default();
+    let execution: Option<ExecutionIn> = field(line, "execution")?;
+    let command: Option<String> = field(line, "command")?;
+    let spec: Option<SpecIn> = field(line, "spec")?;
+    let mounts: Vec<String> = field(line, "mounts")?.unwrap_or_default();
+    let secrets: Vec<String> = field(line, "secrets")?.unwrap_or_default();
+    let runtime: Option<String> = field(line, "runtime")?;
+    let image: Option<String> = field(line, "image")?;
+    let env_in: Option<serde_json::Map<String, Value>> = field(line, "env")?;
+
+    let main_text = execution
+        .as_ref()
+        .and_then(|e| e.command.clone())
+        .or(command)
+        .ok_or_else(|| Error::BadLine {
+            line: line.line_no,
+            message:
+                "missing field `command` (or `execution.command`); give the shell command to run"
+                    .into(),
+        })?;
+
+    // Identity and storage.
+    tao_core::id::validate(&id)?;
+    let job_name = SbatchValue::job_name(&id)?;
+    for (what, p) in [
+        ("storage.base_dir", &storage.base_dir),
+        ("storage.job_dir", &storage.job_dir),
+        ("storage.results_dir", &storage.results_dir),
+    ] {
+        if !is_plain_abs_path(p) {
+            return Err(refuse(format!(
+                "{what} {p:?} must be an absolute path of [A-Za-z0-9_./-] without '..' (it goes on #SBATCH lines and into commands); choose another SLURM_BASE_RESULTS_DIR"
+            )));
+        }
+    }
+    let job_dir = storage.job_dir.trim_end_matches('/').to_string();
+    let results_dir = storage.results_dir.trim_end_matches('/').to_string();
+    let base_dir = storage.base_dir.trim_end_matches('/').to_string();
+    let api_results_dir = parent_dir(&results_dir)
+        .ok_or_else(|| {
+            refuse(format!(
+                "storage.results_dir {results_dir:?} has no parent directory"
+            ))
+        })?
+        .to_string();
+
+    // Resources.
+    let partition_s = res
+        .partition
+        .clone()
+        .unwrap_or_else(|| profile.default_partition.clone());
+    let partition = SbatchValue::partitions(&partition_s)?;
+    let account = res
+        .account
+        .as_deref()
+        .map(SbatchValue::account)
+        .transpose()?;
+    let wall = parse_time(
+        "resources.time",
+        res.time.as_deref().unwrap_or(defaults::TIME),
+        opts.allow_unlimited,
+    )?;
+    check_time_limit(wall, &partition_s, profile)?;
+    let child_s = child_timeout_secs(res.child_timeout.as_deref(), wall)?;
+    let nodes_in = res.nodes.unwrap_or(defaults::NODES);
+    if nodes_in == 0 {
+        return Err(refuse(
+            "resources.nodes is 0; ask for at least one node".into(),
+        ));
+    }
+    let cpus = res.cpus_per_task.unwrap_or(defaults::CPUS_PER_TASK);
+    if cpus == 0 {
+        return Err(refuse(
+            "resources.cpus_per_task is 0; ask for at least one CPU".into(),
+        ));
+    }
+    let (nodes, gpus, exclusive) = gpu_shape(
+        nodes_in,
+        res.gpus_per_node.unwrap_or(defaults::GPUS_PER_NODE),
+        res.exclusive.unwrap_or(false),
+        profile.max_gpus_per_node,
+    )?;
+    let requeue = res.requeue.unwrap_or(true);
+    let exclude = match res.exclude.as_deref() {
+        Some(list) if !list.is_empty() => Some(SbatchValue::node_list(list)?),
+        _ => None,
+    };
+    let mem = res.mem.as_deref().map(SbatchValue::mem).transpose()?;
+
+    // Bindings.
+    let (config_path, config_sha256) = match &spec {
+        Some(s) => {
+            if !is_word(&s.name) || s.name.starts_with('.') {
+                return Err(refuse(format!(
+                    "spec.name {:?} must be a file name of [A-Za-z0-9_.-] not starting with '.'",
+                    s.name
+                )));
+            }
+            let sha = match (&s.text, &s.sha256) {
+                (Some(text), Some(given)) => {
+                    let got = tao_core::sha256_hex(text.as_bytes());
+                    if &got != given {
+                        return Err(refuse(format!(
+                            "spec.sha256 {given:?} does not match spec.text (sha256 {got}); open the record again"
+                        )));
+                    }
+                    Some(got)
+                }
+                (Some(text), None) => Some(tao_core::sha256_hex(text.as_bytes())),
+                (None, given) => given.clone(),
+            };
+            (Some(format!("{job_dir}/specs/{}", s.name)), sha)
+        }
+        None => (None, None),
+    };
+    let files = execution
+        .as_ref()
+        .map(|e| e.supporting_files.as_slice())
+        .unwrap_or(&[]);
+    let mut verify = Vec::new();
+    let bundle_sha256 = if files.is_empty() {
+        None
+    } else {
+        let mut sorted: Vec<&FileIn> = files.iter().collect();
+        sorted.sort_by(|a, b| a.source.cmp(&b.source));
+        let mut bundle = String::new();
+        for f in sorted {
+            let ok_path = !f.source.starts_with('/')
+                && f.source
+                    .split('/')
+                    .all(|part| is_word(part) && part != "..");
+            if !ok_path {
+                return Err(refuse(format!(
+                    "supporting file {:?} must be a relative path of [A-Za-z0-9_.-] components without '..'",
+                    f.source
+                )));
+            }
+            if f.sha256.len() != 64
+                || !f
+                    .sha256
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+            {
+                return Err(refuse(format!(
+                    "supporting file {:?}: sha256 {:?} is not 64 lowercase hex digits",
+                    f.source, f.sha256
+                )));
+            }
+            bundle.push_str(&format!("{}  {}\n", f.sha256, f.source));
+            verify.push(Verify {
+                path: format!("{job_dir}/inputs/action-helpers/{}", f.source),
+                sha256: f.sha256.clone(),
+            });
+        }
+        Some(tao_core::sha256_hex(bundle.as_bytes()))
+    };
+    let bindings = Bindings {
+        config_path,
+        job_id: id.clone(),
+        results_dir: results_dir.clone(),
+        config_sha256,
+        bundle_sha256,
+    };
+
+    // Steps.
+    let launcher_prefix = match execution.as_ref().and_then(|e| e.launcher.as_deref()) {
+        None => String::new(),
+        Some("torchrun") if nodes > 1 => "torchrun --nnodes=\"$TAO_NODE_COUNT\" --nproc-per-node=\"$TAO_GPUS_PER_NODE\" --node-rank=\"$NODE_RANK\" --master-addr=\"$MASTER_ADDR\" --master-port=\"$MASTER_PORT\" ".to_string(),
+        Some("torchrun") => format!("torchrun --standalone --nproc-per-node={} ", gpus.max(1)),
+        Some(other) => {
+            return Err(refuse(format!(
+                "execution.launcher {other:?} is not known; use \"torchrun\" or null"
+            )))
+        }
+    };
+    let mut steps = Vec::new();
+    if let Some(e) = &execution {
+        for (i, c) in e.pre_commands.iter().enumerate() {
+            no_nul("execution.pre_commands", c)?;
+            steps.push(Step {
+                name: format!("pre_{}", i + 1),
+                scope: "all",
+                text: bind(c, &bindings),
+            });
+        }
+    }
+    no_nul("command", &main_text)?;
+    steps.push(Step {
+        name: "main".into(),
+        scope: "all",
+        text: format!("{launcher_prefix}{}", bind(&main_text, &bindings)),
+    });
+    if let Some(e) = &execution {
+        for (i, p) in e.post_commands.iter().enumerate() {
+            no_nul("execution.post_commands", &p.command)?;
+            let scope = match p.scope.as_deref() {
+                None | Some("all") => "all",
+                Some("leader") => "leader",
+                Some(other) => {
+                    return Err(refuse(format!(
+                        "execution.post_commands[{i}].scope {other:?} is not known; use \"all\" or \"leader\""
+                    )))
+                }
+            };
+            steps.push(Step {
+                name: format!("post_{}", i + 1),
+                scope,
+                text: bind(&p.command, &bindings),
+            });
+        }
+    }
+
+    // Environment.
+    let mut env = Vec::new();
+    for (name, value) in env_in.unwrap_or_default() {
+        let value = match value {
+            Value::String(s) => s,
+            Value::Number(n) => n.to_string(),
+            Value::Bool(b) => b.to_string(),
+            other => {
+                return Err(Error::BadLine {
+                    line: line.line_no,
+                    message: format!("field `env.{name}`: expected a string, got {other}"),
+                })
+            }
+        };
+        check_env(&name, &value)?;
+        if secrets.iter().any(|s| s == &name) {
+            return Err(refuse(format!(
+                "env {name:?} is also listed in `secrets`: a secret travels only by name through the sidecar; remove it from `env`"
+            )));
+        }
+        env.push((name, value));
+    }
+
+    // Runtime and image.
+    let runtime = runtime.unwrap_or_else(|| profile.runtime.clone());
+    let (container, image_ref) = match runtime.as_str() {
+        "none" => (None, None),
+        "pyxis" => {
+            let given = image.ok_or_else(|| {
+                refuse(
+                    "runtime \"pyxis\" needs an `image` (/abs/path.sqsh or registry#image:tag)"
+                        .into(),
+                )
+            })?;
+            let normalised = normalise_image(&given)?;
+            let (sqsh, needs_conversion) = if is_sqsh(&normalised) {
+                (normalised.clone(), false)
+            } else {
+                (format!("{base_dir}/images/{}", sqsh_name(&given)?), true)
+            };
+            if gpus > 0 && !(sqsh.starts_with('/') && is_sqsh(&sqsh)) {
+                return Err(refuse(format!(
+                    "image {given:?}: a GPU job's --container-image must be an absolute .sqsh path; a registry pull would run on idle, billed GPUs"
+                )));
+            }
+            let mut all_mounts = Vec::new();
+            for m in &mounts {
+                if m.is_empty() || m.contains(',') || m.chars().any(|c| c.is_control()) {
+                    return Err(refuse(format!(
+                        "mount {m:?} must be SRC:DST[:FLAGS] without commas or control characters"
+                    )));
+                }
+                all_mounts.push(m.clone());
+            }
+            let covered = mounts.iter().any(|m| {
+                let dst = m.split(':').nth(1).unwrap_or(m).trim_end_matches('/');
+                dst.is_empty() || base_dir == dst || base_dir.starts_with(&format!("{dst}/"))
+            });
+            if !covered {
+                all_mounts.push(format!("{base_dir}:{base_dir}"));
+            }
+            (
+                Some(Container {
+                    image: sqsh.clone(),
+                    mounts: all_mounts.join(","),
+                }),
+                Some(ImageRef {
+                    given,
+                    normalised,
+                    sqsh,
+                    needs_conversion,
+                }),
+            )
+        }
+        other => {
+            return Err(refuse(format!(
+                "runtime {other:?} is not known; use \"pyxis\" or \"none\""
+            )))
+        }
+    };
+
+    Ok(Plan {
+        output: SbatchValue::log_path(&job_dir, &id, "main.out")?,
+        error: SbatchValue::log_path(&job_dir, &id, "main.err")?,
+        log_dir_prefix: format!("{job_dir}/slurm-logs/{id}-"),
+        secrets_file: format!("{job_dir}/env/secrets.env"),
+        id,
+        job_name,
+        partition,
+        account,
+        time: SbatchValue::time(&wall),
+        nodes: SbatchValue::number(nodes),
+        gres: (gpus > 0).then(|| SbatchValue::gres_gpu(gpus)),
+        cpus: SbatchValue::number(cpus),
+        mem,
+        exclude,
+        effective: Effective {
+            nodes,
+            gpus_per_node: gpus,
+            cpus_per_task: cpus,
+            time: wall.canonical(),
+            child_timeout_s: child_s,
+            partition: partition_s,
+            exclusive,
+            requeue,
+        },
+        results_dir,
+        api_results_dir,
+        env,
+        container,
+        image: image_ref,
+        verify,
+        steps,
+        bindings,
+    })
+}
+
+/// An ordered map of NCCL variables, checked like `env` entries.
+///
+/// Errors: [`Error::Data`] naming a bad variable.
+pub fn check_env_map(env: &BTreeMap<String, String>) -> Result<Vec<(String, String)>> {
+    env.iter()
+        .map(|(k, v)| check_env(k, v).map(|_| (k.clone(), v.clone())))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn profile() -> SiteProfile {
+        SiteProfile::load(Some("cs-oci-ord")).unwrap()
+    }
+
+    #[test]
+    fn gpu_shape_rule() {
+        assert_eq!(gpu_shape(1, 4, false, 8).unwrap(), (1, 4, false));
+        assert_eq!(gpu_shape(1, 8, false, 8).unwrap(), (1, 8, true));
+        assert_eq!(gpu_shape(1, 16, false, 8).unwrap(), (2, 8, true));
+        assert_eq!(gpu_shape(2, 8, false, 8).unwrap(), (2, 8, true));
+        assert_eq!(gpu_shape(1, 12, false, 8).unwrap(), (2, 6, true));
+        assert!(gpu_shape(1, 9, false, 8).is_err());
+        assert_eq!(gpu_shape(3, 0, false, 8).unwrap(), (3, 0, false));
+    }
+
+    #[test]
+    fn time_limits_name_partition_and_limit() {
+        let p = profile();
+        let t = SlurmTime::parse("05:00:00").unwrap();
+        let err = check_time_limit(t, "polar,polar3", &p)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("\"polar\"") && err.contains("0-04:00:00"),
+            "{err}"
+        );
+        assert!(
+            check_time_limit(SlurmTime::parse("04:00:00").unwrap(), "polar,grizzly", &p).is_ok()
+        );
+        assert!(check_time_limit(SlurmTime::parse("1-00:00:00").unwrap(), "cpu_long", &p).is_ok());
+        // The second partition of the list also counts.
+        assert!(
+            check_time_limit(SlurmTime::parse("05:00:00").unwrap(), "cpu_long,polar", &p).is_err()
+        );
+        // Unknown partitions are not checked.
+        assert!(check_time_limit(SlurmTime::parse("9-00:00:00").unwrap(), "other", &p).is_ok());
+        assert!(check_time_limit(SlurmTime::Unlimited, "polar", &p).is_err());
+    }
+
+    #[test]
+    fn unlimited_needs_the_flag() {
+        assert!(parse_time("t", "0", false).is_err());
+        assert!(parse_time("t", "UNLIMITED", false).is_err());
+        assert_eq!(parse_time("t", "0", true).unwrap(), SlurmTime::Unlimited);
+    }
+
+    #[test]
+    fn child_timeout_rules() {
+        let wall = SlurmTime::parse("04:00:00").unwrap();
+        assert_eq!(child_timeout_secs(None, wall).unwrap(), 13680); // 3.8 h
+        assert_eq!(child_timeout_secs(Some("00:00:05"), wall).unwrap(), 5);
+        assert!(child_timeout_secs(Some("04:00:00"), wall).is_err());
+        assert!(child_timeout_secs(Some("0"), wall).is_err());
+        assert_eq!(child_timeout_secs(None, SlurmTime::Unlimited).unwrap(), 0);
+    }
+
+    #[test]
+    fn env_names() {
+        assert!(check_env("HF_HOME", "/x").is_ok());
+        for bad in [
+            "1A",
+            "A-B",
+            "A B",
+            "",
+            "TAO_JOB_ID",
+            "SLURM_JOB_ID",
+            "tao_child",
+            "BASH_ENV",
+        ] {
+            assert!(check_env(bad, "v").is_err(), "{bad}");
+        }
+        assert!(check_env("A", "a\0b").is_err());
+    }
+
+    #[test]
+    fn bindings_are_exact_tokens() {
+        let b = Bindings {
+            config_path: Some("/b/jobs/x/specs/s.yaml".into()),
+            job_id: "x".into(),
+            results_dir: "/b/results/x".into(),
+            config_sha256: None,
+            bundle_sha256: None,
+        };
+        assert_eq!(
+            bind(
+                "t -e {config_path} -r {results_dir} -k {job_id} {other} {}",
+                &b
+            ),
+            "t -e /b/jobs/x/specs/s.yaml -r /b/results/x -k x {other} {}"
+        );
+    }
+}

@@ -1,0 +1,519 @@
+//! The askama templates compiled into the binary and the functions that
+//! fill them: job lines (single and multi), image conversion and the
+//! communication probe.
+//!
+//! Templates live in `templates/` (`base.sbatch` is the skeleton every
+//! script shares; `single.sbatch` extends it; `multi.sbatch` extends
+//! `single.sbatch` and overrides only the node shape, the rendezvous and the
+//! per-node rank; `convert.sbatch` and `probe.sbatch` extend the base;
+//! `rendezvous.sbatch` is included by multi and probe). See `askama.toml`
+//! and [`crate::escape`] for how values are escaped.
+
+use std::collections::BTreeMap;
+
+use askama::Template;
+use serde::{Deserialize, Serialize};
+use tao_core::site::SiteProfile;
+use tao_core::{Error, JobLine, Result};
+
+use crate::escape::{is_plain_abs_path, is_word, SbatchValue};
+use crate::image::{is_sqsh, normalise_image, sqsh_name};
+use crate::job::{self, Bindings, Container, Effective, ImageRef, Plan, RenderOptions};
+use crate::slurm_time::SlurmTime;
+
+/// A rendered sbatch script; serialised as the line's `script` field.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Script {
+    /// `single`, `multi`, `convert` or `probe`.
+    pub template: &'static str,
+    /// Lowercase hex SHA-256 of `text` (what tao-redact lint approves).
+    pub sha256: String,
+    /// The script, `\n`-terminated lines, starting with `#!/bin/bash`.
+    pub text: String,
+    /// Bound values and checksums (job scripts only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bindings: Option<Bindings>,
+    /// How the image resolved (runtime pyxis only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image: Option<ImageRef>,
+    /// Resources after the rules were applied (job scripts only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resources: Option<Effective>,
+}
+
+impl Script {
+    fn new(template: &'static str, text: String) -> Self {
+        Script {
+            template,
+            sha256: tao_core::sha256_hex(text.as_bytes()),
+            text,
+            bindings: None,
+            image: None,
+            resources: None,
+        }
+    }
+}
+
+/// The values base.sbatch needs.
+pub(crate) struct Common {
+    job_name: SbatchValue,
+    partition: SbatchValue,
+    account: Option<SbatchValue>,
+    time: SbatchValue,
+    requeue: bool,
+    exclude: Option<SbatchValue>,
+    output: SbatchValue,
+    error: SbatchValue,
+    id: String,
+    log_dir_prefix: String,
+    secrets_file: String,
+    child_timeout: u64,
+    kill_after: u64,
+}
+
+pub(crate) struct Rendezvous {
+    nodes: u32,
+    gpus: u32,
+}
+
+#[derive(Template)]
+#[template(path = "single.sbatch")]
+struct SingleScript<'a> {
+    c: &'a Common,
+    j: &'a Plan,
+    #[allow(dead_code)]
+    r: &'a Rendezvous,
+}
+
+#[derive(Template)]
+#[template(path = "multi.sbatch")]
+struct MultiScript<'a> {
+    c: &'a Common,
+    j: &'a Plan,
+    r: &'a Rendezvous,
+}
+
+pub(crate) struct ConvertView {
+    cpus: SbatchValue,
+    mem: SbatchValue,
+    uri: String,
+    sqsh: String,
+    images_dir: String,
+    tmp_prefix: String,
+}
+
+#[derive(Template)]
+#[template(path = "convert.sbatch")]
+struct ConvertScript<'a> {
+    c: &'a Common,
+    v: &'a ConvertView,
+}
+
+pub(crate) struct ProbeView {
+    nodes: SbatchValue,
+    gres: Option<SbatchValue>,
+    cpus: SbatchValue,
+    env: Vec<(String, String)>,
+    nproc: u32,
+    container: Option<Container>,
+    mode: &'static str,
+    argv: Vec<String>,
+}
+
+#[derive(Template)]
+#[template(path = "probe.sbatch")]
+struct ProbeScript<'a> {
+    c: &'a Common,
+    p: &'a ProbeView,
+    r: &'a Rendezvous,
+}
+
+fn internal(e: askama::Error) -> Error {
+    Error::Internal(format!(
+        "template render failed ({e}); a value escaped its validation, please report this"
+    ))
+}
+
+/// Render one job line with default options (see [`render_line_with`]).
+pub fn render_line(line: &JobLine, profile: &SiteProfile) -> Result<Script> {
+    render_line_with(line, profile, RenderOptions::default())
+}
+
+/// Render one job line into the `single` (one node) or `multi` (two or more
+/// nodes after the GPU rule) script.
+///
+/// Input: a job line with `id`, `storage`, `command` or `execution`, and
+/// optionally `resources`, `spec`, `mounts`, `env`, `secrets`, `runtime`,
+/// `image` (docs/CONTRACT.md); the site profile gives partition limits, the
+/// default partition and runtime, and the per-node GPU maximum.
+/// Output: the [`Script`] with `bindings`, `resources` and (pyxis) `image`.
+///
+/// Errors: [`Error::BadLine`] for a missing or mistyped field;
+/// [`Error::Data`] for a rule the job breaks (see [`crate::job::plan`]);
+/// [`Error::Internal`] if a template fails to render.
+pub fn render_line_with(
+    line: &JobLine,
+    profile: &SiteProfile,
+    opts: RenderOptions,
+) -> Result<Script> {
+    let plan = job::plan(line, profile, opts)?;
+    let c = Common {
+        job_name: plan.job_name.clone(),
+        partition: plan.partition.clone(),
+        account: plan.account.clone(),
+        time: plan.time.clone(),
+        requeue: plan.effective.requeue,
+        exclude: plan.exclude.clone(),
+        output: plan.output.clone(),
+        error: plan.error.clone(),
+        id: plan.id.clone(),
+        log_dir_prefix: plan.log_dir_prefix.clone(),
+        secrets_file: plan.secrets_file.clone(),
+        child_timeout: plan.effective.child_timeout_s,
+        kill_after: job::defaults::KILL_AFTER,
+    };
+    let r = Rendezvous {
+        nodes: plan.effective.nodes,
+        gpus: plan.effective.gpus_per_node,
+    };
+    let (template, text) = if plan.effective.nodes > 1 {
+        (
+            "multi",
+            MultiScript {
+                c: &c,
+                j: &plan,
+                r: &r,
+            }
+            .render(),
+        )
+    } else {
+        (
+            "single",
+            SingleScript {
+                c: &c,
+                j: &plan,
+                r: &r,
+            }
+            .render(),
+        )
+    };
+    let mut script = Script::new(template, text.map_err(internal)?);
+    script.bindings = Some(plan.bindings);
+    script.image = plan.image;
+    script.resources = Some(plan.effective);
+    Ok(script)
+}
+
+/// What to convert: a registry image into the `.sqsh` conversion cache.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConvertRequest {
+    /// Slurm job name, `[a-z0-9-]` (see [`convert_job_name`]).
+    pub id: String,
+    /// The image in any accepted registry spelling.
+    pub image: String,
+    /// `SLURM_BASE_RESULTS_DIR`; the output is `<base_dir>/images/<sqsh_name>`.
+    pub base_dir: String,
+    /// Directory for logs and the secrets sidecar:
+    /// `<job_dir>/slurm-logs/<id>-%j/main.out`, `<job_dir>/env/secrets.env`.
+    pub job_dir: String,
+    /// Slurm account, if any.
+    #[serde(default)]
+    pub account: Option<String>,
+}
+
+/// A stable Slurm job name for converting `image`: `tao-convert-` and the
+/// first 12 hex digits of the SHA-256 of its normalised form.
+///
+/// Errors: as [`normalise_image`].
+pub fn convert_job_name(image: &str) -> Result<String> {
+    let norm = normalise_image(image)?;
+    Ok(format!(
+        "tao-convert-{}",
+        &tao_core::sha256_hex(norm.as_bytes())[..12]
+    ))
+}
+
+/// Render the image conversion job for the site's CPU partition: `enroot
+/// import -o` into a temporary name, renamed to `<base_dir>/images/<name>`
+/// only after the `hsqs` magic checks out; TMPDIR=/tmp and a job-unique
+/// ENROOT_TEMP_PATH / SLURM_ENROOT_TEMP_PATH; partition, CPUs, memory and
+/// time from `profile.conversion`; never exclusive, never requeued.
+///
+/// Errors: [`Error::Data`] for an image that is already a `.sqsh` or does
+/// not normalise, a bad id or path; [`Error::Config`] for a conversion
+/// profile whose values cannot go on `#SBATCH` lines.
+pub fn render_convert(req: &ConvertRequest, profile: &SiteProfile) -> Result<Script> {
+    tao_core::id::validate(&req.id)?;
+    let norm = normalise_image(&req.image)?;
+    if is_sqsh(&norm) {
+        return Err(Error::Data(format!(
+            "image {:?} is already a .sqsh file; it needs no conversion",
+            req.image
+        )));
+    }
+    let name = sqsh_name(&req.image)?;
+    for (what, p) in [("base_dir", &req.base_dir), ("job_dir", &req.job_dir)] {
+        if !is_plain_abs_path(p) {
+            return Err(Error::Data(format!(
+                "{what} {p:?} must be an absolute path of [A-Za-z0-9_./-] without '..'"
+            )));
+        }
+    }
+    let conv = &profile.conversion;
+    let cfg = |e: Error| {
+        Error::Config(format!(
+            "site profile {:?}, [conversion]: {e}",
+            profile.name
+        ))
+    };
+    let time = SlurmTime::parse(&conv.time).map_err(|e| {
+        Error::Config(format!(
+            "site profile {:?}, [conversion]: {e}",
+            profile.name
+        ))
+    })?;
+    let Some(wall) = time.seconds() else {
+        return Err(Error::Config(format!(
+            "site profile {:?}, [conversion]: time must be finite",
+            profile.name
+        )));
+    };
+    let job_dir = req.job_dir.trim_end_matches('/');
+    let base = req.base_dir.trim_end_matches('/');
+    let images_dir = format!("{base}/images");
+    let c = Common {
+        job_name: SbatchValue::job_name(&req.id)?,
+        partition: SbatchValue::partitions(&conv.partition).map_err(cfg)?,
+        account: req
+            .account
+            .as_deref()
+            .map(SbatchValue::account)
+            .transpose()?,
+        time: SbatchValue::time(&time),
+        requeue: false,
+        exclude: None,
+        output: SbatchValue::log_path(job_dir, &req.id, "main.out")?,
+        error: SbatchValue::log_path(job_dir, &req.id, "main.err")?,
+        id: req.id.clone(),
+        log_dir_prefix: format!("{job_dir}/slurm-logs/{}-", req.id),
+        secrets_file: format!("{job_dir}/env/secrets.env"),
+        child_timeout: ((wall as f64) * job::defaults::CHILD_SHARE) as u64,
+        kill_after: job::defaults::KILL_AFTER,
+    };
+    let v = ConvertView {
+        cpus: SbatchValue::number(conv.cpus.max(1)),
+        mem: SbatchValue::mem(&conv.mem).map_err(cfg)?,
+        uri: format!("docker://{norm}"),
+        sqsh: format!("{images_dir}/{name}"),
+        tmp_prefix: format!("{images_dir}/.{name}.partial-"),
+        images_dir,
+    };
+    let text = ConvertScript { c: &c, v: &v }.render().map_err(internal)?;
+    Ok(Script::new("convert", text))
+}
+
+/// How the probe program is started on each node.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ProbeLauncher {
+    /// `torchrun --nnodes --nproc-per-node --node-rank --master-addr
+    /// --master-port PROGRAM ARGS...` (one torchrun per node).
+    #[default]
+    Torchrun,
+    /// `ARGV... PROGRAM ARGS...` once per node (e.g. `["python3"]`, or a
+    /// test stand-in such as `["bash"]`), with the rendezvous variables set.
+    Command(Vec<String>),
+}
+
+/// Markers the probe script prints on stdout (`main.out`), one line each,
+/// after `tao: `.
+pub mod probe_result {
+    /// The probe program exited 0.
+    pub const OK: &str = "TAO_PROBE_RESULT=ok";
+    /// The hard timeout fired (timeout(1) exit 124, or 137 after KILL).
+    pub const TIMEOUT: &str = "TAO_PROBE_RESULT=timeout";
+    /// Any other exit: `TAO_PROBE_RESULT=failed exit=N`.
+    pub const FAILED_PREFIX: &str = "TAO_PROBE_RESULT=failed";
+}
+
+/// The communication probe job (issue 8).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProbeRequest {
+    /// Slurm job name, `[a-z0-9-]`.
+    pub id: String,
+    /// Partition (the real job's partition).
+    pub partition: String,
+    /// Slurm account, if any.
+    #[serde(default)]
+    pub account: Option<String>,
+    /// Node count (the real job's).
+    pub nodes: u32,
+    /// GPUs per node (0: CPU only; torchrun then starts one process per node).
+    pub gpus_per_node: u32,
+    /// CPUs per task.
+    #[serde(default = "default_probe_cpus")]
+    pub cpus_per_task: u32,
+    /// Wall time (Slurm format); must exceed `timeout_s` plus 10 s.
+    #[serde(default = "default_probe_time")]
+    pub time: String,
+    /// Hard timeout of the probe in seconds (about 120).
+    #[serde(default = "default_probe_timeout")]
+    pub timeout_s: u64,
+    /// Job directory: logs, sidecar and the staged program live under it.
+    pub job_dir: String,
+    /// The staged probe program, relative to `job_dir` (e.g. `inputs/probe/allreduce.py`).
+    pub program: String,
+    /// Arguments after the program.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// How the program is started.
+    #[serde(default)]
+    pub launcher: ProbeLauncher,
+    /// The NCCL environment being tried (`{}` for the first try).
+    #[serde(default)]
+    pub nccl_env: BTreeMap<String, String>,
+    /// Absolute `.sqsh` for runtime pyxis; `None` runs plain srun.
+    #[serde(default)]
+    pub image: Option<String>,
+    /// Pyxis `--container-mounts` entries (the job directory's base must be among them).
+    #[serde(default)]
+    pub mounts: Vec<String>,
+    /// Nodes to avoid.
+    #[serde(default)]
+    pub exclude: Vec<String>,
+}
+
+fn default_probe_cpus() -> u32 {
+    2
+}
+fn default_probe_time() -> String {
+    "00:10:00".into()
+}
+fn default_probe_timeout() -> u64 {
+    120
+}
+
+/// Render the communication probe job: the rendezvous exports of the multi
+/// template, the given NCCL variables, then the staged program under
+/// torchrun (or the given launcher) on every node, under a hard timeout of
+/// `timeout_s` seconds (plus 10 s before SIGKILL); prints one
+/// [`probe_result`] line and exits with the program's status (124 on
+/// timeout). Never requeued.
+///
+/// Errors: [`Error::Data`] for a bad id, partition, path, variable, image
+/// or a wall time not above the timeout.
+pub fn render_probe(req: &ProbeRequest) -> Result<Script> {
+    tao_core::id::validate(&req.id)?;
+    if req.nodes == 0 || req.cpus_per_task == 0 || req.timeout_s == 0 {
+        return Err(Error::Data(
+            "probe: nodes, cpus_per_task and timeout_s must be at least 1".into(),
+        ));
+    }
+    let job_dir = req.job_dir.trim_end_matches('/');
+    if !is_plain_abs_path(job_dir) {
+        return Err(Error::Data(format!(
+            "probe job_dir {:?} must be an absolute path of [A-Za-z0-9_./-] without '..'",
+            req.job_dir
+        )));
+    }
+    if req.program.starts_with('/') || !req.program.split('/').all(|p| is_word(p) && p != "..") {
+        return Err(Error::Data(format!(
+            "probe program {:?} must be a path relative to the job directory, of [A-Za-z0-9_.-] components",
+            req.program
+        )));
+    }
+    let time = job::parse_time("probe time", &req.time, false)?;
+    if time.seconds().unwrap_or(u64::MAX) <= req.timeout_s + 10 {
+        return Err(Error::Data(format!(
+            "probe time {} must be longer than the probe timeout of {} s plus 10 s",
+            time.canonical(),
+            req.timeout_s
+        )));
+    }
+    let env = job::check_env_map(&req.nccl_env)?;
+    for a in &req.args {
+        if tao_core::shell::has_nul(a) {
+            return Err(Error::Data("probe argument contains a NUL byte".into()));
+        }
+    }
+    let container = match &req.image {
+        None => None,
+        Some(img) => {
+            if !(img.starts_with('/') && is_sqsh(img)) {
+                return Err(Error::Data(format!(
+                    "probe image {img:?} must be an absolute .sqsh path (convert it first)"
+                )));
+            }
+            for m in &req.mounts {
+                if m.is_empty() || m.contains(',') || m.chars().any(|c| c.is_control()) {
+                    return Err(Error::Data(format!(
+                        "probe mount {m:?} must be SRC:DST[:FLAGS] without commas"
+                    )));
+                }
+            }
+            Some(Container {
+                image: img.clone(),
+                mounts: req.mounts.join(","),
+            })
+        }
+    };
+    let (mode, mut argv) = match &req.launcher {
+        ProbeLauncher::Torchrun => ("torchrun", Vec::new()),
+        ProbeLauncher::Command(prefix) => {
+            if prefix.is_empty() || prefix.iter().any(|a| tao_core::shell::has_nul(a)) {
+                return Err(Error::Data(
+                    "probe launcher command must be a non-empty argv without NUL".into(),
+                ));
+            }
+            ("command", prefix.clone())
+        }
+    };
+    argv.push(format!("{job_dir}/{}", req.program));
+    argv.extend(req.args.iter().cloned());
+    let exclude = if req.exclude.is_empty() {
+        None
+    } else {
+        Some(SbatchValue::node_list(&req.exclude)?)
+    };
+    let c = Common {
+        job_name: SbatchValue::job_name(&req.id)?,
+        partition: SbatchValue::partitions(&req.partition)?,
+        account: req
+            .account
+            .as_deref()
+            .map(SbatchValue::account)
+            .transpose()?,
+        time: SbatchValue::time(&time),
+        requeue: false,
+        exclude,
+        output: SbatchValue::log_path(job_dir, &req.id, "main.out")?,
+        error: SbatchValue::log_path(job_dir, &req.id, "main.err")?,
+        id: req.id.clone(),
+        log_dir_prefix: format!("{job_dir}/slurm-logs/{}-", req.id),
+        secrets_file: format!("{job_dir}/env/secrets.env"),
+        child_timeout: req.timeout_s,
+        kill_after: 10,
+    };
+    let p = ProbeView {
+        nodes: SbatchValue::number(req.nodes),
+        gres: (req.gpus_per_node > 0).then(|| SbatchValue::gres_gpu(req.gpus_per_node)),
+        cpus: SbatchValue::number(req.cpus_per_task),
+        env,
+        nproc: req.gpus_per_node.max(1),
+        container,
+        mode,
+        argv,
+    };
+    let r = Rendezvous {
+        nodes: req.nodes,
+        gpus: req.gpus_per_node,
+    };
+    let text = ProbeScript {
+        c: &c,
+        p: &p,
+        r: &r,
+    }
+    .render()
+    .map_err(internal)?;
+    Ok(Script::new("probe", text))
+}
