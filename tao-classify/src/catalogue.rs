@@ -390,7 +390,7 @@ reason = "GPFS unmounted"
             "[[rule]]\nid='x'\nclass='infra'\nsubclass='s'\npriority=1\nkeywords=['a']\npattern='('\nreason='r'\n",
         )
         .unwrap();
-        let err = Catalogue::with_site_files(&[path.clone()]).unwrap_err();
+        let err = Catalogue::with_site_files(std::slice::from_ref(&path)).unwrap_err();
         assert_eq!(err.code(), tao_core::exit::CONFIG);
         assert!(
             err.to_string().contains("rule \"x\": invalid pattern"),

@@ -119,9 +119,11 @@ pub fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Args> {
                 let text = v.to_string_lossy();
                 out.max_attempts = match text.parse::<u32>() {
                     Ok(n) if n >= 1 => n,
-                    _ => return Err(Error::Usage(format!(
+                    _ => {
+                        return Err(Error::Usage(format!(
                         "--max-attempts {text:?}: expected a whole number >= 1 (1 = never retry)"
-                    ))),
+                    )))
+                    }
                 };
             }
             other => return Err(usage(other.unexpected())),
