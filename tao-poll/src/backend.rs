@@ -1,0 +1,513 @@
+//! Where answers come from: the cluster over SSH ([`SshBackend`]) or saved
+//! outputs ([`ReplayBackend`], for `--replay-*` and regression tests).
+//!
+//! Over SSH, one session per login host runs one `squeue` and one `sacct`
+//! for all of that host's jobs (one per cluster for `jobid;cluster` jobs,
+//! with `-M`), chunked only when the `-j` list would pass [`MAX_ID_LIST`]
+//! bytes (Linux limits one argument to 128 KiB), then one `sh -s` script for
+//! the status files of every finished job. Commands run under `env
+//! SLURM_TIME_FORMAT=%s` (epoch seconds; `env` works from any login shell).
+//!
+//! A command's reply is classified by [`classify`]: exit 0 is an answer
+//! (an empty one included); squeue's "Invalid job id specified" for a
+//! single id is the definite answer "not known"; everything else
+//! ("Socket timed out", "accounting storage is disabled", an unsupported
+//! flag, a lost connection) is a [`QueryFailure`], never a job state.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use tao_core::shell::quote;
+
+use crate::observe::{Answer, JobRef, QueryFailure};
+use crate::parse::{self, Parsed};
+use crate::status::{self, FileRecords, FileRequest};
+
+/// Longest `-j` argument sent in one command, in bytes.
+pub const MAX_ID_LIST: usize = 64 * 1024;
+
+/// A source of scheduler answers for the jobs of one login host.
+pub trait Backend {
+    /// squeue's view of `jobs` (all states).
+    fn squeue(&mut self, jobs: &[JobRef]) -> Answer;
+    /// sacct's view of `jobs` (allocations only).
+    fn sacct(&mut self, jobs: &[JobRef]) -> Answer;
+    /// `scontrol show job` (used when accounting is disabled).
+    fn scontrol(&mut self, jobs: &[JobRef]) -> Answer;
+    /// Read status/completion records and log tails, one result per request.
+    ///
+    /// Errors: a [`QueryFailure`] when the read as a whole failed.
+    fn read_files(
+        &mut self,
+        reqs: &[FileRequest],
+        tail_lines: u32,
+    ) -> Result<Vec<FileRecords>, QueryFailure>;
+    /// The login host these answers come from (for `slurm.login_host`), if any.
+    fn login_host(&self) -> Option<String>;
+}
+
+/// Classify a command's reply: `Ok(stdout)` for an answer, else why not.
+/// `what` names the command; `n_ids` is how many ids were asked about.
+pub fn classify(
+    what: &str,
+    status: i32,
+    stdout: &str,
+    stderr: &str,
+    n_ids: usize,
+) -> Result<String, QueryFailure> {
+    let err_line = tao_core::cli::one_line(stderr.trim());
+    let fail = |code: &str, msg: String| QueryFailure {
+        code: code.into(),
+        message: msg,
+    };
+    let lower = stderr.to_ascii_lowercase();
+    if lower.contains("accounting storage is disabled") {
+        return Err(fail("no_accounting", format!("{what}: {err_line}")));
+    }
+    if status == 0 {
+        return Ok(stdout.to_string());
+    }
+    if lower.contains("invalid job id specified") && n_ids == 1 {
+        // squeue -j with exactly one purged id: a definite "not known".
+        return Ok(String::new());
+    }
+    let unsupported = [
+        "invalid job format specification",
+        "invalid field requested",
+        "unrecognized option",
+        "invalid option",
+        "unknown option",
+    ];
+    if unsupported.iter().any(|u| lower.contains(u)) {
+        return Err(fail(
+            "unsupported",
+            format!("{what} refused a flag (older Slurm?): {err_line}"),
+        ));
+    }
+    if status == 127 || lower.contains("command not found") {
+        return Err(fail("config", format!("{what} not found on the login host: {err_line}; load Slurm in the site profile's remote_prefix")));
+    }
+    let msg = if err_line.is_empty() {
+        format!("{what} exited {status} with no message")
+    } else {
+        format!("{what} exited {status}: {err_line}")
+    };
+    Err(fail("tempfail", msg))
+}
+
+/// Group jobs by cluster and split their ids into `-j` lists of at most
+/// `max` bytes.
+pub fn chunks(jobs: &[JobRef], max: usize) -> Vec<(Option<String>, Vec<String>)> {
+    let mut by_cluster: BTreeMap<Option<String>, Vec<String>> = BTreeMap::new();
+    for j in jobs {
+        let v = by_cluster.entry(j.cluster.clone()).or_default();
+        if !v.contains(&j.job_id) {
+            v.push(j.job_id.clone());
+        }
+    }
+    let mut out = Vec::new();
+    for (cluster, ids) in by_cluster {
+        let mut cur: Vec<String> = Vec::new();
+        let mut len = 0;
+        for id in ids {
+            if !cur.is_empty() && len + id.len() + 1 > max {
+                out.push((cluster.clone(), std::mem::take(&mut cur)));
+                len = 0;
+            }
+            len += id.len() + 1;
+            cur.push(id);
+        }
+        if !cur.is_empty() {
+            out.push((cluster.clone(), cur));
+        }
+    }
+    out
+}
+
+/// The cluster's answers over one SSH session.
+pub struct SshBackend {
+    remote: tao_ssh::Remote,
+    /// Whether squeue refused `-O` once (then `-o` is used for this session).
+    legacy_squeue: bool,
+}
+
+impl SshBackend {
+    /// Wrap a connected session.
+    pub fn new(remote: tao_ssh::Remote) -> Self {
+        SshBackend {
+            remote,
+            legacy_squeue: false,
+        }
+    }
+
+    /// The session (for `logs`).
+    pub fn remote(&self) -> &tao_ssh::Remote {
+        &self.remote
+    }
+
+    fn run(&self, what: &str, cmd: &str, n_ids: usize) -> Result<String, QueryFailure> {
+        match self.remote.exec(cmd, None) {
+            Ok(out) => classify(
+                what,
+                out.status,
+                &String::from_utf8_lossy(&out.stdout),
+                &String::from_utf8_lossy(&out.stderr),
+                n_ids,
+            ),
+            Err(e) => Err(QueryFailure {
+                code: e.kind().into(),
+                message: e.to_string(),
+            }),
+        }
+    }
+
+    fn per_chunk(
+        &mut self,
+        jobs: &[JobRef],
+        mut one: impl FnMut(&mut Self, Option<&str>, &[String]) -> Answer,
+    ) -> Answer {
+        let mut total = Answer::default();
+        for (cluster, ids) in chunks(jobs, MAX_ID_LIST) {
+            let mut a = one(self, cluster.as_deref(), &ids);
+            for f in &mut a.failures {
+                if f.0.is_none() {
+                    f.0 = Some(ids.clone());
+                }
+            }
+            total.merge(a);
+        }
+        total
+    }
+}
+
+fn cluster_flag(cluster: Option<&str>) -> String {
+    cluster
+        .map(|c| format!(" -M {}", quote(c)))
+        .unwrap_or_default()
+}
+
+fn to_answer(res: Result<String, QueryFailure>, parse: fn(&str) -> Parsed) -> Answer {
+    match res {
+        Ok(text) => Answer::from_parsed(parse(&text)),
+        Err(f) => Answer::failed(f),
+    }
+}
+
+impl Backend for SshBackend {
+    fn squeue(&mut self, jobs: &[JobRef]) -> Answer {
+        self.per_chunk(jobs, |me, cluster, ids| {
+            let list = quote(&ids.join(","));
+            if !me.legacy_squeue {
+                let cmd = format!(
+                    "env SLURM_TIME_FORMAT=%s squeue -h -t all{} -j {list} -O {}",
+                    cluster_flag(cluster),
+                    quote(&parse::squeue_format_arg())
+                );
+                match me.run("squeue", &cmd, ids.len()) {
+                    Err(f) if f.code == "unsupported" => me.legacy_squeue = true,
+                    other => return to_answer(other, parse::parse_squeue),
+                }
+            }
+            let cmd = format!(
+                "env SLURM_TIME_FORMAT=%s squeue -h -t all{} -j {list} -o {}",
+                cluster_flag(cluster),
+                quote(parse::SQUEUE_LEGACY_FORMAT)
+            );
+            to_answer(
+                me.run("squeue", &cmd, ids.len()),
+                parse::parse_squeue_legacy,
+            )
+        })
+    }
+
+    fn sacct(&mut self, jobs: &[JobRef]) -> Answer {
+        self.per_chunk(jobs, |me, cluster, ids| {
+            let cmd = format!(
+                "env SLURM_TIME_FORMAT=%s sacct -P -n -X{} -j {} -o {}",
+                cluster_flag(cluster),
+                quote(&ids.join(",")),
+                quote(&parse::sacct_format_arg())
+            );
+            to_answer(me.run("sacct", &cmd, ids.len()), parse::parse_sacct)
+        })
+    }
+
+    fn scontrol(&mut self, jobs: &[JobRef]) -> Answer {
+        // One RPC for all jobs the controller holds, filtered locally.
+        let mut clusters: Vec<Option<String>> = jobs.iter().map(|j| j.cluster.clone()).collect();
+        clusters.sort();
+        clusters.dedup();
+        let mut total = Answer::default();
+        for c in clusters {
+            let cmd = format!(
+                "env SLURM_TIME_FORMAT=%s scontrol{} show job -o",
+                cluster_flag(c.as_deref())
+            );
+            let res = self.run("scontrol", &cmd, 2).or_else(|f| {
+                // "No jobs in the system" is an answer.
+                if f.message.contains("No jobs in the system") {
+                    Ok(String::new())
+                } else {
+                    Err(f)
+                }
+            });
+            total.merge(to_answer(res, parse::parse_scontrol));
+        }
+        total
+    }
+
+    fn read_files(
+        &mut self,
+        reqs: &[FileRequest],
+        tail_lines: u32,
+    ) -> Result<Vec<FileRecords>, QueryFailure> {
+        if reqs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let nonce = nonce();
+        let script = status::script(reqs, &nonce, tail_lines);
+        let out = self
+            .remote
+            .exec("sh -s", Some(script.as_bytes()))
+            .map_err(|e| QueryFailure {
+                code: e.kind().into(),
+                message: e.to_string(),
+            })?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let (map, ended) = status::parse_output(&text, &nonce, tail_lines);
+        if !ended || out.status != 0 {
+            return Err(QueryFailure {
+                code: "tempfail".into(),
+                message: format!(
+                    "reading status files exited {}: {}",
+                    out.status,
+                    tao_core::cli::one_line(String::from_utf8_lossy(&out.stderr).trim())
+                ),
+            });
+        }
+        Ok(reqs.iter().map(|r| status::records_for(r, &map)).collect())
+    }
+
+    fn login_host(&self) -> Option<String> {
+        Some(self.remote.login_host().to_string())
+    }
+}
+
+/// A random-enough marker for one script run: hash of time, pid and a counter.
+pub fn nonce() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let seed = format!(
+        "{t}-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    );
+    tao_core::sha256_hex(seed.as_bytes())[..24].to_string()
+}
+
+/// Saved outputs instead of a cluster: each command's reply is a file's text
+/// (any job not in it is "not known" to that command; a command without a
+/// file failed with code `replay`). Status files and logs are read from
+/// `root` + the remote absolute path.
+#[derive(Debug, Clone, Default)]
+pub struct ReplayBackend {
+    /// squeue output text, if given.
+    pub squeue: Option<String>,
+    /// sacct output text (or sacct's error text, e.g. "accounting storage is disabled").
+    pub sacct: Option<String>,
+    /// scontrol show job output text.
+    pub scontrol: Option<String>,
+    /// Directory standing for `/` of the cluster's shared filesystem.
+    pub root: Option<PathBuf>,
+}
+
+fn replay_answer(text: &Option<String>, what: &str, parse: fn(&str) -> Parsed) -> Answer {
+    match text {
+        None => Answer::failed(QueryFailure {
+            code: "replay".into(),
+            message: format!("no saved {what} output given (--replay-{what} FILE)"),
+        }),
+        Some(t) => {
+            // A saved error message stands for the failed command.
+            let first = t.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+            let lower = first.to_ascii_lowercase();
+            if lower.starts_with(&format!("{what}: error"))
+                || lower.starts_with("slurm_load_jobs error")
+                || lower.contains("accounting storage is disabled")
+            {
+                match classify(what, 1, "", t, 2) {
+                    Ok(_) => Answer::from_parsed(Parsed::default()),
+                    Err(f) => Answer::failed(f),
+                }
+            } else {
+                Answer::from_parsed(parse(t))
+            }
+        }
+    }
+}
+
+impl Backend for ReplayBackend {
+    fn squeue(&mut self, _jobs: &[JobRef]) -> Answer {
+        replay_answer(&self.squeue, "squeue", parse::parse_squeue)
+    }
+
+    fn sacct(&mut self, _jobs: &[JobRef]) -> Answer {
+        replay_answer(&self.sacct, "sacct", parse::parse_sacct)
+    }
+
+    fn scontrol(&mut self, _jobs: &[JobRef]) -> Answer {
+        replay_answer(&self.scontrol, "scontrol", parse::parse_scontrol)
+    }
+
+    fn read_files(
+        &mut self,
+        reqs: &[FileRequest],
+        tail_lines: u32,
+    ) -> Result<Vec<FileRecords>, QueryFailure> {
+        let Some(root) = &self.root else {
+            return Err(QueryFailure {
+                code: "replay".into(),
+                message: "status files are needed: give --replay-root DIR (the cluster's / as a local directory)".into(),
+            });
+        };
+        let local = |p: &str| root.join(p.trim_start_matches('/'));
+        Ok(reqs
+            .iter()
+            .map(|r| {
+                let mut fr = FileRecords::default();
+                if let Some(p) = &r.status {
+                    if let Ok(t) = std::fs::read_to_string(local(p)) {
+                        fr.status_last = t
+                            .lines()
+                            .rfind(|l| status::status_line(l).is_some())
+                            .map(str::to_string);
+                    }
+                }
+                if let Some(p) = &r.completion {
+                    fr.completion = std::fs::read_to_string(local(p)).ok();
+                }
+                if let Some((o, e)) = &r.logs {
+                    let tail = |p: &str| match std::fs::read(local(p)) {
+                        Ok(bytes) => {
+                            let text = String::from_utf8_lossy(&bytes);
+                            let all: Vec<&str> = text.lines().collect();
+                            let start = all.len().saturating_sub(tail_lines as usize);
+                            status::Tail {
+                                first_line: if all.is_empty() { 0 } else { start as u64 + 1 },
+                                lines: all[start..].iter().map(|s| s.to_string()).collect(),
+                                present: true,
+                            }
+                        }
+                        Err(_) => status::Tail::default(),
+                    };
+                    fr.out = Some(tail(o));
+                    fr.err = Some(tail(e));
+                }
+                fr
+            })
+            .collect())
+    }
+
+    fn login_host(&self) -> Option<String> {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classify_replies() {
+        assert_eq!(classify("squeue", 0, "", "", 3), Ok(String::new()));
+        assert_eq!(
+            classify(
+                "squeue",
+                1,
+                "",
+                "slurm_load_jobs error: Invalid job id specified",
+                1
+            ),
+            Ok(String::new())
+        );
+        assert_eq!(
+            classify(
+                "squeue",
+                1,
+                "",
+                "slurm_load_jobs error: Invalid job id specified",
+                2
+            )
+            .unwrap_err()
+            .code,
+            "tempfail"
+        );
+        assert_eq!(
+            classify(
+                "sacct",
+                1,
+                "",
+                "sacct: error: Slurm accounting storage is disabled",
+                1
+            )
+            .unwrap_err()
+            .code,
+            "no_accounting"
+        );
+        assert_eq!(
+            classify(
+                "squeue",
+                1,
+                "",
+                "squeue: error: Invalid job format specification: ExitCode",
+                1
+            )
+            .unwrap_err()
+            .code,
+            "unsupported"
+        );
+        let f = classify(
+            "squeue",
+            1,
+            "",
+            "squeue: error: slurm_receive_msg: Socket timed out on send/recv operation",
+            1,
+        )
+        .unwrap_err();
+        assert_eq!(f.code, "tempfail");
+        assert!(f.message.contains("Socket timed out"));
+        assert!(classify("sacct", 2, "", "", 1)
+            .unwrap_err()
+            .message
+            .contains("no message"));
+    }
+
+    #[test]
+    fn chunking_by_cluster_and_length() {
+        let jobs: Vec<JobRef> = (0..1000)
+            .map(|i| JobRef::parse(&format!("{}", 100000 + i), None).unwrap())
+            .collect();
+        assert_eq!(chunks(&jobs, MAX_ID_LIST).len(), 1);
+        let c = chunks(&jobs, 70);
+        assert!(c.len() > 10);
+        assert!(c.iter().all(|(_, ids)| ids.join(",").len() <= 70));
+        assert_eq!(c.iter().map(|(_, ids)| ids.len()).sum::<usize>(), 1000);
+        let mixed = vec![
+            JobRef::parse("1;a", None).unwrap(),
+            JobRef::parse("2", None).unwrap(),
+            JobRef::parse("3;a", None).unwrap(),
+        ];
+        let c = chunks(&mixed, MAX_ID_LIST);
+        assert_eq!(
+            c,
+            vec![
+                (None, vec!["2".to_string()]),
+                (Some("a".into()), vec!["1".into(), "3".into()])
+            ]
+        );
+    }
+}

@@ -1,0 +1,254 @@
+//! Command-line interface (clap derive) and the status action.
+//!
+//! `tao-poll [JOB_ID...]` reads job lines on stdin (or takes Slurm job ids
+//! as arguments), polls them and prints them. Exit status: 0 when every
+//! line got an observation; 1 when some lines carry a tao-poll `error`
+//! (they keep their last state); 69/77/78 when no line could be polled for
+//! the same connection reason (unreachable, auth, configuration); 65 for a
+//! malformed input line (the lines before it are printed); 2 for usage.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use serde_json::{json, Value};
+use tao_core::{Error, JobLine, LineReader, LineWriter, Result};
+
+use crate::backend::ReplayBackend;
+use crate::poll::{self, Connector, Options, PollResult, Single, SshConnector};
+
+/// tao-poll: Slurm job states (squeue + sacct, batched per login host) in
+/// the tools' vocabulary.
+#[derive(Debug, Parser)]
+#[command(name = "tao-poll", version, about, long_about = None, args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    /// `logs`: print a job's log tail.
+    pub command: Option<Command>,
+    #[command(flatten)]
+    /// Options of the default (status) action.
+    pub status: StatusArgs,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print the last lines of a job's main.out (or main.err), redacted.
+    Logs(crate::logs::LogsArgs),
+}
+
+/// Options of the status action.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Slurm job ids (`123`, `123_4`, `123+0`, `123;cluster`); without any,
+    /// job lines are read from stdin.
+    #[arg(value_name = "JOB_ID")]
+    pub ids: Vec<String>,
+    /// Keep polling until every job is final; print a line per transition
+    /// (a live table on a terminal). Exit 0 when all jobs are COMPLETE.
+    #[arg(long)]
+    pub watch: bool,
+    /// Seconds between polls with --watch.
+    #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    pub interval: u64,
+    /// Attach redacted tails of main.out/main.err to ERROR lines (`evidence`).
+    #[arg(long)]
+    pub evidence: bool,
+    /// Lines per evidence tail.
+    #[arg(long, value_name = "N", default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..=10000))]
+    pub evidence_lines: u32,
+    /// Whether Slurm requeues jobs (lines without resources.requeue); NODE_FAIL
+    /// and PREEMPTED are provisional while it may.
+    #[arg(long, env = "SLURM_USE_REQUEUE", value_name = "BOOL", default_value = "true", value_parser = parse_bool)]
+    pub requeue: bool,
+    #[command(flatten)]
+    /// Saved outputs to replay instead of asking the cluster.
+    pub replay: ReplayArgs,
+}
+
+/// Offline replay: saved command outputs stand in for the cluster.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ReplayArgs {
+    /// Saved `squeue` output (ours: `-h -t all -O ...`; or any with its header line).
+    #[arg(long, value_name = "FILE")]
+    pub replay_squeue: Option<PathBuf>,
+    /// Saved `sacct` output (`-P` with or without header, or a default table).
+    #[arg(long, value_name = "FILE")]
+    pub replay_sacct: Option<PathBuf>,
+    /// Saved `scontrol show job` output (used when sacct says accounting is disabled).
+    #[arg(long, value_name = "FILE")]
+    pub replay_scontrol: Option<PathBuf>,
+    /// Local directory standing for the cluster's `/` (status.json, completion.json, logs).
+    #[arg(long, value_name = "DIR")]
+    pub replay_root: Option<PathBuf>,
+}
+
+impl ReplayArgs {
+    /// Whether any replay option was given.
+    pub fn active(&self) -> bool {
+        self.replay_squeue.is_some()
+            || self.replay_sacct.is_some()
+            || self.replay_scontrol.is_some()
+            || self.replay_root.is_some()
+    }
+
+    /// Build the replay backend.
+    ///
+    /// Errors: [`Error::Io`] naming a file that cannot be read.
+    pub fn backend(&self) -> Result<ReplayBackend> {
+        let read = |p: &Option<PathBuf>| -> Result<Option<String>> {
+            p.as_ref()
+                .map(|p| {
+                    std::fs::read(p)
+                        .map(|b| String::from_utf8_lossy(&b).into_owned())
+                        .map_err(|e| {
+                            Error::io(
+                                format!("reading replay file {:?}", p.display().to_string()),
+                                e,
+                            )
+                        })
+                })
+                .transpose()
+        };
+        Ok(ReplayBackend {
+            squeue: read(&self.replay_squeue)?,
+            sacct: read(&self.replay_sacct)?,
+            scontrol: read(&self.replay_scontrol)?,
+            root: self.replay_root.clone(),
+        })
+    }
+}
+
+/// Parse a boolean the way SLURM_USE_REQUEUE is written.
+///
+/// Errors: a message naming the accepted spellings.
+pub fn parse_bool(s: &str) -> std::result::Result<bool, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err(format!("{s:?} is not a boolean: use true or false")),
+    }
+}
+
+/// The redaction used for evidence (tao-redact's filter, with HF_TOKEN/NGC_KEY values).
+///
+/// Errors: as `tao_redact::Redactor::from_env`.
+pub fn redactor() -> Result<impl Fn(&str) -> String> {
+    let r = tao_redact::Redactor::from_env()?;
+    Ok(move |text: &str| String::from_utf8_lossy(&r.redact_text(text.as_bytes())).into_owned())
+}
+
+/// Read the input lines: job ids from arguments, else job lines from stdin.
+/// On a malformed line, the lines read before it are returned with the error.
+pub fn read_input(ids: &[String]) -> (Vec<JobLine>, Option<Error>) {
+    if !ids.is_empty() {
+        let lines = ids
+            .iter()
+            .map(|id| {
+                let mut m = serde_json::Map::new();
+                m.insert("slurm".into(), json!({"job_id": id}));
+                JobLine::from_map(m)
+            })
+            .collect();
+        return (lines, None);
+    }
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        return (
+            Vec::new(),
+            Some(Error::Usage("no job ids given and stdin is a terminal: pass Slurm job ids or pipe job lines (tao-record list --live | tao-poll)".into())),
+        );
+    }
+    let mut lines = Vec::new();
+    let mut reader = LineReader::new(stdin.lock());
+    loop {
+        match reader.next_line() {
+            Ok(Some(l)) => lines.push(l),
+            Ok(None) => return (lines, None),
+            Err(e) => return (lines, Some(e)),
+        }
+    }
+}
+
+/// Exit status for a finished poll (see the module doc).
+pub fn exit_status(res: &PollResult) -> i32 {
+    if res.failed == 0 {
+        return tao_core::exit::OK;
+    }
+    if res.failed == res.lines.len() {
+        let first = res.codes.first().map(String::as_str).unwrap_or("");
+        if res.codes.iter().all(|c| c == first) {
+            return match first {
+                "unavailable" => tao_core::exit::UNAVAILABLE,
+                "noperm" => tao_core::exit::NOPERM,
+                "config" => tao_core::exit::CONFIG,
+                _ => tao_core::exit::SOME_FAILED,
+            };
+        }
+    }
+    tao_core::exit::SOME_FAILED
+}
+
+/// The connector for this run: replay files, else SSH from the environment.
+///
+/// Errors: [`Error::Io`] for an unreadable replay file.
+pub fn connector(replay: &ReplayArgs) -> Result<Box<dyn Connector>> {
+    if replay.active() {
+        Ok(Box::new(Single(replay.backend()?)))
+    } else {
+        Ok(Box::new(SshConnector::from_env()))
+    }
+}
+
+/// Run the tool with parsed arguments; returns the exit status.
+///
+/// Errors: usage, configuration, I/O and malformed-input errors as
+/// [`Error`] (mapped to exit codes by `tao_core::cli::main_with`).
+pub fn run(cli: Cli) -> Result<i32> {
+    match cli.command {
+        Some(Command::Logs(args)) => crate::logs::run(&args),
+        None => run_status(&cli.status),
+    }
+}
+
+fn run_status(args: &StatusArgs) -> Result<i32> {
+    let (lines, input_err) = read_input(&args.ids);
+    let redact = redactor()?;
+    let opts = Options {
+        requeue: args.requeue,
+        evidence: args.evidence.then_some(args.evidence_lines),
+        redact: &redact,
+    };
+    let mut conn = connector(&args.replay)?;
+    if args.watch {
+        if let Some(e) = input_err {
+            return Err(e);
+        }
+        return crate::watch::run(lines, conn.as_mut(), &opts, args.interval);
+    }
+    let res = poll::poll(lines, conn.as_mut(), &opts);
+    let stdout = std::io::stdout();
+    let mut w = LineWriter::new(stdout.lock());
+    for l in &res.lines {
+        w.write(l)?;
+    }
+    if let Some(e) = input_err {
+        return Err(e);
+    }
+    Ok(exit_status(&res))
+}
+
+/// Read one job line from a reader (for `logs` with a line on stdin).
+///
+/// Errors: [`Error::BadLine`]/[`Error::BadJson`] for a malformed line,
+/// [`Error::Usage`] when there is none.
+pub fn first_line<R: BufRead>(r: R) -> Result<JobLine> {
+    LineReader::new(r).next_line()?.ok_or_else(|| {
+        Error::Usage("no job line on stdin: give a record id (tao-poll logs ID)".into())
+    })
+}
+
+/// Write a value as one line (used by tests and the table code).
+pub fn write_json_line<W: Write>(w: &mut W, v: &Value) -> std::io::Result<()> {
+    writeln!(w, "{v}")
+}

@@ -1,0 +1,434 @@
+//! One poll of many job lines: group by login host, ask each host once,
+//! decide every job, write the fields back.
+//!
+//! Fields written (tao-jobline(7)): `state`, `message`, `slurm.native_state`,
+//! `slurm.reason`, `slurm.exit_code`, `slurm.nodes`, `slurm.submit_time`,
+//! `slurm.start_time`, `slurm.end_time`, `slurm.restart_count`,
+//! `observed_at`, `observed_by` (`"tao-poll"`), and with `--evidence` on
+//! ERROR lines `evidence = {out:{first_line, lines}, err:{...}}`. When no
+//! definite answer came, the line keeps its `state` and gets
+//! `error = {tool:"tao-poll", code, message}`; a stale tao-poll `error` is
+//! removed once a poll succeeds.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Value};
+use tao_core::{JobLine, State};
+
+use crate::backend::Backend;
+use crate::observe::{resolve, Answer, JobRef, Observation, Outcome, Previous, QueryFailure};
+use crate::status::{self, FileRecords, FileRequest, Tail, Verdict};
+
+/// The tool name written in `observed_by` and `error.tool`.
+pub const TOOL: &str = "tao-poll";
+
+/// Poll options.
+pub struct Options<'a> {
+    /// Requeue default for lines without `resources.requeue` (SLURM_USE_REQUEUE).
+    pub requeue: bool,
+    /// Attach evidence tails of this many lines to ERROR lines (`--evidence`).
+    pub evidence: Option<u32>,
+    /// Filter for evidence text (tao-redact's masking of a multi-line text).
+    pub redact: &'a dyn Fn(&str) -> String,
+}
+
+/// Opens a backend per login host (`None`: the default host list).
+pub trait Connector {
+    /// A backend for `host`, or why none could be had.
+    ///
+    /// Errors: a [`QueryFailure`] (code `unavailable`, `noperm`, `config`).
+    fn open(&mut self, host: Option<&str>) -> Result<&mut dyn Backend, QueryFailure>;
+}
+
+/// A job line prepared for polling.
+#[derive(Debug, Clone)]
+struct Prepared {
+    jref: JobRef,
+    host: Option<String>,
+    prev: Previous,
+    requeue: bool,
+    record_id: Option<String>,
+    job_dir: Option<String>,
+    results_dir: Option<String>,
+}
+
+/// What one poll produced.
+#[derive(Debug, Default)]
+pub struct PollResult {
+    /// The lines, in input order.
+    pub lines: Vec<JobLine>,
+    /// How many lines carry a tao-poll `error`.
+    pub failed: usize,
+    /// Codes of the failures (for the exit status).
+    pub codes: Vec<String>,
+}
+
+fn prepare(line: &JobLine, requeue_default: bool) -> Result<Prepared, (String, String)> {
+    let Some(raw) = line.get_path(&["slurm", "job_id"]).and_then(|v| match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }) else {
+        return Err((
+            "data".into(),
+            "no slurm.job_id: the job was never submitted; pipe lines from `tao-submit` or `tao-record list`".into(),
+        ));
+    };
+    let cluster = line.get_str(&["slurm", "cluster"]);
+    let jref = JobRef::parse(&raw, cluster).ok_or_else(|| {
+        (
+            "data".to_string(),
+            format!("slurm.job_id {raw:?} is not a Slurm job id (digits, optionally _index, +offset or ;cluster)"),
+        )
+    })?;
+    Ok(Prepared {
+        jref,
+        host: line
+            .get_str(&["slurm", "login_host"])
+            .map(str::to_string)
+            .filter(|h| !h.is_empty()),
+        prev: Previous {
+            state: line.get_str(&["state"]).and_then(State::parse),
+            native: line.get_str(&["slurm", "native_state"]).map(str::to_string),
+            restart_count: line
+                .get_path(&["slurm", "restart_count"])
+                .and_then(Value::as_u64)
+                .map(|n| n as u32),
+        },
+        requeue: line
+            .get_path(&["resources", "requeue"])
+            .and_then(Value::as_bool)
+            .unwrap_or(requeue_default),
+        record_id: line
+            .id()
+            .map(str::to_string)
+            .filter(|i| tao_core::id::is_valid(i)),
+        job_dir: line.get_str(&["storage", "job_dir"]).map(str::to_string),
+        results_dir: line
+            .get_str(&["storage", "results_dir"])
+            .map(str::to_string),
+    })
+}
+
+/// The attempt's log directory: `<job_dir>/slurm-logs/<id>-<slurm_job_id>`.
+pub fn log_dir(job_dir: &str, record_id: &str, slurm_job_id: &str) -> String {
+    format!(
+        "{}/slurm-logs/{record_id}-{slurm_job_id}",
+        job_dir.trim_end_matches('/')
+    )
+}
+
+fn file_request(p: &Prepared, raw_id: &str, logs: bool) -> Option<FileRequest> {
+    let (Some(rid), Some(jd)) = (&p.record_id, &p.job_dir) else {
+        return None;
+    };
+    let dir = log_dir(jd, rid, raw_id);
+    Some(FileRequest {
+        status: p
+            .results_dir
+            .as_ref()
+            .map(|r| format!("{}/status.json", r.trim_end_matches('/'))),
+        completion: Some(format!("{dir}/completion.json")),
+        logs: logs.then(|| (format!("{dir}/main.out"), format!("{dir}/main.err"))),
+    })
+}
+
+/// The raw numeric id of the attempt (the `%j` of log paths).
+fn raw_id(p: &Prepared, obs: Option<&Observation>) -> String {
+    obs.and_then(|o| o.row.raw_id.clone())
+        .filter(|r| r.bytes().all(|b| b.is_ascii_digit()))
+        .unwrap_or_else(|| p.jref.job_id.clone())
+}
+
+fn set_str(line: &mut JobLine, path: &[&str], v: Option<&str>) {
+    line.set_path(
+        path,
+        v.map(|s| Value::String(s.to_string()))
+            .unwrap_or(Value::Null),
+    );
+}
+
+fn clear_own_error(line: &mut JobLine) {
+    let ours = line
+        .fields
+        .get("error")
+        .and_then(|e| e.get("tool"))
+        .and_then(Value::as_str)
+        == Some(TOOL);
+    if ours {
+        line.fields.remove("error");
+    }
+}
+
+fn write_observation(
+    line: &mut JobLine,
+    state: State,
+    message: &str,
+    obs: Option<&Observation>,
+    host: Option<&str>,
+) {
+    clear_own_error(line);
+    line.fields
+        .insert("state".into(), Value::String(state.as_str().into()));
+    line.fields
+        .insert("message".into(), Value::String(message.into()));
+    if let Some(o) = obs {
+        let r = &o.row;
+        set_str(line, &["slurm", "native_state"], Some(&o.native_state));
+        set_str(line, &["slurm", "reason"], r.reason.as_deref());
+        set_str(line, &["slurm", "exit_code"], r.exit_code.as_deref());
+        set_str(line, &["slurm", "nodes"], r.nodes.as_deref());
+        set_str(line, &["slurm", "submit_time"], r.submit_time.as_deref());
+        set_str(line, &["slurm", "start_time"], r.start_time.as_deref());
+        set_str(line, &["slurm", "end_time"], r.end_time.as_deref());
+        if let Some(n) = r.restart_count {
+            line.set_path(&["slurm", "restart_count"], json!(n));
+        }
+    } else {
+        line.set_path(&["slurm", "native_state"], Value::Null);
+    }
+    if let Some(h) = host {
+        if line.get_str(&["slurm", "login_host"]).is_none() {
+            set_str(line, &["slurm", "login_host"], Some(h));
+        }
+    }
+    line.fields.insert(
+        "observed_at".into(),
+        Value::String(tao_core::time::now_rfc3339()),
+    );
+    line.fields
+        .insert("observed_by".into(), Value::String(TOOL.into()));
+}
+
+/// A tail as evidence JSON; the text is redacted as a whole so multi-line
+/// secrets (PEM blocks) are followed across lines.
+fn tail_json(t: &Tail, redact: &dyn Fn(&str) -> String) -> Value {
+    let lines: Vec<String> = if t.lines.is_empty() {
+        Vec::new()
+    } else {
+        redact(&t.lines.join("\n"))
+            .split('\n')
+            .map(str::to_string)
+            .collect()
+    };
+    json!({"first_line": t.first_line, "lines": lines})
+}
+
+/// The final decision for a COMPLETED job from its own status files.
+fn completed_verdict(files: &FileRecords, raw: &str) -> (State, String) {
+    match status::decide(files, raw) {
+        Ok(v @ (Verdict::StatusSuccess | Verdict::Completion(0))) => {
+            (State::Complete, v.describe())
+        }
+        Ok(v) => (State::Error, v.describe()),
+        Err(e) => (State::Error, e),
+    }
+}
+
+/// Poll every line: returns them (in order) with observations or errors.
+/// Lines whose `slurm.job_id` is missing or malformed get a `data` error.
+pub fn poll(lines: Vec<JobLine>, conn: &mut dyn Connector, opts: &Options) -> PollResult {
+    let mut out = PollResult {
+        lines,
+        ..Default::default()
+    };
+    let mut errors: Vec<Option<(String, String)>> = vec![None; out.lines.len()];
+    let mut groups: BTreeMap<Option<String>, Vec<(usize, Prepared)>> = BTreeMap::new();
+    for (i, line) in out.lines.iter().enumerate() {
+        match prepare(line, opts.requeue) {
+            Ok(p) => groups.entry(p.host.clone()).or_default().push((i, p)),
+            Err(e) => errors[i] = Some(e),
+        }
+    }
+    for (host, jobs) in groups {
+        let backend = match conn.open(host.as_deref()) {
+            Ok(b) => b,
+            Err(f) => {
+                for (i, _) in &jobs {
+                    errors[*i] = Some((f.code.clone(), f.message.clone()));
+                }
+                continue;
+            }
+        };
+        let refs: Vec<JobRef> = jobs.iter().map(|(_, p)| p.jref.clone()).collect();
+        let sq = backend.squeue(&refs);
+        let sa = backend.sacct(&refs);
+        let sc: Option<Answer> = sa.no_accounting().then(|| backend.scontrol(&refs));
+        for issue in sq
+            .parsed
+            .issues
+            .iter()
+            .chain(&sa.parsed.issues)
+            .chain(sc.iter().flat_map(|a| &a.parsed.issues))
+        {
+            tao_core::cli::warn(
+                TOOL,
+                &format!("unreadable scheduler reply: {}", issue.describe()),
+            );
+        }
+        let login = backend.login_host();
+        let outcomes: Vec<Outcome> = jobs
+            .iter()
+            .map(|(_, p)| resolve(&p.jref, &p.prev, p.requeue, &sq, &sa, sc.as_ref()))
+            .collect();
+        // Which jobs need their own files read (one command for all).
+        let mut reqs: Vec<FileRequest> = Vec::new();
+        let mut req_of: Vec<Option<usize>> = vec![None; jobs.len()];
+        for (k, ((_, p), o)) in jobs.iter().zip(&outcomes).enumerate() {
+            let want = match o {
+                Outcome::Observed(ob) => {
+                    let errorish =
+                        ob.needs_verdict || (ob.state == State::Error && !ob.provisional);
+                    (ob.needs_verdict || (errorish && opts.evidence.is_some()))
+                        .then(|| {
+                            file_request(
+                                p,
+                                &raw_id(p, Some(ob)),
+                                opts.evidence.is_some() && errorish,
+                            )
+                        })
+                        .flatten()
+                }
+                Outcome::NotFound { .. } if sa.no_accounting() => {
+                    file_request(p, &raw_id(p, None), opts.evidence.is_some())
+                }
+                _ => None,
+            };
+            if let Some(r) = want {
+                req_of[k] = Some(reqs.len());
+                reqs.push(r);
+            }
+        }
+        let tail = opts.evidence.unwrap_or(0);
+        let files: Result<Vec<FileRecords>, QueryFailure> = if reqs.is_empty() {
+            Ok(Vec::new())
+        } else {
+            backend.read_files(&reqs, tail)
+        };
+        for (k, ((i, p), o)) in jobs.iter().zip(outcomes).enumerate() {
+            let line = &mut out.lines[*i];
+            let fr = req_of[k].map(|r| files.as_ref().map(|v| &v[r]));
+            match o {
+                Outcome::Failed(f) => errors[*i] = Some((f.code, f.message)),
+                Outcome::NotFound { message } => match fr {
+                    Some(Ok(f)) if f.completion.is_some() || f.status_last.is_some() => {
+                        let (st, why) = completed_verdict(f, &raw_id(p, None));
+                        let msg = format!("finished ({message}); {why}");
+                        write_observation(line, st, &msg, None, login.as_deref());
+                    }
+                    Some(Err(f)) => errors[*i] = Some((f.code.clone(), f.message.clone())),
+                    _ => write_observation(line, State::Unknown, &message, None, login.as_deref()),
+                },
+                Outcome::Observed(ob) => {
+                    let (state, message) = if ob.needs_verdict {
+                        match fr {
+                            Some(Ok(f)) => {
+                                let (st, why) = completed_verdict(f, &raw_id(p, Some(&ob)));
+                                (st, format!("{}; {why}", ob.message))
+                            }
+                            Some(Err(f)) => {
+                                errors[*i] = Some((f.code.clone(), format!("job {} is COMPLETED but its status files could not be read: {}", p.jref.job_id, f.message)));
+                                continue;
+                            }
+                            None => {
+                                // No job dir known (a bare Slurm id): Slurm's exit code decides.
+                                let ok = ob.row.exit_code.as_deref().is_none_or(|e| e == "0:0");
+                                let st = if ok { State::Complete } else { State::Error };
+                                (
+                                    st,
+                                    format!(
+                                        "{} (no job dir known: Slurm's exit code decides)",
+                                        ob.message
+                                    ),
+                                )
+                            }
+                        }
+                    } else {
+                        (ob.state, ob.message.clone())
+                    };
+                    write_observation(line, state, &message, Some(&ob), login.as_deref());
+                    if state == State::Error && opts.evidence.is_some() {
+                        if let Some(Ok(f)) = fr {
+                            if let (Some(o), Some(e)) = (&f.out, &f.err) {
+                                line.fields.insert(
+                                    "evidence".into(),
+                                    json!({"out": tail_json(o, opts.redact), "err": tail_json(e, opts.redact)}),
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    for (i, e) in errors.into_iter().enumerate() {
+        if let Some((code, message)) = e {
+            out.lines[i].set_error_parts(TOOL, &code, &message);
+            out.failed += 1;
+            out.codes.push(code);
+        }
+    }
+    out
+}
+
+/// A connector over one backend for every host (replay, tests).
+pub struct Single<B: Backend>(pub B);
+
+impl<B: Backend> Connector for Single<B> {
+    fn open(&mut self, _host: Option<&str>) -> Result<&mut dyn Backend, QueryFailure> {
+        Ok(&mut self.0)
+    }
+}
+
+/// SSH sessions, one per login host, opened on first use and kept.
+pub struct SshConnector {
+    opts: Option<tao_ssh::SshOptions>,
+    config_error: Option<QueryFailure>,
+    sessions: BTreeMap<Option<String>, Result<crate::backend::SshBackend, QueryFailure>>,
+}
+
+impl SshConnector {
+    /// Read the SSH options from the environment (errors are reported per
+    /// line when a host is needed, so replay-free runs without lines work).
+    pub fn from_env() -> Self {
+        match tao_ssh::SshOptions::from_env() {
+            Ok(o) => SshConnector {
+                opts: Some(o),
+                config_error: None,
+                sessions: BTreeMap::new(),
+            },
+            Err(e) => SshConnector {
+                opts: None,
+                config_error: Some(QueryFailure {
+                    code: e.kind().into(),
+                    message: e.to_string(),
+                }),
+                sessions: BTreeMap::new(),
+            },
+        }
+    }
+}
+
+impl Connector for SshConnector {
+    fn open(&mut self, host: Option<&str>) -> Result<&mut dyn Backend, QueryFailure> {
+        let Some(opts) = &self.opts else {
+            return Err(self.config_error.clone().expect("set when opts is None"));
+        };
+        let key = host.map(str::to_string);
+        let entry = self.sessions.entry(key).or_insert_with(|| {
+            let r = match host {
+                Some(h) => tao_ssh::Remote::connect_host(opts, h),
+                None => tao_ssh::Remote::connect(opts),
+            };
+            r.map(crate::backend::SshBackend::new)
+                .map_err(|e| QueryFailure {
+                    code: e.kind().into(),
+                    message: e.to_string(),
+                })
+        });
+        match entry {
+            Ok(b) => Ok(b),
+            Err(f) => Err(f.clone()),
+        }
+    }
+}

@@ -1,0 +1,404 @@
+//! The job's own verdict and its log tails, read for all finished jobs of a
+//! login host in ONE remote command.
+//!
+//! Slurm's COMPLETED only says the batch script exited 0; whether the
+//! program succeeded is the job's own word (DESIGN.md, tao-jobline(7)):
+//!
+//! * `<results_dir>/status.json`: JSON lines appended by TAO containers
+//!   (`date`, `time`, `status` in STARTED/RUNNING/SUCCESS/FAILURE/SKIPPED,
+//!   `verbosity`, `message`, ...; nvidia_tao_pytorch/core/loggers/
+//!   api_logging.py); the last SUCCESS or FAILURE decides;
+//! * else `<job_dir>/slurm-logs/<id>-<slurm_job_id>/completion.json`, one
+//!   object `{"exit_code": int, "end", "slurm_job_id", "restart_count"}`
+//!   written by the job script on exit: exit code 0 is success.
+//!
+//! [`script`] builds a POSIX `sh` script (sent on stdin to `sh -s`, so no
+//! command-line limit applies) that prints delimited records: one `awk` over
+//! every status file present prints its last SUCCESS/FAILURE line, one `awk`
+//! prints every completion record, and (for `--evidence`) `wc`+`tail` print
+//! the bounded tails of main.out/main.err of failed jobs. The process count
+//! does not grow with the number of jobs except for evidence tails.
+//! Records start with a marker line carrying a random nonce, so log text
+//! cannot forge one.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+use tao_core::shell::quote;
+
+/// What the job said about itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// status.json's last SUCCESS/FAILURE line said SUCCESS.
+    StatusSuccess,
+    /// status.json's last SUCCESS/FAILURE line said FAILURE (its message).
+    StatusFailure(String),
+    /// completion.json with this exit code (no decisive status.json).
+    Completion(i64),
+    /// Neither file says anything.
+    Nothing,
+}
+
+impl Verdict {
+    /// Whether the verdict is success.
+    pub fn is_success(&self) -> bool {
+        matches!(self, Verdict::StatusSuccess | Verdict::Completion(0))
+    }
+
+    /// Short text for `message`, e.g. `status.json SUCCESS`.
+    pub fn describe(&self) -> String {
+        match self {
+            Verdict::StatusSuccess => "status.json SUCCESS".into(),
+            Verdict::StatusFailure(m) if m.is_empty() => "status.json FAILURE".into(),
+            Verdict::StatusFailure(m) => format!("status.json FAILURE: {m}"),
+            Verdict::Completion(c) => format!("completion.json exit_code {c}"),
+            Verdict::Nothing => "no status.json or completion.json".into(),
+        }
+    }
+}
+
+/// Read one status.json line: `Some(true)` for SUCCESS, `Some(false)` for
+/// FAILURE (with its message), `None` for any other status or non-JSON.
+pub fn status_line(text: &str) -> Option<(bool, String)> {
+    let v: Value = serde_json::from_str(text.trim()).ok()?;
+    let msg = v
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    match v.get("status").and_then(Value::as_str)? {
+        "SUCCESS" => Some((true, msg)),
+        "FAILURE" => Some((false, msg)),
+        _ => None,
+    }
+}
+
+/// The last decisive line of a whole status.json text.
+pub fn status_verdict(text: &str) -> Option<Verdict> {
+    text.lines().rev().find_map(status_line).map(|(ok, m)| {
+        if ok {
+            Verdict::StatusSuccess
+        } else {
+            Verdict::StatusFailure(m)
+        }
+    })
+}
+
+/// A completion record: its `exit_code`, and `slurm_job_id` when present.
+///
+/// Errors: a message when the text is not an object with an integer `exit_code`.
+pub fn completion(text: &str) -> Result<(i64, Option<String>), String> {
+    let v: Value = serde_json::from_str(text.trim())
+        .map_err(|e| format!("completion.json is not JSON ({e})"))?;
+    let code = v
+        .get("exit_code")
+        .and_then(Value::as_i64)
+        .ok_or_else(|| "completion.json has no integer exit_code".to_string())?;
+    let sid = v.get("slurm_job_id").map(|s| match s {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    });
+    Ok((code, sid))
+}
+
+/// Decide from what was read: status.json first, then completion.json (when
+/// it belongs to `slurm_job_id`; a record of another job is ignored).
+pub fn decide(files: &FileRecords, slurm_job_id: &str) -> Result<Verdict, String> {
+    if let Some(line) = &files.status_last {
+        if let Some((ok, msg)) = status_line(line) {
+            return Ok(if ok {
+                Verdict::StatusSuccess
+            } else {
+                Verdict::StatusFailure(msg)
+            });
+        }
+    }
+    if let Some(text) = &files.completion {
+        let (code, sid) = completion(text)?;
+        if sid.as_deref().is_none_or(|s| s == slurm_job_id) {
+            return Ok(Verdict::Completion(code));
+        }
+    }
+    Ok(Verdict::Nothing)
+}
+
+/// What to read for one job. Paths are remote, absolute.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileRequest {
+    /// `<results_dir>/status.json`.
+    pub status: Option<String>,
+    /// `<job_dir>/slurm-logs/<id>-<slurm_job_id>/completion.json`.
+    pub completion: Option<String>,
+    /// `main.out` and `main.err` of the attempt, for evidence tails.
+    pub logs: Option<(String, String)>,
+}
+
+/// A bounded tail of a log file.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Tail {
+    /// 1-based number of the first line in `lines` (0 when the file is empty).
+    pub first_line: u64,
+    /// The last lines, without newlines (lossy UTF-8).
+    pub lines: Vec<String>,
+    /// Whether the file existed.
+    pub present: bool,
+}
+
+/// What was read for one job.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct FileRecords {
+    /// The last SUCCESS/FAILURE line of status.json.
+    pub status_last: Option<String>,
+    /// completion.json's text.
+    pub completion: Option<String>,
+    /// Tail of main.out.
+    pub out: Option<Tail>,
+    /// Tail of main.err.
+    pub err: Option<Tail>,
+}
+
+/// Build the script for `requests` (index = key). `nonce` makes the record
+/// marker unforgeable; `tail_lines` bounds evidence tails.
+pub fn script(requests: &[FileRequest], nonce: &str, tail_lines: u32) -> String {
+    let mut s = String::new();
+    s.push_str("export LC_ALL=C\n");
+    s.push_str(&format!("M={}\n", quote(&format!("@@tao-poll-{nonce}"))));
+    // Status files: one awk over those that exist, printing the last
+    // decisive line of each: `M S <path>` then the line.
+    s.push_str("set --\n");
+    for r in requests {
+        if let Some(p) = &r.status {
+            s.push_str(&format!("[ -f {q} ] && set -- \"$@\" {q}\n", q = quote(p)));
+        }
+    }
+    s.push_str(
+        "if [ $# -gt 0 ]; then awk -v M=\"$M\" 'FNR==1{if(f!=\"\")print M\" S \"f\"\\n\"l; f=FILENAME; l=\"\"} /\"status\"[ \\t]*:[ \\t]*\"(SUCCESS|FAILURE)\"/{l=$0} END{if(f!=\"\")print M\" S \"f\"\\n\"l}' \"$@\"; fi\n",
+    );
+    s.push_str("set --\n");
+    for r in requests {
+        if let Some(p) = &r.completion {
+            s.push_str(&format!("[ -f {q} ] && set -- \"$@\" {q}\n", q = quote(p)));
+        }
+    }
+    s.push_str(
+        "if [ $# -gt 0 ]; then awk -v M=\"$M\" 'FNR==1{print M\" C \"FILENAME} FNR<=64{print}' \"$@\"; fi\n",
+    );
+    for r in requests {
+        if let Some((out, err)) = &r.logs {
+            for p in [out, err] {
+                s.push_str(&format!(
+                    "if [ -f {q} ]; then printf '%s T %s %s\\n' \"$M\" \"$(wc -l < {q})\" {q}; tail -n {tail_lines} {q}; echo; fi\n",
+                    q = quote(p)
+                ));
+            }
+        }
+    }
+    s.push_str("printf '%s E\\n' \"$M\"\n");
+    s
+}
+
+/// Parse the script's output into records by path. Returns the records
+/// keyed by remote path (status, completion and log paths alike), and
+/// whether the end marker was seen (a missing end marker means the output
+/// was cut: the caller treats the read as failed).
+pub fn parse_output(
+    out: &str,
+    nonce: &str,
+    tail_lines: u32,
+) -> (HashMap<String, PathRecord>, bool) {
+    let marker = format!("@@tao-poll-{nonce} ");
+    let mut map: HashMap<String, PathRecord> = HashMap::new();
+    let mut cur: Option<(String, PathRecord)> = None;
+    let mut ended = false;
+    let flush = |cur: &mut Option<(String, PathRecord)>, map: &mut HashMap<String, PathRecord>| {
+        if let Some((p, mut r)) = cur.take() {
+            if let PathRecord::Tail(t) = &mut r {
+                // The script echoes one newline after each tail.
+                if t.lines.last().is_some_and(String::is_empty) {
+                    t.lines.pop();
+                }
+                if t.lines.len() > tail_lines as usize {
+                    let cut = t.lines.len() - tail_lines as usize;
+                    t.lines.drain(..cut);
+                }
+            }
+            map.insert(p, r);
+        }
+    };
+    for line in out.split('\n') {
+        if let Some(rest) = line.strip_prefix(&marker) {
+            flush(&mut cur, &mut map);
+            let (kind, rest) = rest.split_once(' ').unwrap_or((rest, ""));
+            match kind {
+                "S" => cur = Some((rest.to_string(), PathRecord::Status(String::new()))),
+                "C" => cur = Some((rest.to_string(), PathRecord::Completion(String::new()))),
+                "T" => {
+                    let (count, path) = rest.split_once(' ').unwrap_or(("0", rest));
+                    let total: u64 = count.trim().parse().unwrap_or(0);
+                    cur = Some((
+                        path.to_string(),
+                        PathRecord::Tail(Tail {
+                            first_line: total,
+                            lines: Vec::new(),
+                            present: true,
+                        }),
+                    ));
+                }
+                _ => ended = true,
+            }
+            continue;
+        }
+        if ended {
+            continue;
+        }
+        match &mut cur {
+            Some((_, PathRecord::Status(s))) if s.is_empty() => *s = line.to_string(),
+            Some((_, PathRecord::Status(_))) => {}
+            Some((_, PathRecord::Completion(s))) => {
+                s.push_str(line);
+                s.push('\n');
+            }
+            Some((_, PathRecord::Tail(t))) => t.lines.push(line.to_string()),
+            None => {}
+        }
+    }
+    flush(&mut cur, &mut map);
+    // first_line: total lines minus the tail length plus one.
+    for r in map.values_mut() {
+        if let PathRecord::Tail(t) = r {
+            let n = t.lines.len() as u64;
+            // `wc -l` counts newlines; a last line without one is still a line.
+            let total = t.first_line.max(n);
+            t.first_line = if n == 0 { 0 } else { total - n + 1 };
+        }
+    }
+    (map, ended)
+}
+
+/// One path's record in the script output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PathRecord {
+    /// status.json's last decisive line (empty when none).
+    Status(String),
+    /// completion.json's text.
+    Completion(String),
+    /// A log tail.
+    Tail(Tail),
+}
+
+/// Gather one job's records from the parsed output.
+pub fn records_for(req: &FileRequest, map: &HashMap<String, PathRecord>) -> FileRecords {
+    let mut fr = FileRecords::default();
+    if let Some(p) = &req.status {
+        if let Some(PathRecord::Status(s)) = map.get(p) {
+            fr.status_last = Some(s.clone()).filter(|s| !s.is_empty());
+        }
+    }
+    if let Some(p) = &req.completion {
+        if let Some(PathRecord::Completion(s)) = map.get(p) {
+            fr.completion = Some(s.clone());
+        }
+    }
+    if let Some((o, e)) = &req.logs {
+        let get = |p: &String| match map.get(p) {
+            Some(PathRecord::Tail(t)) => Some(t.clone()),
+            _ => Some(Tail::default()),
+        };
+        fr.out = get(o);
+        fr.err = get(e);
+    }
+    fr
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn last_decisive_status_line_wins() {
+        let text = r#"{"date":"11/29/2026","time":"19:00:00","status":"STARTED","verbosity":"INFO","message":"Starting"}
+{"status":"FAILURE","message":"first try"}
+{"status":"RUNNING","message":"epoch 1","kpi":{"loss":0.1}}
+{"status":"SUCCESS","message":"Train finished successfully."}
+{"status":"RUNNING","message":"after"}"#;
+        assert_eq!(status_verdict(text), Some(Verdict::StatusSuccess));
+        assert_eq!(
+            status_verdict(r#"{"status":"FAILURE","message":"boom"}"#),
+            Some(Verdict::StatusFailure("boom".into()))
+        );
+        assert_eq!(status_verdict("{\"status\":\"STARTED\"}\nnot json"), None);
+    }
+
+    #[test]
+    fn completion_of_another_attempt_is_ignored() {
+        let fr = FileRecords {
+            completion: Some(r#"{"exit_code":0,"slurm_job_id":"99"}"#.into()),
+            ..Default::default()
+        };
+        assert_eq!(decide(&fr, "12").unwrap(), Verdict::Nothing);
+        assert_eq!(decide(&fr, "99").unwrap(), Verdict::Completion(0));
+        let bad = FileRecords {
+            completion: Some("{".into()),
+            ..Default::default()
+        };
+        assert!(decide(&bad, "1").is_err());
+    }
+
+    #[test]
+    fn script_runs_and_parses_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_str().unwrap();
+        std::fs::write(
+            format!("{d}/status.json"),
+            "{\"status\":\"STARTED\"}\n{\"status\":\"SUCCESS\",\"message\":\"ok\"}\n{\"status\":\"RUNNING\"}\n",
+        )
+        .unwrap();
+        std::fs::write(format!("{d}/completion.json"), "{\"exit_code\": 3}\n").unwrap();
+        let body: String = (1..=10).map(|i| format!("line {i}\n")).collect();
+        std::fs::write(format!("{d}/main.out"), body).unwrap();
+        std::fs::write(format!("{d}/main.err"), "no newline at end").unwrap();
+        let req = FileRequest {
+            status: Some(format!("{d}/status.json")),
+            completion: Some(format!("{d}/completion.json")),
+            logs: Some((format!("{d}/main.out"), format!("{d}/main.err"))),
+        };
+        let missing = FileRequest {
+            status: Some(format!("{d}/nope/status.json")),
+            completion: Some(format!("{d}/nope/completion.json")),
+            logs: Some((format!("{d}/nope/o"), format!("{d}/nope/e"))),
+        };
+        let text = script(&[req.clone(), missing.clone()], "n0nce", 4);
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(&text)
+            .output()
+            .unwrap();
+        let out = String::from_utf8(out.stdout).unwrap();
+        let (map, ended) = parse_output(&out, "n0nce", 4);
+        assert!(ended, "{out}");
+        let fr = records_for(&req, &map);
+        assert_eq!(decide(&fr, "1").unwrap(), Verdict::StatusSuccess);
+        assert_eq!(
+            fr.completion.as_deref().map(str::trim),
+            Some("{\"exit_code\": 3}")
+        );
+        let o = fr.out.unwrap();
+        assert_eq!((o.first_line, o.lines.len()), (7, 4));
+        assert_eq!(o.lines[3], "line 10");
+        let e = fr.err.unwrap();
+        assert_eq!(
+            (e.first_line, e.lines.clone()),
+            (1, vec!["no newline at end".to_string()])
+        );
+        let none = records_for(&missing, &map);
+        assert_eq!(decide(&none, "1").unwrap(), Verdict::Nothing);
+        assert!(!none.out.unwrap().present);
+    }
+
+    #[test]
+    fn forged_marker_in_logs_is_plain_text() {
+        let (map, ended) = parse_output("@@tao-poll-other E\n", "n", 5);
+        assert!(map.is_empty());
+        assert!(!ended);
+    }
+}

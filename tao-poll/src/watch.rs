@@ -1,0 +1,206 @@
+//! `--watch`: poll until every job is final, one batched poll per interval.
+//!
+//! There is no elapsed-time stop: long queue waits are normal. On a pipe,
+//! a job line is printed for each job's first observation and on every
+//! change of `state`, `message` or error; on a terminal, a live table
+//! (state, time in queue, elapsed, nodes) is redrawn instead. SIGINT and
+//! SIGTERM set a flag that is checked between polls and during the wait:
+//! the line being written is finished, the last known line of every job
+//! not printed yet is printed (pipe mode), and the tool exits 1 — nothing
+//! is lost. Exit status: 0 when every job ended COMPLETE, 1 otherwise.
+
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tao_core::{Error, JobLine, LineWriter, Result, State};
+
+use crate::poll::{self, Connector, Options};
+
+/// The state of a line (`None` when it has none).
+fn state_of(l: &JobLine) -> Option<State> {
+    l.get_str(&["state"]).and_then(State::parse)
+}
+
+/// What a transition is judged by: state, message, error.
+type Signature = (Option<String>, Option<String>, Option<String>);
+
+fn signature(l: &JobLine) -> Signature {
+    (
+        l.get_str(&["state"]).map(str::to_string),
+        l.get_str(&["message"]).map(str::to_string),
+        l.fields.get("error").map(|e| e.to_string()),
+    )
+}
+
+/// Seconds between two RFC 3339 times (or `to` = now).
+fn span(from: Option<&str>, to: Option<&str>) -> Option<i64> {
+    let a = tao_core::time::parse_rfc3339(from?)?;
+    let b = match to {
+        Some(t) => tao_core::time::parse_rfc3339(t)?,
+        None => chrono::Utc::now(),
+    };
+    Some((b - a).num_seconds().max(0))
+}
+
+/// `1d02:03:04` / `02:03:04` / `-`.
+pub fn fmt_secs(s: Option<i64>) -> String {
+    match s {
+        None => "-".into(),
+        Some(s) => {
+            let (d, h, m, sec) = (s / 86400, s % 86400 / 3600, s % 3600 / 60, s % 60);
+            if d > 0 {
+                format!("{d}d{h:02}:{m:02}:{sec:02}")
+            } else {
+                format!("{h:02}:{m:02}:{sec:02}")
+            }
+        }
+    }
+}
+
+/// One table row: id, slurm id, state, time in queue, elapsed, nodes, message.
+pub fn table_row(l: &JobLine) -> [String; 7] {
+    let s = |p: &[&str]| l.get_str(p).map(str::to_string);
+    let submit = s(&["slurm", "submit_time"]);
+    let start = s(&["slurm", "start_time"]);
+    let end = s(&["slurm", "end_time"]);
+    let queued = span(submit.as_deref(), start.as_deref());
+    let elapsed = start
+        .as_deref()
+        .and_then(|st| span(Some(st), end.as_deref()));
+    let msg = match l.fields.get("error") {
+        Some(e) => format!(
+            "poll failed: {}",
+            e.get("message").and_then(Value::as_str).unwrap_or("")
+        ),
+        None => s(&["message"]).unwrap_or_default(),
+    };
+    [
+        l.id().unwrap_or("-").to_string(),
+        l.get_path(&["slurm", "job_id"])
+            .map(|v| v.as_str().map(str::to_string).unwrap_or(v.to_string()))
+            .unwrap_or_default(),
+        s(&["state"]).unwrap_or_else(|| "?".into()),
+        fmt_secs(queued),
+        fmt_secs(elapsed),
+        s(&["slurm", "nodes"]).unwrap_or_else(|| "-".into()),
+        tao_core::cli::one_line(&msg),
+    ]
+}
+
+/// Render the live table (header + rows), column-aligned.
+pub fn render_table(lines: &[JobLine]) -> String {
+    let head = [
+        "ID", "SLURM", "STATE", "IN QUEUE", "ELAPSED", "NODES", "MESSAGE",
+    ]
+    .map(String::from);
+    let rows: Vec<[String; 7]> = std::iter::once(head)
+        .chain(lines.iter().map(table_row))
+        .collect();
+    let mut widths = [0usize; 7];
+    for r in &rows {
+        for (i, c) in r.iter().enumerate().take(6) {
+            widths[i] = widths[i].max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for r in &rows {
+        for (i, c) in r.iter().enumerate() {
+            if i < 6 {
+                out.push_str(&format!("{c:<w$}  ", w = widths[i]));
+            } else {
+                out.push_str(c);
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Run the watch loop; returns the exit status (0: all COMPLETE).
+///
+/// Errors: [`Error::Io`] writing stdout; [`Error::Internal`] if the signal
+/// handlers cannot be installed.
+pub fn run(
+    mut lines: Vec<JobLine>,
+    conn: &mut dyn Connector,
+    opts: &Options,
+    interval: u64,
+) -> Result<i32> {
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, Arc::clone(&stop))
+            .map_err(|e| Error::Internal(format!("installing a signal handler: {e}")))?;
+    }
+    let tty = std::io::stdout().is_terminal();
+    let stdout = std::io::stdout();
+    let mut w = LineWriter::new(stdout.lock());
+    let mut printed: Vec<Option<Signature>> = vec![None; lines.len()];
+    loop {
+        // Poll the live lines only; final ones are done.
+        let live: Vec<usize> = (0..lines.len())
+            .filter(|i| {
+                !state_of(&lines[*i]).is_some_and(State::is_final)
+                    || lines[*i].get_path(&["slurm", "job_id"]).is_none()
+            })
+            .collect();
+        let batch: Vec<JobLine> = live.iter().map(|i| lines[*i].clone()).collect();
+        let res = poll::poll(batch, conn, opts);
+        for (k, l) in live.iter().zip(res.lines) {
+            lines[*k] = l;
+        }
+        if tty {
+            w.write_raw(format!("\x1b[H\x1b[2J{}", render_table(&lines)).as_bytes())?;
+        } else {
+            for (i, l) in lines.iter().enumerate() {
+                let sig = signature(l);
+                if printed[i].as_ref() != Some(&sig) {
+                    w.write(l)?;
+                    printed[i] = Some(sig);
+                }
+            }
+        }
+        // Done when every line is final or cannot be polled at all (no job id).
+        let done = lines.iter().all(|l| {
+            state_of(l).is_some_and(State::is_final) || l.get_path(&["slurm", "job_id"]).is_none()
+        });
+        if done || stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let until = Instant::now() + Duration::from_secs(interval);
+        while Instant::now() < until && !stop.load(Ordering::Relaxed) {
+            std::thread::sleep(
+                Duration::from_millis(100).min(until.saturating_duration_since(Instant::now())),
+            );
+        }
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+    }
+    let all_complete = lines.iter().all(|l| state_of(l) == Some(State::Complete));
+    Ok(if all_complete { 0 } else { 1 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_and_table() {
+        assert_eq!(fmt_secs(Some(3661)), "01:01:01");
+        assert_eq!(fmt_secs(Some(90061)), "1d01:01:01");
+        assert_eq!(fmt_secs(None), "-");
+        let l = JobLine::parse(
+            r#"{"id":"tao-a","state":"RUNNING","message":"RUNNING","slurm":{"job_id":"7","nodes":"n1","submit_time":"2026-11-29T19:00:00Z","start_time":"2026-11-29T19:01:30Z","end_time":"2026-11-29T19:02:00Z"}}"#,
+            1,
+        )
+        .unwrap();
+        let r = table_row(&l);
+        assert_eq!(r[3], "00:01:30");
+        assert_eq!(r[4], "00:00:30");
+        let t = render_table(&[l]);
+        assert!(t.starts_with("ID     SLURM  STATE"), "{t}");
+    }
+}
