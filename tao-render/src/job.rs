@@ -643,6 +643,12 @@ pub fn plan(line: &JobLine, profile: &SiteProfile, opts: RenderOptions) -> Resul
         }
     }
 
+    if bindings.config_path.is_none() && steps.iter().any(|s| s.text.contains("{config_path}")) {
+        return Err(refuse(
+            "a command uses {config_path} but the line has no `spec`; open the record with --spec FILE".into(),
+        ));
+    }
+
     // Environment.
     let mut env = Vec::new();
     for (name, value) in env_in.unwrap_or_default() {
