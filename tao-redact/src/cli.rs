@@ -171,7 +171,10 @@ where
     }
     for name in &a.secret_env {
         if std::env::var_os(name).is_none_or(|v| v.is_empty()) {
-            tao_core::cli::warn(TOOL, &format!("{name} is not set; nothing to mask by its value"));
+            tao_core::cli::warn(
+                TOOL,
+                &format!("{name} is not set; nothing to mask by its value"),
+            );
         }
     }
     let red = b.secret_env(&a.secret_env).build()?;
@@ -190,7 +193,8 @@ where
             writeln!(out, "{}\t{}\t{}", r.id, r.description, r.source)
                 .map_err(|e| Error::io("writing standard output", e))?;
         }
-        out.flush().map_err(|e| Error::io("writing standard output", e))?;
+        out.flush()
+            .map_err(|e| Error::io("writing standard output", e))?;
         return Ok(0);
     }
     if !a.lint {

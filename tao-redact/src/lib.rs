@@ -96,11 +96,9 @@ impl RedactorBuilder {
         let mut any = false;
         for part in value.split(|&b| b == b'\n') {
             let part = part.strip_suffix(b"\r").unwrap_or(part);
-            if part.len() >= MIN_EXACT_LEN {
-                if part.len() <= stream::MAX_SECRET {
-                    self.exact.push((name.to_string(), part.to_vec()));
-                    any = true;
-                }
+            if part.len() >= MIN_EXACT_LEN && part.len() <= stream::MAX_SECRET {
+                self.exact.push((name.to_string(), part.to_vec()));
+                any = true;
             }
         }
         if !any && !value.is_empty() {
@@ -154,7 +152,9 @@ impl RedactorBuilder {
                 AhoCorasick::builder()
                     .match_kind(aho_corasick::MatchKind::LeftmostLongest)
                     .build(&values)
-                    .map_err(|e| Error::Internal(format!("building the exact-value automaton: {e}")))?,
+                    .map_err(|e| {
+                        Error::Internal(format!("building the exact-value automaton: {e}"))
+                    })?,
             )
         };
         let always = rules

@@ -195,20 +195,35 @@ mod tests {
         assert!(rules.len() >= 18, "{}", rules.len());
         for r in &rules {
             assert!(!r.source.is_empty(), "rule {} has no source", r.id);
-            assert!(!r.description.is_empty(), "rule {} has no description", r.id);
-            assert!(!r.keywords.is_empty(), "built-in rule {} has no keywords", r.id);
+            assert!(
+                !r.description.is_empty(),
+                "rule {} has no description",
+                r.id
+            );
+            assert!(
+                !r.keywords.is_empty(),
+                "built-in rule {} has no keywords",
+                r.id
+            );
         }
     }
 
     #[test]
     fn bad_rules_files_name_the_problem() {
         let e = parse_catalogue("[[rule]]\nid = \"x\"\nregex = \"(\"\n", "f.toml").unwrap_err();
-        assert!(e.to_string().starts_with("f.toml: rule 'x': regex does not compile"), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("f.toml: rule 'x': regex does not compile"),
+            "{e}"
+        );
         assert_eq!(e.code(), tao_core::exit::CONFIG);
         let e = parse_catalogue("[[rule]]\nid = \"X Y\"\nregex = \"a\"\n", "f.toml").unwrap_err();
         assert!(e.to_string().contains("must match"), "{e}");
-        let e = parse_catalogue("[[rule]]\nid = \"x\"\nregex = \"a\"\ncolour = 1\n", "f.toml")
-            .unwrap_err();
+        let e = parse_catalogue(
+            "[[rule]]\nid = \"x\"\nregex = \"a\"\ncolour = 1\n",
+            "f.toml",
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("invalid rules file"), "{e}");
         let e = parse_catalogue(
             "[[rule]]\nid = \"x\"\nregex = \"a\"\n[[rule]]\nid = \"x\"\nregex = \"b\"\n",

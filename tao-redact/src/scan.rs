@@ -73,7 +73,9 @@ fn looks_like_block_body(line: &[u8]) -> bool {
         return true;
     }
     let lower: Vec<u8> = t.iter().take(10).map(u8::to_ascii_lowercase).collect();
-    if lower.starts_with(b"proc-type:") || lower.starts_with(b"dek-info:") || lower.starts_with(b"comment:")
+    if lower.starts_with(b"proc-type:")
+        || lower.starts_with(b"dek-info:")
+        || lower.starts_with(b"comment:")
     {
         return true;
     }
@@ -208,7 +210,10 @@ impl Redactor {
                             .iter()
                             .find_map(|&i| caps.get(i))
                             .unwrap_or(whole);
-                        let name = rule.name_group.and_then(|i| caps.get(i)).map(|m| m.as_bytes());
+                        let name = rule
+                            .name_group
+                            .and_then(|i| caps.get(i))
+                            .map(|m| m.as_bytes());
                         if !accept(rule, name, g.as_bytes()) {
                             continue;
                         }
@@ -371,8 +376,20 @@ mod tests {
     fn apply_clamps_and_merges() {
         let r = red();
         let mut hits = vec![
-            Hit { start: 2, end: 6, label: 0, open: false, cont: false },
-            Hit { start: 4, end: 8, label: 1, open: false, cont: false },
+            Hit {
+                start: 2,
+                end: 6,
+                label: 0,
+                open: false,
+                cont: false,
+            },
+            Hit {
+                start: 4,
+                end: 8,
+                label: 1,
+                open: false,
+                cont: false,
+            },
         ];
         let mut out = Vec::new();
         r.apply(b"0123456789", &mut hits, 10, &mut out);

@@ -74,7 +74,8 @@ impl<'r> Stream<'r> {
                     return;
                 }
                 Some(m) => {
-                    let ls = memchr::memrchr(b'\n', &chunk[pos..m.start()]).map_or(pos, |i| pos + i + 1);
+                    let ls =
+                        memchr::memrchr(b'\n', &chunk[pos..m.start()]).map_or(pos, |i| pos + i + 1);
                     let le = line_end(chunk, m.start());
                     self.out.extend_from_slice(&chunk[pos..ls]);
                     self.line(&chunk[ls..le], true);
@@ -91,8 +92,13 @@ impl<'r> Stream<'r> {
             Some(b'\n') => line.split_at(line.len() - 1),
             _ => (line, &b""[..]),
         };
-        self.red
-            .scan(body, at_line_start, usize::MAX, &mut self.state, &mut self.scratch);
+        self.red.scan(
+            body,
+            at_line_start,
+            usize::MAX,
+            &mut self.state,
+            &mut self.scratch,
+        );
         self.red
             .apply(body, &mut self.scratch.hits, body.len(), &mut self.out);
         self.out.extend_from_slice(term);
@@ -217,7 +223,14 @@ mod tests {
     fn long_line_secret_on_a_window_boundary_is_caught() {
         let red = Redactor::builder().build().unwrap();
         let cut = BUF_SIZE - MAX_SECRET;
-        for offset in [cut - 20, cut - 1, cut, cut + 5, BUF_SIZE - 10, BUF_SIZE - 41] {
+        for offset in [
+            cut - 20,
+            cut - 1,
+            cut,
+            cut + 5,
+            BUF_SIZE - 10,
+            BUF_SIZE - 41,
+        ] {
             let mut input = vec![b'.'; offset];
             input.push(b' ');
             input.extend_from_slice(TOK.as_bytes());
@@ -228,7 +241,10 @@ mod tests {
             let text = String::from_utf8_lossy(&out);
             assert!(!text.contains(TOK), "offset {offset}");
             assert!(text.contains("[REDACTED:github-token]"), "offset {offset}");
-            assert_eq!(out.len(), input.len() - TOK.len() + "[REDACTED:github-token]".len());
+            assert_eq!(
+                out.len(),
+                input.len() - TOK.len() + "[REDACTED:github-token]".len()
+            );
         }
     }
 

@@ -105,8 +105,7 @@ pub fn is_placeholder(value: &[u8]) -> bool {
         b'$' | b'%' | b'{' | b'<' => return true,
         _ => {}
     }
-    if v.windows(2).any(|w| w == b"{{" || w == b"${") || (v.contains(&b'<') && v.contains(&b'>'))
-    {
+    if v.windows(2).any(|w| w == b"{{" || w == b"${") || (v.contains(&b'<') && v.contains(&b'>')) {
         return true;
     }
     let lower = v.to_ascii_lowercase();
@@ -166,17 +165,20 @@ pub fn is_password_name(name: &[u8]) -> bool {
 /// a secret.
 ///
 /// Rejected (not a secret): placeholders and references
-/// ([`is_placeholder`]); names of public material (`public_key`, `pubkey`);
-/// paths (`/x`, `~/x`, `./x`); URLs (handled by `url-credentials`); code
-/// (`os.environ[...]`, `get_token()`, `args.token`, `self.key`); values
-/// without both a letter and a digit-or-symbol; values that read as words
-/// (`created_at_v2_index`: every `_`/`-`/`.` separated part is lowercase
-/// letters, digits, or at most 3 bytes).
+/// ([`is_placeholder`]); names of public or non-secret material
+/// (`public_key`, `pubkey`, `*_id`, `tokenizer`); paths (`/x`, `~/x`,
+/// `./x`); URLs (handled by `url-credentials`); code (`os.environ[...]`,
+/// `get_token()`, `args.token`, `self.key`); values without a letter;
+/// values that read as words (`created_at_v2_index`: every `_`/`-`/`.`
+/// separated part is lowercase letters, digits, or at most 3 bytes; for
+/// password names only when the value has such separators, so `hunter22`
+/// stays a password).
 ///
-/// Kept: password names with at least 6 bytes and entropy >= 2.3 bits;
-/// other names with at least 12 bytes, a letter and a digit, and entropy
-/// >= 3.0 bits (detect-secrets' hex limit; gitleaks uses 3.5 for its
-/// generic rule, which also needs a longer value).
+/// Kept: password names with at least 6 bytes, a digit or symbol, and an
+/// entropy of at least 2.3 bits; other names with at least 12 bytes, a
+/// letter and a digit, and an entropy of at least 3.0 bits (detect-secrets'
+/// hex limit; gitleaks uses 3.5 for its generic rule, which also needs a
+/// longer value).
 pub fn assignment_value_is_secret(name: &[u8], value: &[u8]) -> bool {
     if is_placeholder(value) {
         return false;
@@ -189,14 +191,15 @@ pub fn assignment_value_is_secret(name: &[u8], value: &[u8]) -> bool {
         return false;
     }
     let v = value;
-    if v.starts_with(b"/") || v.starts_with(b"~") || v.starts_with(b"./") || v.starts_with(b"../")
-    {
+    if v.starts_with(b"/") || v.starts_with(b"~") || v.starts_with(b"./") || v.starts_with(b"../") {
         return false;
     }
     if memchr::memmem::find(v, b"://").is_some() {
         return false;
     }
-    if v.iter().any(|&b| matches!(b, b'(' | b')' | b'[' | b']' | b'{' | b'}')) {
+    if v.iter()
+        .any(|&b| matches!(b, b'(' | b')' | b'[' | b']' | b'{' | b'}'))
+    {
         return false;
     }
     if is_dotted_identifier(v) {
@@ -204,9 +207,7 @@ pub fn assignment_value_is_secret(name: &[u8], value: &[u8]) -> bool {
     }
     let has_letter = v.iter().any(u8::is_ascii_alphabetic);
     let has_digit = v.iter().any(u8::is_ascii_digit);
-    let has_symbol = v
-        .iter()
-        .any(|b| b.is_ascii_punctuation() || *b >= 0x80);
+    let has_symbol = v.iter().any(|b| b.is_ascii_punctuation() || *b >= 0x80);
     if !has_letter {
         return false;
     }

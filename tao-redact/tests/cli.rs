@@ -1,0 +1,428 @@
+//! Integration tests: run the `tao-redact` binary as a user would, with a
+//! cleared environment (only what each test sets), and check stdout, stderr
+//! and the exit status.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command as StdCommand, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+const HF: &str = "hf_FAKEtaoRedactTestTokenQwErTyUiOpAs";
+const GHP: &str = "ghp_FAKEtaoRedactTest0123456789abcdefABCD";
+
+fn cmd() -> Command {
+    let mut c = Command::cargo_bin("tao-redact").unwrap();
+    c.env_clear();
+    c
+}
+
+fn job(id: &str, script: &str) -> String {
+    serde_json::json!({"id": id, "zeta": [1, "x"], "script": {"template": "single", "sha256": "00", "text": script}, "alpha": {"b": 1}})
+        .to_string()
+}
+
+fn stdout_lines(out: &[u8]) -> Vec<Value> {
+    String::from_utf8(out.to_vec())
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn help_version_and_usage_errors() {
+    let out = cmd()
+        .arg("-h")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert!(String::from_utf8(out)
+        .unwrap()
+        .contains("Usage: tao-redact"));
+    let out = cmd()
+        .arg("--help")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert!(String::from_utf8(out).unwrap().contains("Exit status:"));
+    cmd()
+        .arg("--version")
+        .assert()
+        .success()
+        .stdout(predicates::str::starts_with("tao-redact "));
+    cmd()
+        .arg("--bogus")
+        .assert()
+        .code(2)
+        .stderr(predicates::str::starts_with("tao-redact: error: "));
+    cmd().arg("scan").assert().code(2);
+    cmd().args(["--rules"]).assert().code(2);
+}
+
+#[test]
+fn lint_clean_script_gets_ok_and_the_digest_of_its_text() {
+    let script = "#!/bin/bash\n#SBATCH --job-name=tao-x\nexport HF_TOKEN=\"$HF_TOKEN\"\nprintf '%s' \"$NGC_KEY\" | docker login nvcr.io -u '$oauthtoken' --password-stdin\nsrun python train.py\n";
+    let input = format!("{}\n{}\n", job("tao-a", script), job("tao-b", "echo hi\n"));
+    let out = cmd()
+        .arg("lint")
+        .write_stdin(input)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let lines = stdout_lines(&out);
+    assert_eq!(lines.len(), 2);
+    let lint = &lines[0]["lint"];
+    assert_eq!(lint["ok"], true);
+    assert_eq!(lint["findings"], serde_json::json!([]));
+    assert_eq!(lint["sha256"], tao_core::sha256_hex(script.as_bytes()));
+    // Every other field passes through, in order; lint is appended.
+    let keys: Vec<&String> = lines[0].as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["id", "zeta", "script", "alpha", "lint"]);
+    assert_eq!(lines[0]["script"]["sha256"], "00");
+}
+
+#[test]
+fn lint_blocks_a_literal_secret_but_the_line_goes_on() {
+    let bad = format!("#!/bin/bash\nexport HF_TOKEN={HF}\nsrun true\n");
+    let input = format!(
+        "{}\n{}\n",
+        job("tao-bad", &bad),
+        job("tao-good", "echo ok\n")
+    );
+    let assert = cmd().arg("lint").write_stdin(input).assert().code(3);
+    let o = assert.get_output();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert!(
+        !stdout.contains(HF) || stdout.matches(HF).count() == 1,
+        "only the script text itself may hold it"
+    );
+    assert!(!stderr.contains(HF), "{stderr}");
+    let lines = stdout_lines(&o.stdout);
+    assert_eq!(lines.len(), 2);
+    let lint = &lines[0]["lint"];
+    assert_eq!(lint["ok"], false);
+    let f = &lint["findings"][0];
+    assert_eq!(f["rule"], "huggingface-token");
+    assert_eq!(
+        (f["line"].as_u64(), f["column"].as_u64()),
+        (Some(2), Some(17))
+    );
+    assert_eq!(f["preview"], "export HF_TOKEN=[REDACTED:huggingface-token]");
+    assert_eq!(lines[1]["lint"]["ok"], true);
+    assert!(
+        stderr.contains("line 1 (job tao-bad): script line 2, column 17: huggingface-token"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("tao-redact: error: 1 script(s) blocked"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn lint_finds_the_exact_value_of_a_named_secret() {
+    let value = "plain words are a secret too";
+    let input = format!("{}\n", job("tao-x", &format!("echo '{value}'\n")));
+    let o = cmd()
+        .args(["lint", "--secret-env", "DB_PHRASE"])
+        .env("DB_PHRASE", value)
+        .write_stdin(input)
+        .assert()
+        .code(3)
+        .get_output()
+        .clone();
+    let lines = stdout_lines(&o.stdout);
+    assert_eq!(lines[0]["lint"]["findings"][0]["rule"], "env:DB_PHRASE");
+    assert!(!String::from_utf8_lossy(&o.stderr).contains(value));
+}
+
+#[test]
+fn lint_line_without_script_text_is_bad_input_and_earlier_lines_are_kept() {
+    let input = format!(
+        "{}\n{{\"id\":\"tao-y\"}}\n{}\n",
+        job("tao-a", "echo\n"),
+        job("tao-c", "echo\n")
+    );
+    let o = cmd()
+        .arg("lint")
+        .write_stdin(input)
+        .assert()
+        .code(65)
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("line 2: missing string field `script.text`"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("tao-render"), "{stderr}");
+    let lines = stdout_lines(&o.stdout);
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["id"], "tao-a");
+    cmd()
+        .arg("lint")
+        .write_stdin("not json\n")
+        .assert()
+        .code(65);
+}
+
+#[test]
+fn lint_passes_through_a_line_that_already_failed() {
+    let input = "{\"id\":\"tao-e\",\"error\":{\"tool\":\"tao-render\",\"code\":\"data\",\"message\":\"x\"}}\n";
+    cmd()
+        .arg("lint")
+        .write_stdin(input)
+        .assert()
+        .success()
+        .stdout(input);
+}
+
+#[test]
+fn lint_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.sbatch");
+    let bad = dir.path().join("bad.sbatch");
+    let latin1 = dir.path().join("latin1.sbatch");
+    std::fs::write(&good, "#!/bin/bash\nexport GH_TOKEN=\"${GH_TOKEN}\"\n").unwrap();
+    std::fs::write(
+        &bad,
+        format!("#!/bin/bash\n  git clone https://{GHP}@github.com/o/r\n"),
+    )
+    .unwrap();
+    std::fs::write(&latin1, b"echo caf\xe9\n").unwrap();
+    let o = cmd()
+        .arg("lint")
+        .arg(&good)
+        .arg(&bad)
+        .assert()
+        .code(3)
+        .get_output()
+        .clone();
+    let lines = stdout_lines(&o.stdout);
+    assert_eq!(lines[0]["file"], good.display().to_string());
+    assert_eq!(lines[0]["lint"]["ok"], true);
+    assert_eq!(lines[1]["lint"]["findings"][0]["rule"], "github-token");
+    assert_eq!(lines[1]["lint"]["findings"][0]["column"], 21);
+    assert!(!String::from_utf8_lossy(&o.stdout).contains(GHP));
+    assert!(!String::from_utf8_lossy(&o.stderr).contains(GHP));
+    cmd().arg("lint").arg(&good).assert().success();
+    cmd()
+        .arg("lint")
+        .arg(&latin1)
+        .assert()
+        .code(65)
+        .stderr(predicates::str::contains("not UTF-8"));
+    cmd()
+        .arg("lint")
+        .arg(dir.path().join("missing"))
+        .assert()
+        .code(74);
+}
+
+#[test]
+fn filter_masks_rules_and_exact_env_values() {
+    let input = format!(
+        "step 1 ok\nexport GH_TOKEN={GHP}\nlogin with Opaque-Value-42-xyz done\nhf={HF}\n-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----\nlast line without newline"
+    );
+    let o = cmd()
+        .env("NGC_KEY", "Opaque-Value-42-xyz")
+        .write_stdin(input)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    assert_eq!(
+        String::from_utf8(o.stdout).unwrap(),
+        "step 1 ok\nexport GH_TOKEN=[REDACTED:github-token]\nlogin with [REDACTED:env:NGC_KEY] done\nhf=[REDACTED:huggingface-token]\n[REDACTED:pem-private-key]\n[REDACTED:pem-private-key]\n[REDACTED:pem-private-key]\nlast line without newline"
+    );
+}
+
+#[test]
+fn filter_secret_env_option_and_short_value_warning() {
+    let o = cmd()
+        .args(["--secret-env", "WANDB_API_KEY", "--secret-env", "UNSET_ONE"])
+        .env("WANDB_API_KEY", "not-hex-but-secret")
+        .env("HF_TOKEN", "short")
+        .write_stdin("a not-hex-but-secret b short\n")
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    assert_eq!(o.stdout, b"a [REDACTED:env:WANDB_API_KEY] b short\n");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("UNSET_ONE is not set"), "{stderr}");
+    assert!(
+        stderr.contains("HF_TOKEN is shorter than 8 bytes"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("short\n") && !stderr.contains("not-hex"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn filter_passes_non_utf8_bytes_through_exactly() {
+    let mut input: Vec<u8> = b"\xff\xfe binary \x00\x01 caf\xe9 ".to_vec();
+    input.extend_from_slice(GHP.as_bytes());
+    input.extend_from_slice(b" \xc3\x28 tail\r\n\x80\n");
+    let mut want: Vec<u8> =
+        b"\xff\xfe binary \x00\x01 caf\xe9 [REDACTED:github-token] \xc3\x28 tail\r\n\x80\n"
+            .to_vec();
+    let o = cmd()
+        .write_stdin(input)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    assert_eq!(o.stdout, want);
+    want.clear();
+}
+
+#[test]
+fn filter_catches_secrets_on_buffer_boundaries_of_long_lines() {
+    // Secrets placed around every multiple of 64 KiB (pipe reads) and of
+    // the 1 MiB window, in one 3 MiB line, plus short lines after it.
+    let mut input = Vec::new();
+    let mut count = 0;
+    let mut pos = 0usize;
+    for boundary in (1..48).map(|k| k * (64 << 10)) {
+        let start = boundary - 20 - (count % 30);
+        input.extend(std::iter::repeat_n(b'x', start - pos));
+        input.push(b' ');
+        input.extend_from_slice(GHP.as_bytes());
+        input.push(b' ');
+        pos = input.len();
+        count += 1;
+    }
+    input.extend_from_slice(b"\nshort\n");
+    let o = cmd()
+        .write_stdin(input.clone())
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let out = o.stdout;
+    let text = String::from_utf8_lossy(&out);
+    assert!(!text.contains(GHP));
+    assert_eq!(text.matches("[REDACTED:github-token]").count(), count);
+    assert_eq!(
+        out.len(),
+        input.len() - count * (GHP.len() - "[REDACTED:github-token]".len())
+    );
+    assert!(text.ends_with("\nshort\n"));
+}
+
+#[test]
+fn filter_handles_a_50_mb_line() {
+    let mut input = vec![b'a'; 50 << 20];
+    let at = 25 << 20;
+    input[at] = b' ';
+    input[at + 1..at + 1 + HF.len()].copy_from_slice(HF.as_bytes());
+    input[at + 1 + HF.len()] = b' ';
+    input.push(b'\n');
+    let o = cmd()
+        .write_stdin(input.clone())
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    assert_eq!(
+        o.stdout.len(),
+        input.len() - HF.len() + "[REDACTED:huggingface-token]".len()
+    );
+    assert!(o.stdout.windows(HF.len()).all(|w| w != HF.as_bytes()));
+}
+
+#[test]
+fn filter_writes_each_line_as_soon_as_it_is_read() {
+    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("tao-redact"))
+        .env_clear()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut r = BufReader::new(stdout);
+        loop {
+            let mut line = String::new();
+            if r.read_line(&mut line).unwrap_or(0) == 0 {
+                break;
+            }
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    // stdin stays open: the line must come out without waiting for EOF.
+    writeln!(stdin, "token {GHP} first").unwrap();
+    stdin.flush().unwrap();
+    let first = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("first line was not flushed");
+    assert_eq!(first, "token [REDACTED:github-token] first\n");
+    writeln!(stdin, "second").unwrap();
+    stdin.flush().unwrap();
+    assert_eq!(
+        rx.recv_timeout(Duration::from_secs(30)).unwrap(),
+        "second\n"
+    );
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}
+
+#[test]
+fn rules_file_extends_the_catalogue_and_bad_ones_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("acme.toml");
+    std::fs::write(
+        &rules,
+        "[[rule]]\nid = \"acme-token\"\ndescription = \"ACME CI token\"\nsource = \"ACME docs\"\nkeywords = [\"acme_\"]\nregex = '''\\bacme_[a-z0-9]{16}\\b'''\n",
+    )
+    .unwrap();
+    cmd()
+        .arg("--rules")
+        .arg(&rules)
+        .write_stdin("t=acme_0123456789abcdef\n")
+        .assert()
+        .success()
+        .stdout("t=[REDACTED:acme-token]\n");
+    cmd()
+        .args(["lint", "--rules"])
+        .arg(&rules)
+        .arg("--list-rules")
+        .assert()
+        .success()
+        .stdout(predicates::str::contains(
+            "acme-token\tACME CI token\tACME docs",
+        ));
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "[[rule]]\nid = \"x\"\nregex = \"(\"\n").unwrap();
+    cmd()
+        .arg("--rules")
+        .arg(&bad)
+        .write_stdin("")
+        .assert()
+        .code(78)
+        .stderr(predicates::str::contains("regex does not compile"));
+    cmd()
+        .arg("--rules")
+        .arg(dir.path().join("none.toml"))
+        .assert()
+        .code(74);
+}
