@@ -59,7 +59,7 @@ pub struct StatusArgs {
     pub evidence_lines: u32,
     /// Whether Slurm requeues jobs (lines without resources.requeue); NODE_FAIL
     /// and PREEMPTED are provisional while it may.
-    #[arg(long, env = "SLURM_USE_REQUEUE", value_name = "BOOL", default_value = "true", value_parser = parse_bool)]
+    #[arg(long, env = "SLURM_USE_REQUEUE", value_name = "BOOL", default_value = "true", value_parser = parse_bool, action = clap::ArgAction::Set)]
     pub requeue: bool,
     #[command(flatten)]
     /// Saved outputs to replay instead of asking the cluster.

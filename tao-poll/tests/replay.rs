@@ -1,0 +1,707 @@
+//! Offline replay: saved squeue/sacct/scontrol outputs (and status files
+//! under a replay root) through the real binary, as a user would run it.
+//! Every state name and annotation Slurm prints, from both commands, is
+//! checked against the vocabulary (squeue(1)/sacct(1) JOB STATE CODES,
+//! Slurm's job_state_codes.html for the newer flags).
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+/// The binary with a cleared environment.
+fn cmd() -> Command {
+    let mut c = Command::cargo_bin("tao-poll").unwrap();
+    c.env_clear();
+    c
+}
+
+struct Run {
+    lines: Vec<Value>,
+    stderr: String,
+    code: i32,
+}
+
+fn run(c: &mut Command) -> Run {
+    let out = c.output().unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    Run {
+        lines: stdout
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+        code: out.status.code().unwrap_or(-1),
+    }
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    if let Some(parent) = p.parent() {
+        std::fs::create_dir_all(parent).unwrap();
+    }
+    std::fs::write(&p, text).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+fn s<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
+    let mut cur = v;
+    for k in path {
+        cur = cur.get(*k)?;
+    }
+    cur.as_str()
+}
+
+/// squeue as it prints each state (long and compact), one job per state.
+const SQUEUE_CASES: &[(&str, &str, &str)] = &[
+    // (printed, vocabulary, canonical native)
+    ("PENDING", "PENDING", "PENDING"),
+    ("PD", "PENDING", "PENDING"),
+    ("REQUEUED", "PENDING", "REQUEUED"),
+    ("RQ", "PENDING", "REQUEUED"),
+    ("REQUEUE_HOLD", "PENDING", "REQUEUE_HOLD"),
+    ("RH", "PENDING", "REQUEUE_HOLD"),
+    ("REQUEUE_FED", "PENDING", "REQUEUE_FED"),
+    ("RF", "PENDING", "REQUEUE_FED"),
+    ("RESV_DEL_HOLD", "PENDING", "RESV_DEL_HOLD"),
+    ("RD", "PENDING", "RESV_DEL_HOLD"),
+    ("CONFIGURING", "PENDING", "CONFIGURING"),
+    ("CF", "PENDING", "CONFIGURING"),
+    ("POWER_UP_NODE", "PENDING", "POWER_UP_NODE"),
+    ("PU", "PENDING", "POWER_UP_NODE"),
+    ("RUNNING", "RUNNING", "RUNNING"),
+    ("R", "RUNNING", "RUNNING"),
+    ("COMPLETING", "RUNNING", "COMPLETING"),
+    ("CG", "RUNNING", "COMPLETING"),
+    ("SUSPENDED", "RUNNING", "SUSPENDED"),
+    ("S", "RUNNING", "SUSPENDED"),
+    ("STOPPED", "RUNNING", "STOPPED"),
+    ("ST", "RUNNING", "STOPPED"),
+    ("SIGNALING", "RUNNING", "SIGNALING"),
+    ("SI", "RUNNING", "SIGNALING"),
+    ("STAGE_OUT", "RUNNING", "STAGE_OUT"),
+    ("SO", "RUNNING", "STAGE_OUT"),
+    ("RESIZING", "RUNNING", "RESIZING"),
+    ("RS", "RUNNING", "RESIZING"),
+    ("COMPLETED", "COMPLETE", "COMPLETED"),
+    ("CD", "COMPLETE", "COMPLETED"),
+    ("FAILED", "ERROR", "FAILED"),
+    ("F", "ERROR", "FAILED"),
+    ("TIMEOUT", "ERROR", "TIMEOUT"),
+    ("TO", "ERROR", "TIMEOUT"),
+    ("OUT_OF_MEMORY", "ERROR", "OUT_OF_MEMORY"),
+    ("OOM", "ERROR", "OUT_OF_MEMORY"),
+    ("DEADLINE", "ERROR", "DEADLINE"),
+    ("DL", "ERROR", "DEADLINE"),
+    ("BOOT_FAIL", "ERROR", "BOOT_FAIL"),
+    ("BF", "ERROR", "BOOT_FAIL"),
+    ("NODE_FAIL", "ERROR", "NODE_FAIL"),
+    ("NF", "ERROR", "NODE_FAIL"),
+    ("SPECIAL_EXIT", "ERROR", "SPECIAL_EXIT"),
+    ("SE", "ERROR", "SPECIAL_EXIT"),
+    ("CANCELLED", "CANCELED", "CANCELLED"),
+    ("CA", "CANCELED", "CANCELLED"),
+    ("PREEMPTED", "CANCELED", "PREEMPTED"),
+    ("PR", "CANCELED", "PREEMPTED"),
+    ("REVOKED", "CANCELED", "REVOKED"),
+    ("RV", "CANCELED", "REVOKED"),
+    ("EXPEDITING", "PENDING", "EXPEDITING"),
+    ("LAUNCH_FAILED", "ERROR", "LAUNCH_FAILED"),
+    ("RECONFIG_FAIL", "ERROR", "RECONFIG_FAIL"),
+    ("UPDATE_DB", "UNKNOWN", "UPDATE_DB"),
+    ("?", "UNKNOWN", "?"),
+    ("FROBNICATED", "UNKNOWN", "FROBNICATED"),
+];
+
+/// sacct as it prints states: long, annotated, truncated by a narrow column.
+const SACCT_CASES: &[(&str, &str, &str, &str)] = &[
+    // (printed, vocabulary, native, message starts with)
+    ("PENDING", "PENDING", "PENDING", "PENDING"),
+    ("RUNNING", "RUNNING", "RUNNING", "RUNNING"),
+    ("SUSPENDED", "RUNNING", "SUSPENDED", "SUSPENDED"),
+    ("REQUEUED", "PENDING", "REQUEUED", "REQUEUED"),
+    ("RESIZING", "RUNNING", "RESIZING", "RESIZING"),
+    ("COMPLETED", "COMPLETE", "COMPLETED", "COMPLETED exit 0:0"),
+    ("FAILED", "ERROR", "FAILED", "FAILED exit 1:0"),
+    ("TIMEOUT", "ERROR", "TIMEOUT", "TIMEOUT"),
+    ("OUT_OF_MEMORY", "ERROR", "OUT_OF_MEMORY", "OUT_OF_MEMORY"),
+    ("OUT_OF_ME+", "ERROR", "OUT_OF_MEMORY", "OUT_OF_MEMORY"),
+    ("DEADLINE", "ERROR", "DEADLINE", "DEADLINE"),
+    ("BOOT_FAIL", "ERROR", "BOOT_FAIL", "BOOT_FAIL"),
+    ("NODE_FAIL", "ERROR", "NODE_FAIL", "NODE_FAIL"),
+    ("CANCELLED", "CANCELED", "CANCELLED", "CANCELLED"),
+    (
+        "CANCELLED by 12345",
+        "CANCELED",
+        "CANCELLED",
+        "CANCELLED by 12345",
+    ),
+    ("CANCELLED by 0", "CANCELED", "CANCELLED", "CANCELLED by 0"),
+    ("CANCELLED+", "CANCELED", "CANCELLED", "CANCELLED"),
+    ("PREEMPTED", "CANCELED", "PREEMPTED", "PREEMPTED"),
+    ("REVOKED", "CANCELED", "REVOKED", "REVOKED"),
+    ("RESV_DEL_+", "PENDING", "RESV_DEL_HOLD", "RESV_DEL_HOLD"),
+    ("REQUEUE_H+", "PENDING", "REQUEUE_HOLD", "REQUEUE_HOLD"),
+    ("SPECIAL_E+", "ERROR", "SPECIAL_EXIT", "SPECIAL_EXIT"),
+    ("?", "UNKNOWN", "?", "unrecognised Slurm state"),
+    (
+        "NEW_STATE_2030",
+        "UNKNOWN",
+        "NEW_STATE_2030",
+        "unrecognised Slurm state \"NEW_STATE_2030\"",
+    ),
+];
+
+#[test]
+fn every_squeue_state_long_and_compact() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut sq = String::new();
+    let mut ids = Vec::new();
+    for (i, (printed, _, _)) in SQUEUE_CASES.iter().enumerate() {
+        let id = 1000 + i;
+        sq.push_str(&format!(
+            "{id}|{id}|{printed}|n1|1795979121|1795979122|N/A|0:01|0|None|\n"
+        ));
+        ids.push(id.to_string());
+    }
+    let sqf = write(dir.path(), "squeue.txt", &sq);
+    let saf = write(dir.path(), "sacct.txt", "");
+    let r = run(cmd()
+        .args([
+            "--requeue",
+            "false",
+            "--replay-squeue",
+            &sqf,
+            "--replay-sacct",
+            &saf,
+        ])
+        .args(&ids));
+    assert_eq!(r.lines.len(), SQUEUE_CASES.len(), "{}", r.stderr);
+    for ((printed, vocab, native), line) in SQUEUE_CASES.iter().zip(&r.lines) {
+        assert_eq!(
+            s(line, &["state"]),
+            Some(*vocab),
+            "squeue {printed}: {line}"
+        );
+        assert_eq!(
+            s(line, &["slurm", "native_state"]),
+            Some(*native),
+            "squeue {printed}: {line}"
+        );
+        assert_eq!(s(line, &["observed_by"]), Some("tao-poll"));
+        assert!(line.get("error").is_none(), "{line}");
+    }
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}
+
+#[test]
+fn every_sacct_state_annotated_and_truncated() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut sa = String::new();
+    let mut ids = Vec::new();
+    for (i, (printed, vocab, _, _)) in SACCT_CASES.iter().enumerate() {
+        let id = 2000 + i;
+        let exit = if *vocab == "ERROR" && printed.starts_with("FAILED") {
+            "1:0"
+        } else {
+            "0:0"
+        };
+        sa.push_str(&format!(
+            "{id}|{id}|{printed}|{exit}|n1|1795979121|1795979122|1795979130|00:00:08|None\n"
+        ));
+        ids.push(id.to_string());
+    }
+    let sqf = write(dir.path(), "squeue.txt", "");
+    let saf = write(dir.path(), "sacct.txt", &sa);
+    let r = run(cmd()
+        .args(["--replay-squeue", &sqf, "--replay-sacct", &saf])
+        .args(&ids));
+    assert_eq!(r.lines.len(), SACCT_CASES.len());
+    for ((printed, vocab, native, msg), line) in SACCT_CASES.iter().zip(&r.lines) {
+        assert_eq!(s(line, &["state"]), Some(*vocab), "sacct {printed}: {line}");
+        assert_eq!(
+            s(line, &["slurm", "native_state"]),
+            Some(*native),
+            "sacct {printed}: {line}"
+        );
+        let m = s(line, &["message"]).unwrap();
+        assert!(
+            m.starts_with(msg),
+            "sacct {printed}: message {m:?} should start with {msg:?}"
+        );
+    }
+    assert_eq!(r.code, 0);
+}
+
+#[test]
+fn pasted_sacct_p_with_header_and_steps() {
+    let dir = tempfile::tempdir().unwrap();
+    let saf = write(
+        dir.path(),
+        "sacct.txt",
+        "JobID|JobName|State|ExitCode|\n31|train|CANCELLED by 0|0:0|\n31.batch|batch|CANCELLED|0:15|\n31.extern|extern|COMPLETED|0:0|\n32_4|arr|TIMEOUT|0:0|\n33+1|het|OUT_OF_MEMORY|0:125|\n",
+    );
+    let sqf = write(dir.path(), "squeue.txt", "");
+    let r = run(cmd().args([
+        "--replay-squeue",
+        &sqf,
+        "--replay-sacct",
+        &saf,
+        "31",
+        "32_4",
+        "33+1",
+    ]));
+    let states: Vec<_> = r
+        .lines
+        .iter()
+        .map(|l| s(l, &["state"]).unwrap().to_string())
+        .collect();
+    assert_eq!(states, ["CANCELED", "ERROR", "ERROR"], "{}", r.stderr);
+    assert_eq!(s(&r.lines[2], &["slurm", "exit_code"]), Some("0:125"));
+}
+
+#[test]
+fn pasted_default_sacct_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let saf = write(
+        dir.path(),
+        "sacct.txt",
+        "JobID           JobName  Partition    Account  AllocCPUS      State ExitCode \n\
+         ------------ ---------- ---------- ---------- ---------- ---------- -------- \n\
+         3                  wrap        gpu                     1 CANCELLED+      0:0 \n\
+         3.batch           batch                                1  CANCELLED     0:15 \n\
+         4                  wrap        gpu                     1     FAILED      3:0 \n",
+    );
+    let sqf = write(dir.path(), "squeue.txt", "");
+    let r = run(cmd().args(["--replay-squeue", &sqf, "--replay-sacct", &saf, "3", "4"]));
+    assert_eq!(s(&r.lines[0], &["state"]), Some("CANCELED"), "{}", r.stderr);
+    assert_eq!(s(&r.lines[1], &["message"]), Some("FAILED exit 3:0"));
+    assert!(r.stderr.is_empty(), "{}", r.stderr);
+}
+
+#[test]
+fn pasted_default_squeue_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let sqf = write(
+        dir.path(),
+        "squeue.txt",
+        "             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)\n\
+                        12       gpu     wrap  taouser PD       0:00      1 (Priority)\n\
+                        13       gpu     wrap  taouser  S       0:05      1 n2\n",
+    );
+    let saf = write(dir.path(), "sacct.txt", "");
+    let r = run(cmd().args(["--replay-squeue", &sqf, "--replay-sacct", &saf, "12", "13"]));
+    assert_eq!(
+        s(&r.lines[0], &["message"]),
+        Some("PENDING (Priority)"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(s(&r.lines[1], &["message"]), Some("SUSPENDED"));
+    assert_eq!(s(&r.lines[1], &["slurm", "nodes"]), Some("n2"));
+}
+
+#[test]
+fn squeue_lists_before_sacct_knows_and_sacct_after_squeue_forgets() {
+    let dir = tempfile::tempdir().unwrap();
+    let sqf = write(
+        dir.path(),
+        "squeue.txt",
+        "50|50|PENDING||1795979121|N/A|N/A|0:00|0|Priority|\n",
+    );
+    let saf = write(
+        dir.path(),
+        "sacct.txt",
+        "51|51|COMPLETED|0:0|n1|1795979121|1795979122|1795979130|00:00:08|None\n",
+    );
+    let r = run(cmd().args([
+        "--replay-squeue",
+        &sqf,
+        "--replay-sacct",
+        &saf,
+        "50",
+        "51",
+        "52",
+    ]));
+    assert_eq!(s(&r.lines[0], &["state"]), Some("PENDING"));
+    assert_eq!(s(&r.lines[1], &["state"]), Some("COMPLETE"));
+    assert_eq!(s(&r.lines[2], &["state"]), Some("UNKNOWN"));
+    assert_eq!(
+        s(&r.lines[2], &["message"]),
+        Some("job 52 is not known to squeue or sacct")
+    );
+    assert_eq!(r.code, 0);
+}
+
+#[test]
+fn requeue_makes_node_fail_provisional_and_follows_the_new_attempt() {
+    let dir = tempfile::tempdir().unwrap();
+    let sqf = write(
+        dir.path(),
+        "squeue.txt",
+        "60|60|NODE_FAIL|n1|1795979121|1795979122|1795979130|0:08|0|None|\n61|61|PENDING||1795979300|N/A|N/A|0:00|1|BeginTime|\n",
+    );
+    let saf = write(
+        dir.path(),
+        "sacct.txt",
+        "61|61|NODE_FAIL|0:0|n1|1795979121|1795979122|1795979130|00:00:08|None\n61|61|PENDING|0:0|None assigned|1795979300|Unknown|Unknown|00:00:00|BeginTime\n",
+    );
+    let input = "{\"id\":\"a\",\"slurm\":{\"job_id\":\"60\"},\"resources\":{\"requeue\":true}}\n\
+                 {\"id\":\"b\",\"state\":\"RUNNING\",\"slurm\":{\"job_id\":\"61\",\"native_state\":\"RUNNING\",\"restart_count\":0}}\n\
+                 {\"id\":\"c\",\"slurm\":{\"job_id\":\"60\"},\"resources\":{\"requeue\":false}}\n";
+    let r = run(cmd()
+        .args(["--replay-squeue", &sqf, "--replay-sacct", &saf])
+        .write_stdin(input));
+    assert_eq!(
+        s(&r.lines[0], &["state"]),
+        Some("PENDING"),
+        "{}",
+        r.lines[0]
+    );
+    assert!(s(&r.lines[0], &["message"])
+        .unwrap()
+        .contains("provisional"));
+    assert_eq!(s(&r.lines[1], &["state"]), Some("PENDING"));
+    assert_eq!(
+        s(&r.lines[1], &["message"]),
+        Some("PENDING (BeginTime), restart 1 (requeued)")
+    );
+    assert_eq!(r.lines[1]["slurm"]["restart_count"], 1);
+    assert_eq!(s(&r.lines[2], &["state"]), Some("ERROR"));
+}
+
+#[test]
+fn failed_queries_keep_the_state_and_say_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let sqf = write(
+        dir.path(),
+        "squeue.txt",
+        "70|70|RUNNING|n1|1795979121|1795979122|N/A|0:08|0|None|\n",
+    );
+    let saf = write(
+        dir.path(),
+        "sacct.txt",
+        "sacct: error: slurm_persist_conn_open_without_init: failed to open persistent connection to host:localhost:6819: Socket timed out on send/recv operation\n",
+    );
+    let input = "{\"id\":\"a\",\"state\":\"RUNNING\",\"slurm\":{\"job_id\":\"70\"}}\n{\"id\":\"b\",\"state\":\"RUNNING\",\"slurm\":{\"job_id\":\"71\"}}\n";
+    let r = run(cmd()
+        .args(["--replay-squeue", &sqf, "--replay-sacct", &saf])
+        .write_stdin(input));
+    // squeue answered for 70: fine. 71 is not in squeue and sacct failed: no verdict.
+    assert_eq!(s(&r.lines[0], &["state"]), Some("RUNNING"));
+    assert!(r.lines[0].get("error").is_none());
+    assert_eq!(s(&r.lines[1], &["state"]), Some("RUNNING"));
+    assert_eq!(s(&r.lines[1], &["error", "tool"]), Some("tao-poll"));
+    assert_eq!(s(&r.lines[1], &["error", "code"]), Some("tempfail"));
+    assert!(s(&r.lines[1], &["error", "message"])
+        .unwrap()
+        .contains("Socket timed out"));
+    assert!(r.lines[1].get("observed_at").is_none());
+    assert_eq!(r.code, 1);
+}
+
+#[test]
+fn no_accounting_falls_back_to_scontrol() {
+    let dir = tempfile::tempdir().unwrap();
+    let sqf = write(dir.path(), "squeue.txt", "");
+    let saf = write(
+        dir.path(),
+        "sacct.txt",
+        "sacct: error: Slurm accounting storage is disabled\n",
+    );
+    let scf = write(
+        dir.path(),
+        "scontrol.txt",
+        "JobId=80 JobName=wrap UserId=taouser(1000) JobState=FAILED Reason=NonZeroExitCode Dependency=(null) Requeue=1 Restarts=2 BatchFlag=1 ExitCode=2:0 RunTime=00:00:01 SubmitTime=2026-11-29T19:07:04 StartTime=2026-11-29T19:07:04 EndTime=2026-11-29T19:07:05 NodeList=n1\n",
+    );
+    let r = run(cmd().args([
+        "--replay-squeue",
+        &sqf,
+        "--replay-sacct",
+        &saf,
+        "--replay-scontrol",
+        &scf,
+        "80",
+        "81",
+    ]));
+    assert_eq!(s(&r.lines[0], &["state"]), Some("ERROR"), "{}", r.lines[0]);
+    assert_eq!(
+        s(&r.lines[0], &["message"]),
+        Some("FAILED exit 2:0, restart 2")
+    );
+    assert_eq!(s(&r.lines[1], &["state"]), Some("UNKNOWN"));
+    assert!(s(&r.lines[1], &["message"])
+        .unwrap()
+        .contains("no accounting"));
+}
+
+#[test]
+fn completed_needs_the_jobs_own_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    let base = "/shared/tao";
+    let mk = |id: &str, sid: u32| {
+        format!(
+            "{{\"id\":\"{id}\",\"storage\":{{\"job_dir\":\"{base}/jobs/{id}\",\"results_dir\":\"{base}/results/{id}\"}},\"slurm\":{{\"job_id\":\"{sid}\"}}}}\n"
+        )
+    };
+    let rel = |p: String| p.trim_start_matches('/').to_string();
+    // ok: status.json SUCCESS (even with a non-zero completion record).
+    write(
+        &root,
+        &rel(format!("{base}/results/ok/status.json")),
+        "{\"status\":\"STARTED\"}\n{\"status\":\"SUCCESS\",\"message\":\"done\"}\n",
+    );
+    write(
+        &root,
+        &rel(format!("{base}/jobs/ok/slurm-logs/ok-90/completion.json")),
+        "{\"exit_code\":1,\"slurm_job_id\":\"90\"}",
+    );
+    // bad: status.json FAILURE last.
+    write(
+        &root,
+        &rel(format!("{base}/results/bad/status.json")),
+        "{\"status\":\"SUCCESS\"}\n{\"status\":\"FAILURE\",\"message\":\"nan loss\"}\n",
+    );
+    // cmd0 / cmd3: no status.json, completion record decides.
+    write(
+        &root,
+        &rel(format!(
+            "{base}/jobs/cmd0/slurm-logs/cmd0-92/completion.json"
+        )),
+        "{\"exit_code\":0,\"slurm_job_id\":\"92\",\"restart_count\":0}",
+    );
+    write(
+        &root,
+        &rel(format!(
+            "{base}/jobs/cmd3/slurm-logs/cmd3-93/completion.json"
+        )),
+        "{\"exit_code\":3,\"slurm_job_id\":\"93\",\"restart_count\":0}",
+    );
+    // none: nothing at all.
+    let mut sa = String::new();
+    for sid in 90..=94 {
+        sa.push_str(&format!(
+            "{sid}|{sid}|COMPLETED|0:0|n1|1795979121|1795979122|1795979130|00:00:08|None\n"
+        ));
+    }
+    let saf = write(dir.path(), "sacct.txt", &sa);
+    let sqf = write(dir.path(), "squeue.txt", "");
+    let input = [
+        mk("ok", 90),
+        mk("bad", 91),
+        mk("cmd0", 92),
+        mk("cmd3", 93),
+        mk("none", 94),
+    ]
+    .concat();
+    let r = run(cmd()
+        .args([
+            "--replay-squeue",
+            &sqf,
+            "--replay-sacct",
+            &saf,
+            "--replay-root",
+            root.to_str().unwrap(),
+        ])
+        .write_stdin(input.clone()));
+    let got: Vec<(String, String)> = r
+        .lines
+        .iter()
+        .map(|l| {
+            (
+                s(l, &["state"]).unwrap().to_string(),
+                s(l, &["message"]).unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got[0],
+        (
+            "COMPLETE".into(),
+            "COMPLETED exit 0:0; status.json SUCCESS".into()
+        )
+    );
+    assert_eq!(
+        got[1],
+        (
+            "ERROR".into(),
+            "COMPLETED exit 0:0; status.json FAILURE: nan loss".into()
+        )
+    );
+    assert_eq!(
+        got[2],
+        (
+            "COMPLETE".into(),
+            "COMPLETED exit 0:0; completion.json exit_code 0".into()
+        )
+    );
+    assert_eq!(
+        got[3],
+        (
+            "ERROR".into(),
+            "COMPLETED exit 0:0; completion.json exit_code 3".into()
+        )
+    );
+    assert_eq!(
+        got[4],
+        (
+            "ERROR".into(),
+            "COMPLETED exit 0:0; no status.json or completion.json".into()
+        )
+    );
+    // Without the files the verdict cannot be read: no state change, an error.
+    let r = run(cmd()
+        .args(["--replay-squeue", &sqf, "--replay-sacct", &saf])
+        .write_stdin(input));
+    assert!(r
+        .lines
+        .iter()
+        .all(|l| l.get("state").is_none() && s(l, &["error", "code"]) == Some("replay")));
+    assert_eq!(r.code, 1);
+}
+
+#[test]
+fn evidence_tails_are_bounded_and_redacted() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    let token = format!("hf_{}", "aBcDeFgHiJkLmNoPqRsTuVwXyZ01234567");
+    let mut out = String::new();
+    for i in 1..=30 {
+        out.push_str(&format!("step {i}\n"));
+    }
+    out.push_str(&format!("export HF_TOKEN={token}\nTraceback: boom\n"));
+    write(&root, "b/jobs/e/slurm-logs/e-95/main.out", &out);
+    write(
+        &root,
+        "b/jobs/e/slurm-logs/e-95/main.err",
+        "CUDA error: out of memory\n",
+    );
+    let saf = write(
+        dir.path(),
+        "sacct.txt",
+        "95|95|FAILED|1:0|n1|1795979121|1795979122|1795979130|00:00:08|NonZeroExitCode\n",
+    );
+    let sqf = write(dir.path(), "squeue.txt", "");
+    let input = "{\"id\":\"e\",\"storage\":{\"job_dir\":\"/b/jobs/e\",\"results_dir\":\"/b/results/e\"},\"slurm\":{\"job_id\":\"95\"}}\n";
+    let r = run(cmd()
+        .args([
+            "--evidence",
+            "--evidence-lines",
+            "5",
+            "--replay-squeue",
+            &sqf,
+            "--replay-sacct",
+            &saf,
+        ])
+        .args(["--replay-root", root.to_str().unwrap()])
+        .write_stdin(input));
+    let ev = &r.lines[0]["evidence"];
+    assert_eq!(ev["out"]["first_line"], 28, "{ev}");
+    let lines: Vec<&str> = ev["out"]["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(lines.len(), 5);
+    assert_eq!(lines[4], "Traceback: boom");
+    assert!(!lines[3].contains(&token), "secret leaked: {}", lines[3]);
+    assert!(!r.lines[0].to_string().contains(&token));
+    assert_eq!(ev["err"]["lines"][0], "CUDA error: out of memory");
+}
+
+#[test]
+fn unreadable_rows_are_reported_never_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let sqf = write(dir.path(), "squeue.txt", "");
+    let saf = write(dir.path(), "sacct.txt", "96|96|RUNNING\ncompletely wrong\n");
+    let r = run(cmd().args(["--replay-squeue", &sqf, "--replay-sacct", &saf, "96"]));
+    assert_eq!(s(&r.lines[0], &["error", "code"]), Some("protocol"));
+    assert!(r.stderr.contains("sacct output line 1"), "{}", r.stderr);
+    assert!(r.stderr.contains("sacct output line 2"), "{}", r.stderr);
+    assert_eq!(r.code, 1);
+}
+
+#[test]
+fn malformed_input_line_keeps_earlier_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let sqf = write(dir.path(), "squeue.txt", "");
+    let saf = write(dir.path(), "sacct.txt", "");
+    let out = cmd()
+        .args(["--replay-squeue", &sqf, "--replay-sacct", &saf])
+        .write_stdin("{\"id\":\"a\",\"slurm\":{\"job_id\":\"1\"}}\nnot json\n")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(65));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(stdout.lines().count(), 1);
+    assert!(String::from_utf8(out.stderr)
+        .unwrap()
+        .starts_with("tao-poll: error: line 2"));
+}
+
+#[test]
+fn lines_without_a_job_id_and_unknown_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    let sqf = write(
+        dir.path(),
+        "squeue.txt",
+        "7|7|RUNNING|n1|1|2|N/A|0:01|0|None|\n",
+    );
+    let saf = write(dir.path(), "sacct.txt", "");
+    let r = run(cmd()
+        .args(["--replay-squeue", &sqf, "--replay-sacct", &saf])
+        .write_stdin("{\"id\":\"x\",\"z\":[1],\"slurm\":{\"job_id\":\"7\",\"extra\":true}}\n{\"id\":\"y\"}\n"));
+    assert_eq!(r.lines[0]["z"], serde_json::json!([1]));
+    assert_eq!(r.lines[0]["slurm"]["extra"], true);
+    assert_eq!(s(&r.lines[1], &["error", "code"]), Some("data"));
+    assert_eq!(r.code, 1);
+}
+
+#[test]
+fn usage_errors() {
+    let out = cmd().args(["--interval", "0", "1"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let out = cmd()
+        .args(["--replay-sacct", "/nonexistent/x", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(74));
+    assert!(String::from_utf8(out.stderr)
+        .unwrap()
+        .contains("/nonexistent/x"));
+}
+
+#[test]
+fn watch_replay_ends_when_all_final() {
+    let dir = tempfile::tempdir().unwrap();
+    let sqf = write(dir.path(), "squeue.txt", "");
+    let saf = write(
+        dir.path(),
+        "sacct.txt",
+        "5|5|FAILED|1:0|n1|1|2|3|00:00:01|None\n6|6|COMPLETED|0:0|n1|1|2|3|00:00:01|None\n",
+    );
+    let r = run(cmd().args([
+        "--watch",
+        "--interval",
+        "1",
+        "--replay-squeue",
+        &sqf,
+        "--replay-sacct",
+        &saf,
+        "5",
+        "6",
+    ]));
+    assert_eq!(r.lines.len(), 2);
+    assert_eq!(r.code, 1, "not all COMPLETE");
+    let r = run(cmd().args([
+        "--watch",
+        "--replay-squeue",
+        &sqf,
+        "--replay-sacct",
+        &saf,
+        "6",
+    ]));
+    assert_eq!(r.code, 0);
+}
