@@ -1,0 +1,362 @@
+//! `tao-submit cancel`: cancel the Slurm jobs of the job lines on stdin and
+//! read the outcome back from the scheduler.
+//!
+//! scancel prints nothing and exits 0 for an unknown or finished job id
+//! (scancel(1); seen on Slurm 22.05), so its exit status confirms nothing:
+//! after one scancel per login host and cluster (ids chunked below the
+//! argument limit, `-M cluster` where the job went to another cluster), the
+//! jobs are looked up in squeue's default view (jobs not yet ended) until
+//! none is left or `--wait` passes. A job that already ended, or that Slurm
+//! no longer knows, counts as cancelled. Each line is emitted with state
+//! CANCELED and sacct's native state in `message`.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::io::{BufRead, Write};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tao_core::{shell, Error, JobLine, LineReader, LineWriter, Result};
+
+use crate::sched;
+use crate::sessions::Sessions;
+use crate::submit::TOOL;
+
+/// Settings of a cancel run.
+#[derive(Debug, Clone)]
+pub struct CancelConfig {
+    /// How long to wait for cancelled jobs to leave squeue's live view.
+    pub wait: Duration,
+}
+
+/// One line to cancel.
+struct Target {
+    line: JobLine,
+    /// Slurm job ids to cancel (from `slurm.job_id`, else found by name).
+    ids: Vec<String>,
+    /// Whether the line had no `slurm.job_id` (its jobs are found by name).
+    by_name: bool,
+}
+
+/// The scheduler's native state per job id from sacct (`-X -P`, `JobIDRaw|State`).
+fn parse_sacct_states(text: &str) -> HashMap<String, String> {
+    text.lines()
+        .filter_map(|l| {
+            let (id, st) = l.trim().split_once('|')?;
+            (!id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| (id.to_string(), st.trim().to_string()))
+        })
+        .collect()
+}
+
+/// Job ids in squeue's default view (`%i|%T`): jobs that have not ended.
+fn parse_live(text: &str) -> HashMap<String, String> {
+    parse_sacct_states(text)
+}
+
+fn cluster_flag(cluster: Option<&str>) -> String {
+    cluster
+        .map(|c| format!("-M {} ", shell::quote(c)))
+        .unwrap_or_default()
+}
+
+/// Run the cancel action.
+///
+/// Output: exit status 0 when every line was cancelled (or had nothing
+/// left to cancel), 1 when some lines carry `error`.
+///
+/// Errors (after every line read has been printed): the reader's errors
+/// (65); a connection error that stopped lines (69, 77, 78); output errors.
+pub fn run<R: BufRead, W: Write>(
+    input: R,
+    out: &mut LineWriter<W>,
+    sessions: &mut Sessions,
+    cfg: &CancelConfig,
+) -> Result<i32> {
+    let mut reader = LineReader::new(input);
+    let mut lines = Vec::new();
+    let mut read_err = None;
+    loop {
+        match reader.next_line() {
+            Ok(Some(l)) => lines.push(l),
+            Ok(None) => break,
+            Err(e) => {
+                read_err = Some(e);
+                break;
+            }
+        }
+    }
+    let mut results: Vec<Option<JobLine>> = vec![None; lines.len()];
+    let mut failed = 0usize;
+    let mut fatal = None;
+    // (login host, cluster) -> indices of lines.
+    let mut groups: BTreeMap<(Option<String>, Option<String>), Vec<usize>> = BTreeMap::new();
+    for (i, line) in lines.iter_mut().enumerate() {
+        if line.has_error() {
+            results[i] = Some(line.clone());
+            continue;
+        }
+        let id_ok = line
+            .require_str(&["id"])
+            .map(str::to_string)
+            .and_then(|id| {
+                tao_core::id::validate(&id)?;
+                Ok(id)
+            });
+        let bad_job_id = line
+            .get_path(&["slurm", "job_id"])
+            .filter(|v| !v.is_null())
+            .is_some_and(|v| {
+                !v.as_str()
+                    .is_some_and(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
+            });
+        if let Err(e) = id_ok {
+            failed += 1;
+            line.set_error(TOOL, &e);
+            results[i] = Some(line.clone());
+            continue;
+        }
+        if bad_job_id {
+            failed += 1;
+            let e = Error::BadLine {
+                line: line.line_no,
+                message:
+                    "`slurm.job_id` must be a string of digits; pipe lines from `tao-record list`"
+                        .into(),
+            };
+            line.set_error(TOOL, &e);
+            results[i] = Some(line.clone());
+            continue;
+        }
+        let host = line.get_str(&["slurm", "login_host"]).map(str::to_string);
+        let cluster = line.get_str(&["slurm", "cluster"]).map(str::to_string);
+        groups.entry((host, cluster)).or_default().push(i);
+    }
+
+    for ((host, cluster), idx) in groups {
+        let targets: Vec<Target> = idx
+            .iter()
+            .map(|&i| {
+                let ids: Vec<String> = lines[i]
+                    .get_str(&["slurm", "job_id"])
+                    .map(|s| vec![s.to_string()])
+                    .unwrap_or_default();
+                Target {
+                    line: lines[i].clone(),
+                    by_name: ids.is_empty(),
+                    ids,
+                }
+            })
+            .collect();
+        match cancel_group(sessions, host.as_deref(), cluster.as_deref(), targets, cfg) {
+            Ok(done) => {
+                for (&i, (line, ok)) in idx.iter().zip(done) {
+                    if !ok {
+                        failed += 1;
+                    }
+                    results[i] = Some(line);
+                }
+            }
+            Err(e) => {
+                for &i in &idx {
+                    let mut line = lines[i].clone();
+                    line.set_error(TOOL, &e);
+                    failed += 1;
+                    results[i] = Some(line);
+                }
+                if matches!(
+                    e,
+                    Error::Unavailable(_) | Error::NoPerm(_) | Error::Config(_)
+                ) {
+                    fatal = Some(e);
+                }
+            }
+        }
+    }
+    for line in results.into_iter().flatten() {
+        out.write(&line)?;
+    }
+    if let Some(e) = read_err {
+        return Err(e);
+    }
+    if let Some(e) = fatal {
+        return Err(e);
+    }
+    Ok(if failed > 0 {
+        tao_core::exit::SOME_FAILED
+    } else {
+        0
+    })
+}
+
+/// Cancel one group's jobs on one login host; returns each line with its
+/// outcome and whether it succeeded.
+fn cancel_group(
+    sessions: &mut Sessions,
+    host: Option<&str>,
+    cluster: Option<&str>,
+    mut targets: Vec<Target>,
+    cfg: &CancelConfig,
+) -> Result<Vec<(JobLine, bool)>> {
+    let remote = sessions.host_or_primary(host)?;
+    let host = remote.login_host().to_string();
+    let user = remote.target().user.clone();
+    let m = cluster_flag(cluster);
+
+    // Lines never given a job id: their jobs are found by name.
+    let unnamed: Vec<String> = targets
+        .iter()
+        .filter(|t| t.by_name)
+        .filter_map(|t| t.line.id().map(str::to_string))
+        .collect();
+    if !unnamed.is_empty() {
+        for chunk in unnamed.chunks(sched::CHUNK) {
+            let names: Vec<&str> = chunk.iter().map(String::as_str).collect();
+            let script = sched::by_name_script(&user, &names, "now-30days");
+            let out = sessions.run_on(&host, &script, None)?;
+            for f in sched::parse_by_name(&out.stdout_text(), &names, &host)?.into_values() {
+                for t in targets.iter_mut() {
+                    if t.by_name && t.line.id() == Some(f.name.as_str()) {
+                        t.ids.push(f.job_id.clone());
+                    }
+                }
+            }
+        }
+    }
+
+    let all: Vec<String> = {
+        let mut seen = HashSet::new();
+        targets
+            .iter()
+            .flat_map(|t| t.ids.iter().cloned())
+            .filter(|id| seen.insert(id.clone()))
+            .collect()
+    };
+    let mut scancel_err = String::new();
+    for chunk in all.chunks(sched::CHUNK) {
+        let out = sessions.run_on(&host, &format!("scancel {m}{}", shell::join(chunk)), None)?;
+        if out.status != 0 {
+            scancel_err = out.stderr_line();
+        }
+    }
+
+    // Read back: wait until none of the ids is in squeue's live view.
+    let deadline = Instant::now() + cfg.wait;
+    let live = loop {
+        if all.is_empty() {
+            break HashMap::new();
+        }
+        let out = sessions.run_on(
+            &host,
+            &format!("squeue -h {m}-u {} -o '%i|%T'", shell::quote(&user)),
+            None,
+        )?;
+        if out.status != 0 {
+            return Err(Error::TempFail(format!(
+                "squeue failed on {host:?} after scancel ({}); the jobs may still run: run tao-submit cancel again",
+                out.stderr_line()
+            )));
+        }
+        let mut live = parse_live(&out.stdout_text());
+        live.retain(|id, _| all.contains(id));
+        let now = Instant::now();
+        if live.is_empty() || now >= deadline {
+            break live;
+        }
+        std::thread::sleep((deadline - now).min(Duration::from_millis(500)));
+    };
+    let mut native = HashMap::new();
+    for chunk in all.chunks(sched::CHUNK) {
+        let out = sessions.run_on(
+            &host,
+            &format!(
+                "sacct -n -X -P {m}-j {} -o JobIDRaw,State",
+                shell::quote(&chunk.join(","))
+            ),
+            None,
+        )?;
+        native.extend(parse_sacct_states(&out.stdout_text()));
+    }
+
+    let mut done = Vec::new();
+    for mut t in targets {
+        let still: Vec<String> = t
+            .ids
+            .iter()
+            .filter_map(|id| live.get(id).map(|st| format!("{id} ({st})")))
+            .collect();
+        if !still.is_empty() {
+            let why = if scancel_err.is_empty() {
+                String::new()
+            } else {
+                format!("; scancel said: {scancel_err}")
+            };
+            let e = Error::TempFail(format!(
+                "Slurm job {} still not ended {} s after scancel{why}; run tao-submit cancel again",
+                still.join(", "),
+                cfg.wait.as_secs()
+            ));
+            t.line.set_error(TOOL, &e);
+            done.push((t.line, false));
+            continue;
+        }
+        let message = if t.ids.is_empty() {
+            format!(
+                "CANCELLED (no Slurm job named {}; nothing to cancel)",
+                t.line.id().unwrap_or("")
+            )
+        } else {
+            t.ids
+                .iter()
+                .map(|id| match native.get(id) {
+                    Some(st) if st.starts_with("CANCELLED") => st.clone(),
+                    Some(st) => format!("{st} (ended before scancel; counts as cancelled)"),
+                    None => format!("job {id} unknown to Slurm (counts as cancelled)"),
+                })
+                .collect::<Vec<_>>()
+                .join("; ")
+        };
+        if t.line.get_str(&["slurm", "job_id"]).is_none() {
+            if let Some(id) = t.ids.first() {
+                t.line
+                    .set_path(&["slurm", "job_id"], Value::String(id.clone()));
+                t.line
+                    .set_path(&["slurm", "login_host"], Value::String(host.clone()));
+            }
+        }
+        if let Some(st) = t.ids.first().and_then(|id| native.get(id)) {
+            t.line
+                .set_path(&["slurm", "native_state"], Value::String(st.clone()));
+        }
+        t.line
+            .fields
+            .insert("state".into(), Value::String("CANCELED".into()));
+        t.line
+            .fields
+            .insert("message".into(), Value::String(message));
+        t.line.fields.insert(
+            "observed_at".into(),
+            Value::String(tao_core::time::now_rfc3339()),
+        );
+        t.line
+            .fields
+            .insert("observed_by".into(), Value::String(TOOL.into()));
+        done.push((t.line, true));
+    }
+    Ok(done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_states_ignoring_other_lines() {
+        let m = parse_sacct_states(
+            "CLUSTER: west\n12|CANCELLED by 1000\n12.batch|CANCELLED\nbanner|x\n13|COMPLETED\n",
+        );
+        assert_eq!(m.len(), 2);
+        assert_eq!(m["12"], "CANCELLED by 1000");
+        assert_eq!(cluster_flag(Some("w")), "-M 'w' ");
+        assert_eq!(cluster_flag(None), "");
+    }
+}

@@ -1,0 +1,205 @@
+//! Command-line interface (clap derive): the default action submits the
+//! job lines on stdin; `cancel` cancels them; `preflight` checks the
+//! cluster before a first job. Connection flags override the seed's
+//! environment variables (SLURM_HOSTNAME, SLURM_USER, SSH_KEY_PATH,
+//! SSH_KNOWN_HOSTS, SSH_CONFIG, TAO_SITE_PROFILE, TAO_STATE_DIR).
+
+use std::ffi::OsString;
+use std::io::BufRead;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+use tao_core::{Error, LineWriter, Result};
+use tao_ssh::SshOptions;
+
+use crate::sessions::Sessions;
+
+const AFTER_HELP: &str = "\
+Exit status: 0 every line done; 1 some lines carry an `error` object (the
+others went through); 2 usage; 65 malformed input line (lines before it are
+printed); 69 no login host answered; 74 output lost; 77 host key, key
+permissions or login refused; 78 configuration.
+
+Secrets named in a line's `secrets` are read from this environment and
+written over SSH stdin into a mode-600 sidecar; they never appear in
+arguments, scripts, records, logs or output.";
+
+/// tao-submit: stage and submit job lines to Slurm over SSH (one session per
+/// login host), never a job twice; cancel them; check a cluster.
+#[derive(Debug, Parser)]
+#[command(name = "tao-submit", version, after_long_help = AFTER_HELP)]
+pub struct Cli {
+    /// Connection settings (flags override the environment).
+    #[command(flatten)]
+    pub conn: ConnArgs,
+
+    /// Record store directory, to check each line's record exists.
+    #[arg(long, env = "TAO_STATE_DIR", global = true, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+
+    /// Seconds to look for a job by name after an ambiguous submit
+    /// (connection lost after sending, empty reply) before submitting again.
+    #[arg(long, default_value_t = 20, global = true, value_name = "SECS")]
+    pub reconcile_wait: u64,
+
+    /// The action; without one, submit the job lines read on stdin.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// How to reach the login nodes.
+#[derive(Debug, Args)]
+pub struct ConnArgs {
+    /// Login hosts, comma-separated `host[:port]` or ~/.ssh/config aliases; the first that answers is used.
+    #[arg(
+        long = "hosts",
+        env = "SLURM_HOSTNAME",
+        global = true,
+        value_name = "LIST"
+    )]
+    pub hosts: Option<String>,
+    /// Remote user name.
+    #[arg(long, env = "SLURM_USER", global = true)]
+    pub user: Option<String>,
+    /// Private key (mode 600); without it the ssh-agent (SSH_AUTH_SOCK) is used.
+    #[arg(long = "key", env = "SSH_KEY_PATH", global = true, value_name = "FILE")]
+    pub key: Option<PathBuf>,
+    /// known_hosts file [default: ~/.ssh/known_hosts].
+    #[arg(long, env = "SSH_KNOWN_HOSTS", global = true, value_name = "FILE")]
+    pub known_hosts: Option<PathBuf>,
+    /// OpenSSH client config for host aliases [default: ~/.ssh/config].
+    #[arg(long, env = "SSH_CONFIG", global = true, value_name = "FILE")]
+    pub ssh_config: Option<PathBuf>,
+    /// Site profile: built-in name (`local`, `cs-oci-ord`) or a TOML file.
+    #[arg(
+        long,
+        env = "TAO_SITE_PROFILE",
+        global = true,
+        value_name = "NAME|FILE"
+    )]
+    pub site_profile: Option<String>,
+    /// Add an unknown login-node host key to known_hosts instead of refusing it (a changed key is always refused).
+    #[arg(long, global = true)]
+    pub accept_new_host_key: bool,
+}
+
+/// The actions besides the default submit.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Cancel the Slurm jobs of the job lines on stdin; emit each with state CANCELED.
+    Cancel {
+        /// Seconds to wait for cancelled jobs to end before reporting them as still running.
+        #[arg(long, default_value_t = 60, value_name = "SECS")]
+        wait: u64,
+    },
+    /// Check the variables, the login, the Slurm commands, the runtime and the storage.
+    Preflight(crate::preflight::PreflightArgs),
+}
+
+/// Parse arguments; `--help`/`--version` print and exit 0, a usage error
+/// becomes [`Error::Usage`] (exit 2, one line).
+///
+/// Errors: [`Error::Usage`].
+pub fn parse_args<I: IntoIterator<Item = OsString>>(args: I) -> Result<Cli> {
+    use clap::error::ErrorKind;
+    match Cli::try_parse_from(args) {
+        Ok(c) => Ok(c),
+        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
+            e.exit()
+        }
+        Err(e) => {
+            let text = e.render().to_string();
+            let first = text
+                .lines()
+                .next()
+                .unwrap_or("invalid arguments")
+                .trim_start_matches("error: ")
+                .to_string();
+            Err(Error::Usage(format!("{first}; see tao-submit --help")))
+        }
+    }
+}
+
+impl ConnArgs {
+    /// SSH options: these flags, then the environment ([`SshOptions::from_lookup`]).
+    ///
+    /// Errors: as [`SshOptions::from_lookup`].
+    pub fn ssh_options(&self) -> Result<SshOptions> {
+        let path = |p: &Option<PathBuf>| p.as_ref().map(|p| p.display().to_string());
+        let flag = |name: &str| -> Option<String> {
+            match name {
+                "SLURM_HOSTNAME" => self.hosts.clone(),
+                "SLURM_USER" => self.user.clone(),
+                "SSH_KEY_PATH" => path(&self.key),
+                "SSH_KNOWN_HOSTS" => path(&self.known_hosts),
+                "SSH_CONFIG" => path(&self.ssh_config),
+                "TAO_SITE_PROFILE" => self.site_profile.clone(),
+                _ => None,
+            }
+        };
+        let mut opts =
+            SshOptions::from_lookup(|name| flag(name).or_else(|| std::env::var(name).ok()))?;
+        opts.accept_new_host_key = self.accept_new_host_key;
+        Ok(opts)
+    }
+}
+
+/// Run the parsed command line with stdin and stdout.
+///
+/// Output: the exit status. Errors: see each action.
+pub fn run(cli: Cli) -> Result<i32> {
+    let stdin = std::io::stdin();
+    let stdout = std::io::stdout();
+    let mut out = LineWriter::new(stdout.lock());
+    run_with(cli, stdin.lock(), &mut out)
+}
+
+/// [`run`] with explicit input and output (for tests).
+///
+/// Errors: see each action.
+pub fn run_with<R: BufRead, W: std::io::Write>(
+    cli: Cli,
+    input: R,
+    out: &mut LineWriter<W>,
+) -> Result<i32> {
+    match &cli.command {
+        None => {
+            let store = match &cli.state_dir {
+                Some(d) => tao_record::Store::open(d.clone())?,
+                None => tao_record::Store::open_default()?,
+            };
+            let mut sessions = Sessions::new(cli.conn.ssh_options()?);
+            let cfg = crate::submit::SubmitConfig {
+                reconcile_wait: Duration::from_secs(cli.reconcile_wait),
+            };
+            crate::submit::run(input, out, &mut sessions, &store, &cfg)
+        }
+        Some(Command::Cancel { wait }) => {
+            let mut sessions = Sessions::new(cli.conn.ssh_options()?);
+            let cfg = crate::cancel::CancelConfig {
+                wait: Duration::from_secs(*wait),
+            };
+            crate::cancel::run(input, out, &mut sessions, &cfg)
+        }
+        Some(Command::Preflight(args)) => crate::preflight::run(&cli.conn, args, input, out),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usage_errors_are_one_line_exit_2() {
+        let e = parse_args(["tao-submit", "--bogus"].map(OsString::from)).unwrap_err();
+        assert_eq!(e.code(), 2);
+        assert!(!e.to_string().contains('\n'));
+        let c = parse_args(
+            ["tao-submit", "cancel", "--wait", "5", "--hosts", "h:1"].map(OsString::from),
+        )
+        .unwrap();
+        assert!(matches!(c.command, Some(Command::Cancel { wait: 5 })));
+        assert_eq!(c.conn.hosts.as_deref(), Some("h:1"));
+    }
+}

@@ -1,0 +1,308 @@
+//! What tao-submit reads from the scheduler to decide a mutation: the jobs
+//! that carry a given name (squeue and sacct, batched), the node names
+//! (`scontrol show nodes`), and the job id in sbatch's reply.
+//!
+//! These are reads that guard writes (never submit twice, never exclude a
+//! node that does not exist); reporting job states is tao-poll's job.
+//!
+//! Sources: squeue(1) (`-t all` shows recently ended jobs, `--name` takes
+//! a comma list, `-o %i|%j|%T|%r`), sacct(1) (`-X` allocations only, `-P`
+//! parsable with `|`, `-S` start of the search window: the default window
+//! starts at midnight today, so it is always given), sbatch(1)
+//! (`--parsable`: `jobid[;cluster]`).
+
+use std::collections::BTreeMap;
+
+use tao_core::{shell, Error, Result};
+
+/// Maximum number of names or ids put on one command line (a job id or
+/// record id is at most 65 bytes, so a chunk stays far below the kernel's
+/// 128 KiB limit on one argument).
+pub const CHUNK: usize = 500;
+
+/// One job found by name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    /// Slurm job id (digits).
+    pub job_id: String,
+    /// Job name (the record id).
+    pub name: String,
+    /// Native state as printed (`PENDING`, `CANCELLED by 0`, ...).
+    pub state: String,
+    /// squeue's reason (`JobHeldUser`, `None`, ...); `None` when only sacct knew the job.
+    pub reason: Option<String>,
+    /// The login host it was seen from.
+    pub login_host: String,
+}
+
+impl Found {
+    /// Whether the job waits on a user hold (ours, from `sbatch --hold`).
+    pub fn is_held(&self) -> bool {
+        self.state == "PENDING" && self.reason.as_deref() == Some("JobHeldUser")
+    }
+
+    /// Whether the job was cancelled (sacct prints `CANCELLED by N`).
+    pub fn is_cancelled(&self) -> bool {
+        self.state.starts_with("CANCELLED")
+    }
+}
+
+/// Marker lines of the by-name script.
+const RC: &str = "@@tao-rc ";
+const SACCT: &str = "@@tao-sacct";
+
+/// The script listing jobs of `user` named any of `names` (squeue `-t all`,
+/// then sacct from `since`), each tool's exit status on a marker line.
+/// `since` is a sacct time (`2026-11-28`, `now-7days`).
+pub fn by_name_script(user: &str, names: &[&str], since: &str) -> String {
+    let list = shell::quote(&names.join(","));
+    format!(
+        "squeue -h -t all -u {u} --name={list} -o '%i|%j|%T|%r'; echo \"{RC}$?\"; echo '{SACCT}'; \
+         sacct -n -X -P -u {u} --name={list} -S {s} -E now -o JobIDRaw,JobName,State; echo \"{RC}$?\"",
+        u = shell::quote(user),
+        s = shell::quote(since),
+    )
+}
+
+/// Parse the by-name script's output into jobs keyed by job id (squeue's
+/// view wins: it has the reason). Only jobs whose name is one of `names`
+/// exactly count; lines that are not `digits|name|...` are ignored (a
+/// login banner is not a job).
+///
+/// Errors: [`Error::TempFail`] when squeue or sacct failed or a marker is
+/// missing: without both views the tool cannot know the job is absent, so
+/// it must not submit.
+pub fn parse_by_name(
+    out: &str,
+    names: &[&str],
+    login_host: &str,
+) -> Result<BTreeMap<String, Found>> {
+    let mut found = BTreeMap::new();
+    let mut section = 0; // 0 squeue, 1 sacct
+    let mut rcs = Vec::new();
+    for line in out.lines() {
+        let line = line.trim();
+        if let Some(rc) = line.strip_prefix(RC) {
+            rcs.push(rc.trim().to_string());
+            continue;
+        }
+        if line == SACCT {
+            section = 1;
+            continue;
+        }
+        let cells: Vec<&str> = line.split('|').collect();
+        let (id, name, state, reason) = match (section, cells.as_slice()) {
+            (0, [id, name, state, reason]) => (*id, *name, *state, Some(reason.to_string())),
+            (1, [id, name, state]) => (*id, *name, *state, None),
+            _ => continue,
+        };
+        if id.is_empty() || !id.bytes().all(|b| b.is_ascii_digit()) || !names.contains(&name) {
+            continue;
+        }
+        if section == 1 && found.contains_key(id) {
+            continue;
+        }
+        found.insert(
+            id.to_string(),
+            Found {
+                job_id: id.to_string(),
+                name: name.to_string(),
+                state: state.to_string(),
+                reason,
+                login_host: login_host.to_string(),
+            },
+        );
+    }
+    if rcs.len() != 2 || rcs.iter().any(|r| r != "0") {
+        return Err(Error::TempFail(format!(
+            "cannot list jobs by name on {login_host:?} (squeue/sacct exit statuses {rcs:?}); nothing was submitted: try again"
+        )));
+    }
+    Ok(found)
+}
+
+/// The job id and cluster in sbatch's reply, parsed strictly: a line that
+/// is all digits (`--parsable`), `digits;cluster` (`--parsable` on a
+/// multi-cluster setup), or the sentence `Submitted batch job N` (optionally
+/// `on cluster C`) that site wrappers print. Any other line (a login banner,
+/// a warning) is not an id, even when it holds numbers.
+///
+/// Output: `Ok(None)` when no line is an id (an empty reply).
+///
+/// Errors: [`Error::Protocol`] (exit 76) when lines name different ids.
+pub fn parse_sbatch(text: &str) -> Result<Option<(String, Option<String>)>> {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let cluster_ok = |s: &str| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
+    };
+    let mut hits: Vec<(String, Option<String>)> = Vec::new();
+    for line in text.lines() {
+        let line = line.trim();
+        let hit = if digits(line) {
+            Some((line.to_string(), None))
+        } else if let Some((id, cl)) = line.split_once(';') {
+            (digits(id) && cluster_ok(cl)).then(|| (id.to_string(), Some(cl.to_string())))
+        } else if let Some(rest) = line.strip_prefix("Submitted batch job ") {
+            match rest.split_once(" on cluster ") {
+                Some((id, cl)) if digits(id) && cluster_ok(cl) => {
+                    Some((id.to_string(), Some(cl.to_string())))
+                }
+                None if digits(rest) => Some((rest.to_string(), None)),
+                _ => None,
+            }
+        } else {
+            None
+        };
+        if let Some(h) = hit {
+            if !hits.contains(&h) {
+                hits.push(h);
+            }
+        }
+    }
+    match hits.len() {
+        0 => Ok(None),
+        1 => Ok(hits.pop()),
+        _ => Err(Error::Protocol(format!(
+            "sbatch printed several job ids ({}); cannot tell which job is ours",
+            hits.iter()
+                .map(|h| h.0.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
+}
+
+/// Node names in `scontrol show nodes -o` output (one node per line,
+/// `NodeName=<name> ...`).
+pub fn parse_node_names(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| {
+            l.split_whitespace()
+                .find_map(|w| w.strip_prefix("NodeName="))
+                .map(str::to_string)
+        })
+        .collect()
+}
+
+/// Expand a Slurm host list (`n[1-3,7],gpu01`) into names; a malformed
+/// range is kept as written (it will then not match a node and be dropped).
+pub fn expand_hostlist(list: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    // Split on commas outside brackets.
+    let mut depth = 0;
+    let mut cur = String::new();
+    let mut parts = Vec::new();
+    for ch in list.chars() {
+        match ch {
+            '[' => depth += 1,
+            ']' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(std::mem::take(&mut cur));
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(ch);
+    }
+    parts.push(cur);
+    for p in parts
+        .into_iter()
+        .map(|p| p.trim().to_string())
+        .filter(|p| !p.is_empty())
+    {
+        match (p.find('['), p.ends_with(']')) {
+            (Some(open), true) => {
+                let (prefix, inner) = (&p[..open], &p[open + 1..p.len() - 1]);
+                let mut ok = Vec::new();
+                for r in inner.split(',') {
+                    match r.split_once('-') {
+                        Some((a, b)) => match (a.parse::<u64>(), b.parse::<u64>()) {
+                            (Ok(x), Ok(y)) if x <= y && y - x < 100_000 => {
+                                for n in x..=y {
+                                    ok.push(format!("{prefix}{n:0width$}", width = a.len()));
+                                }
+                            }
+                            _ => ok.push(p.clone()),
+                        },
+                        None => ok.push(format!("{prefix}{r}")),
+                    }
+                }
+                out.extend(ok);
+            }
+            _ => out.push(p),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sbatch_replies() {
+        assert_eq!(parse_sbatch("123\n").unwrap(), Some(("123".into(), None)));
+        assert_eq!(
+            parse_sbatch("123;cl-a\n").unwrap(),
+            Some(("123".into(), Some("cl-a".into())))
+        );
+        assert_eq!(
+            parse_sbatch("Submitted batch job 77\n").unwrap(),
+            Some(("77".into(), None))
+        );
+        assert_eq!(
+            parse_sbatch("Submitted batch job 77 on cluster west\n").unwrap(),
+            Some(("77".into(), Some("west".into())))
+        );
+        // Banners hold numbers; they are not ids.
+        let banner = "Welcome to cluster 42! 3 jobs running, quota 95%\nMaintenance 2026-12-01\n";
+        assert_eq!(parse_sbatch(banner).unwrap(), None);
+        assert_eq!(
+            parse_sbatch(&format!("{banner}991\n")).unwrap(),
+            Some(("991".into(), None))
+        );
+        assert_eq!(parse_sbatch("").unwrap(), None);
+        assert_eq!(parse_sbatch("12a\n-5\n1 2\n").unwrap(), None);
+        // The same id twice (parsable + sentence) is one id; two ids is an error.
+        assert_eq!(
+            parse_sbatch("5\nSubmitted batch job 5\n").unwrap(),
+            Some(("5".into(), None))
+        );
+        let e = parse_sbatch("5\n6\n").unwrap_err();
+        assert_eq!(e.code(), tao_core::exit::PROTOCOL);
+    }
+
+    #[test]
+    fn by_name_output() {
+        let out = "motd 12|x\n10|tao-a|PENDING|JobHeldUser\n11|other|RUNNING|None\n@@tao-rc 0\n@@tao-sacct\n10|tao-a|PENDING\n9|tao-a|CANCELLED by 0\n9.batch|tao-a|CANCELLED\n@@tao-rc 0\n";
+        let f = parse_by_name(out, &["tao-a"], "h").unwrap();
+        assert_eq!(f.keys().collect::<Vec<_>>(), ["10", "9"]);
+        assert!(f["10"].is_held());
+        assert!(f["9"].is_cancelled());
+        assert_eq!(f["9"].reason, None);
+        let e = parse_by_name("@@tao-rc 1\n@@tao-sacct\n@@tao-rc 0\n", &["a"], "h").unwrap_err();
+        assert_eq!(e.code(), tao_core::exit::TEMPFAIL);
+        assert!(
+            parse_by_name("@@tao-rc 0\n", &["a"], "h").is_err(),
+            "missing sacct marker"
+        );
+    }
+
+    #[test]
+    fn by_name_script_quotes_values() {
+        let s = by_name_script("u", &["a", "b"], "now-7days");
+        assert!(s.contains("--name='a,b'"), "{s}");
+        assert!(s.contains("-u 'u'"), "{s}");
+    }
+
+    #[test]
+    fn nodes_and_hostlists() {
+        let t = "NodeName=n1 Arch=x86_64 State=IDLE\nNodeName=n2 Arch=x86_64\n\n";
+        assert_eq!(parse_node_names(t), ["n1", "n2"]);
+        assert_eq!(expand_hostlist("n[1-3],gpu01"), ["n1", "n2", "n3", "gpu01"]);
+        assert_eq!(expand_hostlist("a[01-02,5]"), ["a01", "a02", "a5"]);
+        assert_eq!(expand_hostlist(""), Vec::<String>::new());
+    }
+}

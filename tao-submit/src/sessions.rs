@@ -1,0 +1,131 @@
+//! The SSH sessions of one tao-submit run: at most one per login host,
+//! opened on first use and reused for every line and every command (see
+//! tao-ssh for why). A session whose connection was lost is dropped and
+//! reopened on next use, possibly on another login host.
+//!
+//! Every remote command is a POSIX `sh -c` script ([`sh`]): the login shell
+//! of the cluster user may be tcsh or zsh, and the site's remote prefix
+//! (`module load slurm;`) is put before it by tao-ssh.
+
+use std::collections::HashMap;
+
+use tao_core::{shell, Error, Result};
+use tao_ssh::{Output, Remote, SshOptions};
+
+/// Wrap a POSIX shell script as one remote command: `sh -c '<script>'`.
+/// Every value inside `script` must already be quoted with
+/// [`tao_core::shell::quote`].
+pub fn sh(script: &str) -> String {
+    format!("sh -c {}", shell::quote(script))
+}
+
+/// The sessions of this run, keyed by login host spec.
+pub struct Sessions {
+    opts: SshOptions,
+    open: HashMap<String, Remote>,
+    primary: Option<String>,
+}
+
+impl Sessions {
+    /// No session yet; connections are opened on first use.
+    pub fn new(opts: SshOptions) -> Self {
+        Sessions {
+            opts,
+            open: HashMap::new(),
+            primary: None,
+        }
+    }
+
+    /// The connection options.
+    pub fn opts(&self) -> &SshOptions {
+        &self.opts
+    }
+
+    /// The session to the first login host that answers (failover order
+    /// of `SLURM_HOSTNAME`), opened once and reused.
+    ///
+    /// Errors: as [`Remote::connect`] (69 no host, 77 host key/login, 78 config).
+    pub fn primary(&mut self) -> Result<&Remote> {
+        if let Some(h) = &self.primary {
+            if self.open.contains_key(h) {
+                return Ok(&self.open[h]);
+            }
+        }
+        let r = Remote::connect(&self.opts)?;
+        let h = r.login_host().to_string();
+        self.open.insert(h.clone(), r);
+        self.primary = Some(h.clone());
+        Ok(&self.open[&h])
+    }
+
+    /// The session to one given login host (as recorded in
+    /// `slurm.login_host`), opened once and reused.
+    ///
+    /// Errors: as [`Remote::connect_host`].
+    pub fn host(&mut self, spec: &str) -> Result<&Remote> {
+        if !self.open.contains_key(spec) {
+            let r = Remote::connect_host(&self.opts, spec)?;
+            self.open.insert(spec.to_string(), r);
+        }
+        Ok(&self.open[spec])
+    }
+
+    /// The session to `spec`, or the primary session when `spec` does not
+    /// answer (login nodes of one cluster share the scheduler).
+    ///
+    /// Errors: as [`Sessions::primary`].
+    pub fn host_or_primary(&mut self, spec: Option<&str>) -> Result<&Remote> {
+        if let Some(spec) = spec {
+            if self.open.contains_key(spec) {
+                return Ok(&self.open[spec]);
+            }
+            match Remote::connect_host(&self.opts, spec) {
+                Ok(r) => {
+                    self.open.insert(spec.to_string(), r);
+                    return Ok(&self.open[spec]);
+                }
+                Err(Error::Unavailable(why)) => {
+                    tao_core::cli::warn("tao-submit", &format!("{why}; using another login host"));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        self.primary()
+    }
+
+    /// Forget the session to `spec` (its connection was lost).
+    pub fn drop_host(&mut self, spec: &str) {
+        self.open.remove(spec);
+        if self.primary.as_deref() == Some(spec) {
+            self.primary = None;
+        }
+    }
+
+    /// Run `script` with `sh -c` on login host `spec` (opening the session
+    /// if needed). A lost connection drops the session before returning
+    /// the error, so the next call reconnects.
+    ///
+    /// Errors: as [`Remote::exec`] and [`Sessions::host`].
+    pub fn run_on(&mut self, spec: &str, script: &str, stdin: Option<&[u8]>) -> Result<Output> {
+        let res = self.host(spec)?.exec(&sh(script), stdin);
+        if matches!(res, Err(Error::Unavailable(_))) {
+            self.drop_host(spec);
+        }
+        res
+    }
+
+    /// The login hosts of the options, in order.
+    pub fn hosts(&self) -> Vec<String> {
+        self.opts.hosts.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sh_quotes_the_whole_script() {
+        assert_eq!(sh("echo 'a b'"), r"sh -c 'echo '\''a b'\'''");
+    }
+}

@@ -1,0 +1,586 @@
+//! Staging a job on shared storage before sbatch: the job directory layout
+//! of docs/CONTRACT.md, the spec, `meta/job.json`, the approved script, the
+//! checksum-closed supporting files and the secrets sidecar.
+//!
+//! [`Plan::from_line`] checks everything that can be checked on the launch
+//! host (paths, checksums, secret variables present) before any byte goes
+//! to the cluster, so a bad line stages nothing. [`Plan::stage`] then
+//! writes each file over the session's channel stdin into a temporary name
+//! and renames it into place, so a reader never sees half a file.
+//!
+//! Secrets: values are read from this process's environment and written
+//! only to the channel's stdin of `umask 077; cat > env/secrets.env`; the
+//! file's mode is read back and must be 600. A value is never in a command
+//! line, an error message or the output.
+
+use std::path::{Component, Path};
+
+use serde_json::{json, Value};
+use tao_core::{shell, Error, JobLine, Result};
+
+use crate::sessions::Sessions;
+
+/// A supporting file, read and verified on the launch host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Helper {
+    /// Relative path inside the bundle (`train.py`, `pkg/util.py`).
+    pub source: String,
+    /// The file's bytes.
+    pub bytes: Vec<u8>,
+    /// Hex SHA-256 of `bytes`.
+    pub sha256: String,
+}
+
+/// Everything needed to stage and submit one job line.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Record id (also the Slurm job name).
+    pub id: String,
+    /// `storage.job_dir` (absolute, on shared storage).
+    pub job_dir: String,
+    /// `storage.results_dir` (absolute, on shared storage).
+    pub results_dir: String,
+    /// `spec.name` and `spec.text`, when the line has a spec.
+    pub spec: Option<(String, String)>,
+    /// `meta/job.json`: the line without `script.text`, pretty-printed.
+    pub meta: String,
+    /// The approved script text.
+    pub script: String,
+    /// Supporting files, sorted by source.
+    pub helpers: Vec<Helper>,
+    /// Names of secret variables to put in the sidecar.
+    pub secrets: Vec<String>,
+    /// Node names from `resources.exclude`.
+    pub exclude: Vec<String>,
+}
+
+fn line_err(line: &JobLine, msg: String) -> Error {
+    Error::BadLine {
+        line: line.line_no,
+        message: msg,
+    }
+}
+
+/// Whether `p` is an absolute path with no `.`/`..` components, no
+/// control characters (so it can be named in messages and scripts).
+fn is_clean_abs(p: &str) -> bool {
+    p.starts_with('/')
+        && !p.chars().any(char::is_control)
+        && Path::new(p)
+            .components()
+            .all(|c| matches!(c, Component::RootDir | Component::Normal(_)))
+}
+
+/// Whether `s` is a relative path of plain components (no `..`, no `.`,
+/// no leading `/`, no control characters, no empty component).
+pub fn is_clean_relative(s: &str) -> bool {
+    !s.is_empty()
+        && !s.starts_with('/')
+        && !s.chars().any(char::is_control)
+        && s.split('/').all(|c| !c.is_empty() && c != "." && c != "..")
+}
+
+/// Whether `name` is a valid environment variable name for a secret.
+pub fn is_var_name(name: &str) -> bool {
+    let mut b = name.bytes();
+    matches!(b.next(), Some(c) if c.is_ascii_alphabetic() || c == b'_')
+        && b.all(|c| c.is_ascii_alphanumeric() || c == b'_')
+}
+
+impl Plan {
+    /// Build the plan of one line, checking it on the launch host:
+    /// `id`, `storage.job_dir` (= `<storage.base_dir>/jobs/<id>` when the
+    /// base is given), `storage.results_dir`, `script.text` and the lint
+    /// gate (`lint.ok == true`, `lint.sha256 == sha256(script.text)`),
+    /// `spec` (plain file name, sha256), `execution.supporting_files`
+    /// (relative source, readable `local_path`, size and sha256 equal),
+    /// `secrets` (valid names, each set in this environment).
+    ///
+    /// Errors: [`Error::BadLine`] naming the field and the fix;
+    /// [`Error::LintBlocked`] for the lint gate.
+    pub fn from_line(line: &JobLine) -> Result<Plan> {
+        let id = line.require_str(&["id"])?.to_string();
+        tao_core::id::validate(&id)?;
+        let job_dir = line.require_str(&["storage", "job_dir"])?.to_string();
+        let results_dir = line.require_str(&["storage", "results_dir"])?.to_string();
+        for (field, p) in [
+            ("storage.job_dir", &job_dir),
+            ("storage.results_dir", &results_dir),
+        ] {
+            if !is_clean_abs(p) {
+                return Err(line_err(
+                    line,
+                    format!("`{field}` {p:?} must be an absolute path without `.`/`..`; pipe lines from `tao-record open`"),
+                ));
+            }
+        }
+        if let Some(base) = line.get_str(&["storage", "base_dir"]) {
+            let want = format!("{}/jobs/{id}", base.trim_end_matches('/'));
+            if job_dir != want {
+                return Err(line_err(
+                    line,
+                    format!("`storage.job_dir` {job_dir:?} is not {want:?}; pipe lines from `tao-record open`"),
+                ));
+            }
+        }
+
+        // The lint gate: no lint, no launch.
+        let script = line.require_str(&["script", "text"])?.to_string();
+        let digest = tao_core::sha256_hex(script.as_bytes());
+        if line.get_path(&["lint", "ok"]) != Some(&Value::Bool(true)) {
+            return Err(Error::LintBlocked(format!(
+                "line {}: job {id:?} has no passing lint (`lint.ok` is not true); pipe it through `tao-redact lint` and fix its findings",
+                line.line_no
+            )));
+        }
+        if line.get_str(&["lint", "sha256"]) != Some(digest.as_str()) {
+            return Err(Error::LintBlocked(format!(
+                "line {}: job {id:?}: the script's sha256 {digest} is not the one `tao-redact lint` approved (`lint.sha256`); render and lint it again",
+                line.line_no
+            )));
+        }
+        if let Some(s) = line.get_str(&["script", "sha256"]) {
+            if s != digest {
+                return Err(line_err(
+                    line,
+                    format!("`script.sha256` does not match `script.text` of job {id:?}; render it again"),
+                ));
+            }
+        }
+
+        let spec = match line.get_path(&["spec"]) {
+            None | Some(Value::Null) => None,
+            Some(_) => {
+                let name = line.require_str(&["spec", "name"])?.to_string();
+                let text = line.require_str(&["spec", "text"])?.to_string();
+                if !is_clean_relative(&name) || name.contains('/') || name.starts_with('.') {
+                    return Err(line_err(
+                        line,
+                        format!("`spec.name` {name:?} must be a plain file name; reopen with --spec FILE"),
+                    ));
+                }
+                if let Some(want) = line.get_str(&["spec", "sha256"]) {
+                    if want != tao_core::sha256_hex(text.as_bytes()) {
+                        return Err(line_err(
+                            line,
+                            "`spec.sha256` does not match `spec.text`; reopen the record with --spec FILE".into(),
+                        ));
+                    }
+                }
+                Some((name, text))
+            }
+        };
+
+        let mut helpers = Vec::new();
+        if let Some(files) = line.get_path(&["execution", "supporting_files"]) {
+            let files = files.as_array().ok_or_else(|| {
+                line_err(line, "`execution.supporting_files` must be an array".into())
+            })?;
+            for f in files {
+                helpers.push(read_helper(line, f)?);
+            }
+            helpers.sort_by(|a, b| a.source.cmp(&b.source));
+            if helpers.windows(2).any(|w| w[0].source == w[1].source) {
+                return Err(line_err(
+                    line,
+                    "`execution.supporting_files` names one source twice".into(),
+                ));
+            }
+        }
+
+        let mut secrets = Vec::new();
+        if let Some(v) = line.get_path(&["secrets"]).filter(|v| !v.is_null()) {
+            let arr = v.as_array().ok_or_else(|| {
+                line_err(line, "`secrets` must be an array of variable names".into())
+            })?;
+            for s in arr {
+                let name = s.as_str().filter(|n| is_var_name(n)).ok_or_else(|| {
+                    line_err(
+                        line,
+                        format!("`secrets` holds {s}, which is not a variable name"),
+                    )
+                })?;
+                match std::env::var_os(name) {
+                    Some(v) if !v.is_empty() => {}
+                    _ => {
+                        return Err(line_err(
+                            line,
+                            format!(
+                                "secret {name:?} is named by job {id:?} but not set in this environment: export {name}=... before tao-submit"
+                            ),
+                        ))
+                    }
+                }
+                if !secrets.iter().any(|x| x == name) {
+                    secrets.push(name.to_string());
+                }
+            }
+        }
+
+        let mut exclude = Vec::new();
+        if let Some(v) = line
+            .get_path(&["resources", "exclude"])
+            .filter(|v| !v.is_null())
+        {
+            let arr = v.as_array().ok_or_else(|| {
+                line_err(
+                    line,
+                    "`resources.exclude` must be an array of node names".into(),
+                )
+            })?;
+            for n in arr {
+                let n = n.as_str().ok_or_else(|| {
+                    line_err(line, "`resources.exclude` must hold strings".into())
+                })?;
+                exclude.extend(crate::sched::expand_hostlist(n));
+            }
+        }
+
+        let mut meta = line.fields.clone();
+        if let Some(Value::Object(s)) = meta.get_mut("script") {
+            s.shift_remove("text");
+        }
+        let meta = serde_json::to_string_pretty(&meta).expect("a JSON map serialises") + "\n";
+
+        Ok(Plan {
+            id,
+            job_dir,
+            results_dir,
+            spec,
+            meta,
+            script,
+            helpers,
+            secrets,
+            exclude,
+        })
+    }
+
+    /// The sbatch script's path: `<job_dir>/sbatch/job_<id>.sbatch`.
+    pub fn script_path(&self) -> String {
+        format!("{}/sbatch/job_{}.sbatch", self.job_dir, self.id)
+    }
+
+    /// The log directory of Slurm job `job_id`: `<job_dir>/slurm-logs/<id>-<job_id>`.
+    pub fn log_dir(&self, job_id: &str) -> String {
+        format!("{}/slurm-logs/{}-{job_id}", self.job_dir, self.id)
+    }
+
+    /// The manifest of the supporting files (JSON, one object per file
+    /// sorted by source: source, destination, sha256, size), or `None`
+    /// without supporting files. Deterministic, so a byte comparison tells
+    /// "same bundle" from "different bundle".
+    pub fn manifest(&self) -> Option<String> {
+        if self.helpers.is_empty() {
+            return None;
+        }
+        let files: Vec<Value> = self
+            .helpers
+            .iter()
+            .map(|h| {
+                json!({
+                    "source": h.source,
+                    "destination": format!("{}/inputs/action-helpers/{}", self.job_dir, h.source),
+                    "sha256": h.sha256,
+                    "size": h.bytes.len(),
+                })
+            })
+            .collect();
+        Some(serde_json::to_string_pretty(&json!({ "files": files })).expect("json") + "\n")
+    }
+
+    /// Stage the job on login host `host`: directories, spec, meta, script,
+    /// supporting files (unless the same manifest is already there), secrets.
+    ///
+    /// Errors: [`Error::Data`] when a different bundle is already staged
+    /// (never overwritten); [`Error::TempFail`] when a remote write fails;
+    /// [`Error::NoPerm`] when the sidecar's mode is not 600;
+    /// [`Error::Unavailable`] when the connection is lost.
+    pub fn stage(&self, s: &mut Sessions, host: &str) -> Result<()> {
+        let d = shell::quote(&self.job_dir);
+        let prep = format!(
+            "set -e; d={d}; mkdir -p -- \"$d/specs\" \"$d/env\" \"$d/meta\" \"$d/sbatch\" \"$d/slurm-logs\" \"$d/inputs/action-helpers\" {r}; \
+             chmod 700 -- \"$d/env\"; m=\"$d/inputs/manifest.json\"; \
+             if [ -f \"$m\" ]; then echo '@@tao-manifest'; cat -- \"$m\"; fi",
+            r = shell::quote(&self.results_dir)
+        );
+        let out = s.run_on(host, &prep, None)?;
+        if out.status != 0 {
+            return Err(Error::TempFail(format!(
+                "cannot create the job directory {:?} on {host:?}: {}",
+                self.job_dir,
+                out.stderr_line()
+            )));
+        }
+        let stdout = out.stdout_text();
+        let existing = stdout
+            .split_once("@@tao-manifest\n")
+            .map(|(_, m)| m.to_string());
+        if let Some((name, text)) = &self.spec {
+            put_file(
+                s,
+                host,
+                &format!("{}/specs/{name}", self.job_dir),
+                text.as_bytes(),
+            )?;
+        }
+        put_file(
+            s,
+            host,
+            &format!("{}/meta/job.json", self.job_dir),
+            self.meta.as_bytes(),
+        )?;
+        put_file(s, host, &self.script_path(), self.script.as_bytes())?;
+        if let Some(manifest) = self.manifest() {
+            match existing {
+                Some(old) if old == manifest => {}
+                Some(_) => {
+                    return Err(Error::Data(format!(
+                        "job {:?}: a different bundle of supporting files is already staged in {:?}/inputs (its manifest.json differs); it is never overwritten: open a new record",
+                        self.id, self.job_dir
+                    )))
+                }
+                None => {
+                    for h in &self.helpers {
+                        let dest = format!("{}/inputs/action-helpers/{}", self.job_dir, h.source);
+                        put_file(s, host, &dest, &h.bytes)?;
+                    }
+                    // The manifest last: its presence means the bundle is complete.
+                    put_file(s, host, &format!("{}/inputs/manifest.json", self.job_dir), manifest.as_bytes())?;
+                }
+            }
+        }
+        if !self.secrets.is_empty() {
+            self.stage_secrets(s, host)?;
+        }
+        Ok(())
+    }
+
+    /// Write `env/secrets.env` (`export NAME='value'` lines) through the
+    /// channel's stdin under `umask 077`, and check its mode is 600.
+    fn stage_secrets(&self, s: &mut Sessions, host: &str) -> Result<()> {
+        let mut body = String::new();
+        for name in &self.secrets {
+            // Checked present in from_line; read again now, at submit time.
+            let value = std::env::var(name).map_err(|_| {
+                Error::Config(format!(
+                    "secret {name:?} is no longer set in this environment"
+                ))
+            })?;
+            body.push_str(&format!("export {name}={}\n", shell::quote(&value)));
+        }
+        let f = shell::quote(&format!("{}/env/secrets.env", self.job_dir));
+        let script = format!(
+            "set -e; umask 077; f={f}; t=\"$f.tao-tmp.$$\"; cat > \"$t\"; mv -f -- \"$t\" \"$f\"; stat -c %a -- \"$f\""
+        );
+        let out = s.run_on(host, &script, Some(body.as_bytes()))?;
+        let mode = out.stdout_text().trim().to_string();
+        if out.status != 0 {
+            return Err(Error::TempFail(format!(
+                "cannot write the secrets sidecar of job {:?} on {host:?}: {}",
+                self.id,
+                out.stderr_line()
+            )));
+        }
+        if mode != "600" {
+            let _ = s.run_on(host, &format!("rm -f -- {f}"), None);
+            return Err(Error::NoPerm(format!(
+                "the secrets sidecar of job {:?} has mode {mode:?}, not 600; it was removed: check the shared filesystem's ACLs under {:?}",
+                self.id, self.job_dir
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Write `bytes` to the remote `path` atomically (temporary name, rename).
+fn put_file(s: &mut Sessions, host: &str, path: &str, bytes: &[u8]) -> Result<()> {
+    let f = shell::quote(path);
+    let script = format!(
+        "set -e; f={f}; mkdir -p -- \"$(dirname -- \"$f\")\"; t=\"$f.tao-tmp.$$\"; cat > \"$t\"; mv -f -- \"$t\" \"$f\""
+    );
+    let out = s.run_on(host, &script, Some(bytes))?;
+    if out.status != 0 {
+        return Err(Error::TempFail(format!(
+            "cannot write {path:?} on {host:?}: {}",
+            out.stderr_line()
+        )));
+    }
+    Ok(())
+}
+
+/// Read and verify one `execution.supporting_files` entry.
+fn read_helper(line: &JobLine, f: &Value) -> Result<Helper> {
+    let get = |k: &str| f.get(k).and_then(Value::as_str);
+    let source = get("source").ok_or_else(|| {
+        line_err(
+            line,
+            "a supporting file has no `source`; reopen with --supporting-file PATH".into(),
+        )
+    })?;
+    if !is_clean_relative(source) {
+        return Err(line_err(
+            line,
+            format!(
+                "supporting file source {source:?} must be relative, without `..` or a leading `/`"
+            ),
+        ));
+    }
+    let local = get("local_path").ok_or_else(|| {
+        line_err(line, format!("supporting file {source:?} has no `local_path`; reopen with --supporting-file PATH"))
+    })?;
+    let want = get("sha256")
+        .ok_or_else(|| line_err(line, format!("supporting file {source:?} has no `sha256`")))?;
+    let bytes = std::fs::read(local).map_err(|e| {
+        line_err(
+            line,
+            format!("supporting file {source:?}: cannot read {local:?}: {e}"),
+        )
+    })?;
+    let got = tao_core::sha256_hex(&bytes);
+    if got != want {
+        return Err(line_err(
+            line,
+            format!("supporting file {local:?} changed since the record was opened (sha256 {got}, recorded {want}); open a new record"),
+        ));
+    }
+    if let Some(size) = f.get("size").and_then(Value::as_u64) {
+        if size != bytes.len() as u64 {
+            return Err(line_err(
+                line,
+                format!(
+                    "supporting file {local:?} is {} bytes, recorded {size}; open a new record",
+                    bytes.len()
+                ),
+            ));
+        }
+    }
+    Ok(Helper {
+        source: source.to_string(),
+        bytes,
+        sha256: got,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(extra: Value) -> JobLine {
+        let script = "#!/bin/bash\necho hi\n";
+        let mut v = json!({
+            "id": "tao-x1",
+            "storage": {"base_dir": "/b", "job_dir": "/b/jobs/tao-x1", "results_dir": "/b/results/tao-x1"},
+            "script": {"template": "single", "sha256": tao_core::sha256_hex(script.as_bytes()), "text": script},
+            "lint": {"ok": true, "sha256": tao_core::sha256_hex(script.as_bytes()), "findings": []},
+        });
+        if let (Value::Object(m), Value::Object(e)) = (&mut v, extra) {
+            for (k, x) in e {
+                m.insert(k, x);
+            }
+        }
+        JobLine::parse(&v.to_string(), 7).unwrap()
+    }
+
+    #[test]
+    fn a_good_line_plans() {
+        let p = Plan::from_line(&line(
+            json!({"spec": {"name": "spec.yaml", "text": "a: 1\n"}}),
+        ))
+        .unwrap();
+        assert_eq!(p.script_path(), "/b/jobs/tao-x1/sbatch/job_tao-x1.sbatch");
+        assert_eq!(p.log_dir("55"), "/b/jobs/tao-x1/slurm-logs/tao-x1-55");
+        assert!(!p.meta.contains("echo hi"), "meta has no script text");
+        assert!(p.meta.contains("\"sha256\""));
+        assert_eq!(p.manifest(), None);
+    }
+
+    #[test]
+    fn lint_gate() {
+        let mut l = line(json!({}));
+        l.set_path(&["lint", "sha256"], json!("0".repeat(64)));
+        let e = Plan::from_line(&l).unwrap_err();
+        assert_eq!(e.code(), tao_core::exit::LINT_BLOCKED);
+        assert!(e.to_string().contains("tao-redact lint"), "{e}");
+        let mut l = line(json!({}));
+        l.set_path(&["lint", "ok"], json!(false));
+        assert_eq!(
+            Plan::from_line(&l).unwrap_err().code(),
+            tao_core::exit::LINT_BLOCKED
+        );
+        let mut l = line(json!({}));
+        l.fields.shift_remove("lint");
+        assert_eq!(
+            Plan::from_line(&l).unwrap_err().code(),
+            tao_core::exit::LINT_BLOCKED
+        );
+    }
+
+    #[test]
+    fn paths_are_checked() {
+        for (k, v) in [
+            ("job_dir", "/b/jobs/other"),
+            ("job_dir", "relative"),
+            ("results_dir", "/b/results/../x"),
+        ] {
+            let mut l = line(json!({}));
+            l.set_path(&["storage", k], json!(v));
+            let e = Plan::from_line(&l).unwrap_err();
+            assert!(e.to_string().starts_with("line 7:"), "{e}");
+        }
+        let l = line(json!({"spec": {"name": "../x", "text": ""}}));
+        assert!(Plan::from_line(&l).is_err());
+    }
+
+    #[test]
+    fn supporting_files_are_verified() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("train.py");
+        std::fs::write(&f, "print(1)\n").unwrap();
+        let sha = tao_core::sha256_hex(b"print(1)\n");
+        let ok = json!({"execution": {"supporting_files": [
+            {"source": "train.py", "local_path": f, "sha256": sha, "size": 9}]}});
+        let p = Plan::from_line(&line(ok)).unwrap();
+        let m = p.manifest().unwrap();
+        assert!(
+            m.contains("/b/jobs/tao-x1/inputs/action-helpers/train.py"),
+            "{m}"
+        );
+        assert_eq!(p.manifest().unwrap(), m, "deterministic");
+        for bad in [
+            json!({"source": "../train.py", "local_path": f, "sha256": sha}),
+            json!({"source": "/abs", "local_path": f, "sha256": sha}),
+            json!({"source": "train.py", "local_path": f, "sha256": "0".repeat(64)}),
+            json!({"source": "train.py", "local_path": f, "sha256": sha, "size": 10}),
+            json!({"source": "train.py", "local_path": dir.path().join("missing"), "sha256": sha}),
+        ] {
+            let l = line(json!({"execution": {"supporting_files": [bad.clone()]}}));
+            assert!(Plan::from_line(&l).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn secrets_need_valid_names_and_values() {
+        let l = line(json!({"secrets": ["TAO_SUBMIT_UNIT_TEST_SURELY_UNSET"]}));
+        let e = Plan::from_line(&l).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("export TAO_SUBMIT_UNIT_TEST_SURELY_UNSET="),
+            "{e}"
+        );
+        let l = line(json!({"secrets": ["BAD NAME"]}));
+        assert!(Plan::from_line(&l).is_err());
+        // PATH is always set: a valid secret name with a value plans.
+        let p = Plan::from_line(&line(json!({"secrets": ["PATH", "PATH"]}))).unwrap();
+        assert_eq!(p.secrets, ["PATH"]);
+    }
+
+    #[test]
+    fn names() {
+        assert!(is_var_name("HF_TOKEN") && is_var_name("_x1"));
+        assert!(!is_var_name("1X") && !is_var_name("") && !is_var_name("A-B"));
+        assert!(is_clean_relative("a/b.py"));
+        for bad in ["", "/a", "a/../b", "./a", "a//b", "a\nb"] {
+            assert!(!is_clean_relative(bad), "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,685 @@
+//! The default action: submit every job line read on stdin, over one SSH
+//! session, and never a job twice.
+//!
+//! Per line: the gates (a record tao-record opened; the script tao-redact
+//! approved), staging ([`crate::stage`]), then one remote command that runs
+//! `sbatch --parsable --hold`, creates `slurm-logs/<id>-<jobid>/` and runs
+//! `scontrol release` (Slurm 22.05 does not create `--output` directories,
+//! so the job is held until they exist).
+//!
+//! Never twice: the Slurm job name is the record id. Before sbatch, jobs
+//! with that name are looked up (squeue and sacct, one batched call for all
+//! lines); one is adopted instead of submitting again. When the outcome of
+//! sbatch is unknown (connection lost after sending, empty reply), the same
+//! lookup runs on every login host, polled up to `--reconcile-wait`
+//! seconds: one match is adopted (released if still held); several are all
+//! cancelled and reported; none means sbatch never ran, and the job is
+//! submitted again.
+
+use std::collections::{BTreeMap, HashSet};
+use std::io::{BufRead, Write};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tao_core::{shell, Error, JobLine, LineReader, LineWriter, Result};
+use tao_record::Store;
+
+use crate::sched::{self, Found};
+use crate::sessions::Sessions;
+use crate::stage::Plan;
+
+/// Tool name in `observed_by` and `error.tool`.
+pub const TOOL: &str = "tao-submit";
+
+/// How many times one line may go through sbatch when reconciliation
+/// proves the previous attempt never reached the scheduler.
+const MAX_ATTEMPTS: u32 = 3;
+
+/// Settings of a submit run.
+#[derive(Debug, Clone)]
+pub struct SubmitConfig {
+    /// How long to look for a job by name after an ambiguous submit before
+    /// concluding it does not exist (accounting lags sbatch by a few seconds).
+    pub reconcile_wait: Duration,
+}
+
+/// The outcome of one line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Submitted {
+    /// Slurm job id (digits).
+    pub job_id: String,
+    /// Cluster from `jobid;cluster`, if any.
+    pub cluster: Option<String>,
+    /// Login host spec the job was submitted or found through.
+    pub login_host: String,
+    /// `Some(native state)` when an existing job was adopted.
+    pub adopted: Option<String>,
+}
+
+/// What sbatch's remote command told us.
+enum SbatchReply {
+    /// Submitted; `released` when logs dir and release went through too.
+    Submitted {
+        job_id: String,
+        cluster: Option<String>,
+        released: bool,
+    },
+    /// sbatch exited non-zero; its stderr.
+    Failed(String),
+    /// No reliable answer: look the job up by name.
+    Ambiguous(String),
+}
+
+enum Item {
+    Done(JobLine),
+    Ready(JobLine, Box<Plan>, String),
+}
+
+/// `sacct -S` for a record: the day before it was opened (clock skew
+/// between launch host and cluster), else 30 days back.
+fn since_of(created_at: Option<&str>) -> String {
+    created_at
+        .and_then(tao_core::time::parse_rfc3339)
+        .map(|t| {
+            (t - chrono::Duration::days(1))
+                .format("%Y-%m-%d")
+                .to_string()
+        })
+        .unwrap_or_else(|| "now-30days".to_string())
+}
+
+/// Gate one line: a record exists for its id and agrees on storage; the
+/// plan checks the rest ([`Plan::from_line`]).
+fn gate(line: &JobLine, store: &Store) -> Result<(Plan, String)> {
+    let id = line.require_str(&["id"])?;
+    let record = store.load(id).map_err(|e| {
+        Error::Data(format!(
+            "line {}: job {id:?} has no record ({e}); only lines from `tao-record open` are submitted",
+            line.line_no
+        ))
+    })?;
+    for field in ["job_dir", "results_dir"] {
+        let want = record
+            .fields
+            .get("storage")
+            .and_then(|s| s.get(field))
+            .and_then(Value::as_str);
+        if want.is_some() && line.get_str(&["storage", field]) != want {
+            return Err(Error::Data(format!(
+                "line {}: `storage.{field}` of job {id:?} differs from its record; pipe lines from `tao-record open`",
+                line.line_no
+            )));
+        }
+    }
+    let plan = Plan::from_line(line)?;
+    Ok((plan, since_of(record.created_at())))
+}
+
+/// Mark a line submitted: `slurm.{job_id, cluster, login_host}`, `state`,
+/// `observed_at`, `observed_by`, `message`.
+fn annotate(line: &mut JobLine, s: &Submitted) {
+    line.set_path(&["slurm", "job_id"], Value::String(s.job_id.clone()));
+    line.set_path(
+        &["slurm", "cluster"],
+        s.cluster.clone().map(Value::String).unwrap_or(Value::Null),
+    );
+    line.set_path(
+        &["slurm", "login_host"],
+        Value::String(s.login_host.clone()),
+    );
+    let (state, message) = match &s.adopted {
+        None => (Some("PENDING"), "PENDING (submitted)".to_string()),
+        Some(native) if native == "PENDING" => (
+            Some("PENDING"),
+            format!(
+                "PENDING (adopted existing Slurm job {} named {})",
+                s.job_id,
+                line.id().unwrap_or("")
+            ),
+        ),
+        // A job already past PENDING: its state is tao-poll's to map.
+        Some(native) => (
+            None,
+            format!(
+                "adopted existing Slurm job {} ({native}); run tao-poll for its state",
+                s.job_id
+            ),
+        ),
+    };
+    if let Some(state) = state {
+        line.fields
+            .insert("state".into(), Value::String(state.into()));
+        line.fields.insert(
+            "observed_at".into(),
+            Value::String(tao_core::time::now_rfc3339()),
+        );
+        line.fields
+            .insert("observed_by".into(), Value::String(TOOL.into()));
+    }
+    line.fields.insert("message".into(), Value::String(message));
+}
+
+/// Run the submit action: read lines from `input`, write each result line
+/// to `out`.
+///
+/// Output: the exit status: 0 all submitted, 1 some lines carry `error`.
+///
+/// Errors (after every line read has been printed): the reader's
+/// [`Error::BadLine`]/[`Error::BadJson`] (65); a connection error that
+/// stopped every line ([`Error::Unavailable`] 69, [`Error::NoPerm`] 77,
+/// [`Error::Config`] 78); [`Error::Io`] when output fails.
+pub fn run<R: BufRead, W: Write>(
+    input: R,
+    out: &mut LineWriter<W>,
+    sessions: &mut Sessions,
+    store: &Store,
+    cfg: &SubmitConfig,
+) -> Result<i32> {
+    let mut reader = LineReader::new(input);
+    let mut items = Vec::new();
+    let mut read_err = None;
+    loop {
+        match reader.next_line() {
+            Ok(Some(l)) => items.push(l),
+            Ok(None) => break,
+            Err(e) => {
+                read_err = Some(e);
+                break;
+            }
+        }
+    }
+    let mut failed = 0usize;
+    let mut items: Vec<Item> = items
+        .into_iter()
+        .map(|mut line| {
+            if line.has_error() {
+                return Item::Done(line);
+            }
+            match gate(&line, store) {
+                Ok((plan, since)) => Item::Ready(line, Box::new(plan), since),
+                Err(e) => {
+                    failed += 1;
+                    line.set_error(TOOL, &e);
+                    Item::Done(line)
+                }
+            }
+        })
+        .collect();
+
+    let ready: Vec<&Plan> = items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Ready(_, p, _) => Some(&**p),
+            _ => None,
+        })
+        .collect();
+    let mut fatal = None;
+    let mut existing: BTreeMap<String, Vec<Found>> = BTreeMap::new();
+    let mut nodes: Option<HashSet<String>> = None;
+    if !ready.is_empty() {
+        let since = items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Ready(_, _, s) => Some(s.clone()),
+                _ => None,
+            })
+            .min()
+            .unwrap_or_default();
+        let names: Vec<&str> = ready.iter().map(|p| p.id.as_str()).collect();
+        let needs_nodes = ready.iter().any(|p| !p.exclude.is_empty());
+        match prefetch(sessions, &names, &since, needs_nodes) {
+            Ok((found, n)) => {
+                existing = found;
+                nodes = n;
+            }
+            Err(e) => fatal = Some(e),
+        }
+    }
+
+    for item in items.drain(..) {
+        let line = match item {
+            Item::Done(line) => line,
+            Item::Ready(mut line, mut plan, since) => {
+                if let Some(e) = &fatal {
+                    failed += 1;
+                    line.set_error(TOOL, e);
+                    line
+                } else {
+                    if let Some(known) = &nodes {
+                        validate_exclude(&mut plan, known);
+                    }
+                    let res = match existing.get(&plan.id) {
+                        Some(found) => settle_found(sessions, &plan, found.clone()),
+                        None => submit_one(sessions, &plan, &since, cfg),
+                    };
+                    match res {
+                        Ok(s) => annotate(&mut line, &s),
+                        Err(e) => {
+                            failed += 1;
+                            line.set_error(TOOL, &e);
+                        }
+                    }
+                    line
+                }
+            }
+        };
+        out.write(&line)?;
+    }
+    if let Some(e) = read_err {
+        return Err(e);
+    }
+    if let Some(e) = fatal {
+        return Err(e);
+    }
+    Ok(if failed > 0 {
+        tao_core::exit::SOME_FAILED
+    } else {
+        0
+    })
+}
+
+/// Connect, look up existing jobs by name (batched) and, when needed, the
+/// node names; all on the primary session.
+type Prefetched = (BTreeMap<String, Vec<Found>>, Option<HashSet<String>>);
+
+fn prefetch(
+    sessions: &mut Sessions,
+    names: &[&str],
+    since: &str,
+    needs_nodes: bool,
+) -> Result<Prefetched> {
+    let host = sessions.primary()?.login_host().to_string();
+    let mut found: BTreeMap<String, Vec<Found>> = BTreeMap::new();
+    for chunk in names.chunks(sched::CHUNK) {
+        for f in query_by_name(sessions, &host, chunk, since)?.into_values() {
+            found.entry(f.name.clone()).or_default().push(f);
+        }
+    }
+    let nodes = if needs_nodes {
+        let out = sessions.run_on(&host, "scontrol show nodes -o", None)?;
+        if out.status == 0 {
+            Some(
+                sched::parse_node_names(&out.stdout_text())
+                    .into_iter()
+                    .collect(),
+            )
+        } else {
+            tao_core::cli::warn(
+                TOOL,
+                &format!(
+                    "cannot list nodes to check exclusions ({}); passing them to sbatch unchecked",
+                    out.stderr_line()
+                ),
+            );
+            None
+        }
+    } else {
+        None
+    };
+    Ok((found, nodes))
+}
+
+/// Drop excluded node names Slurm does not know, with a warning.
+fn validate_exclude(plan: &mut Plan, known: &HashSet<String>) {
+    let (keep, drop): (Vec<String>, Vec<String>) =
+        plan.exclude.drain(..).partition(|n| known.contains(n));
+    if !drop.is_empty() {
+        tao_core::cli::warn(
+            TOOL,
+            &format!(
+                "job {:?}: excluded node(s) {} do not exist on this cluster (`scontrol show nodes`); dropped",
+                plan.id,
+                drop.join(",")
+            ),
+        );
+    }
+    plan.exclude = keep;
+}
+
+/// squeue + sacct by exact job name on one host.
+fn query_by_name(
+    sessions: &mut Sessions,
+    host: &str,
+    names: &[&str],
+    since: &str,
+) -> Result<BTreeMap<String, Found>> {
+    let user = sessions.host(host)?.target().user.clone();
+    let out = sessions.run_on(host, &sched::by_name_script(&user, names, since), None)?;
+    sched::parse_by_name(&out.stdout_text(), names, host)
+}
+
+/// One job already carries this name: adopt it (logs dir, release if held).
+/// Several: cancel them all and report.
+fn settle_found(sessions: &mut Sessions, plan: &Plan, mut found: Vec<Found>) -> Result<Submitted> {
+    found.sort_by(|a, b| a.job_id.cmp(&b.job_id));
+    found.dedup_by(|a, b| a.job_id == b.job_id);
+    if found.len() > 1 {
+        let ids: Vec<String> = found.iter().map(|f| f.job_id.clone()).collect();
+        let host = found[0].login_host.clone();
+        let cmd = format!("scancel {}", shell::join(&ids));
+        let res = sessions.run_on(&host, &cmd, None);
+        let how = match res {
+            Ok(o) if o.status == 0 => "all were cancelled".to_string(),
+            Ok(o) => format!("scancel failed ({}): cancel them by hand", o.stderr_line()),
+            Err(e) => format!("scancel failed ({e}): cancel them by hand"),
+        };
+        return Err(Error::Data(format!(
+            "several Slurm jobs are named {:?} ({}); {how}; open a new record and submit again",
+            plan.id,
+            ids.join(", ")
+        )));
+    }
+    let f = found
+        .pop()
+        .ok_or_else(|| Error::Internal("settle_found with no job".into()))?;
+    adopt(sessions, plan, &f)?;
+    Ok(Submitted {
+        job_id: f.job_id.clone(),
+        cluster: None,
+        login_host: f.login_host.clone(),
+        adopted: Some(f.state.clone()),
+    })
+}
+
+/// Make the log directory of an adopted job exist, then release it if it
+/// is still held by us.
+fn adopt(sessions: &mut Sessions, plan: &Plan, f: &Found) -> Result<()> {
+    let mut script = format!("mkdir -p -- {}", shell::quote(&plan.log_dir(&f.job_id)));
+    if f.is_held() {
+        script.push_str(&format!(" && scontrol release {}", shell::quote(&f.job_id)));
+    }
+    let out = sessions.run_on(&f.login_host, &script, None)?;
+    if out.status != 0 {
+        return Err(Error::TempFail(format!(
+            "adopting Slurm job {} of {:?}: {}; run tao-submit again",
+            f.job_id,
+            plan.id,
+            out.stderr_line()
+        )));
+    }
+    Ok(())
+}
+
+/// The remote command: sbatch held, logs dir, release; with markers so
+/// a banner or a wrapper's chatter cannot be mistaken for the reply.
+fn sbatch_script(plan: &Plan) -> String {
+    let mut args = vec![
+        "sbatch".to_string(),
+        "--parsable".into(),
+        "--hold".into(),
+        format!("--job-name={}", plan.id),
+    ];
+    if !plan.exclude.is_empty() {
+        args.push(format!("--exclude={}", plan.exclude.join(",")));
+    }
+    args.push(plan.script_path());
+    format!(
+        "d={d}; cd -- \"$d\" || exit 97; out=$({cmd}); rc=$?; \
+         printf '@@tao-sbatch-begin\\n%s\\n@@tao-sbatch-end %s\\n' \"$out\" \"$rc\"; \
+         [ \"$rc\" -eq 0 ] || exit 0; \
+         jid=$(printf '%s\\n' \"$out\" | sed -n -E -e 's/^[[:space:]]*([0-9]+)(;[A-Za-z0-9._-]+)?[[:space:]]*$/\\1/p' \
+           -e 's/^[[:space:]]*Submitted batch job ([0-9]+)( on cluster [A-Za-z0-9._-]+)?[[:space:]]*$/\\1/p' | sort -u); \
+         case \"$jid\" in ''|*[!0-9]*) echo '@@tao-noid'; exit 0;; esac; \
+         mkdir -p -- \"$d/slurm-logs/\"{id}\"-$jid\" && scontrol release \"$jid\" && echo \"@@tao-released $jid\"",
+        d = shell::quote(&plan.job_dir),
+        cmd = shell::join(&args),
+        id = shell::quote(&plan.id),
+    )
+}
+
+/// Interpret the sbatch command's output.
+fn read_reply(stdout: &str, stderr: &str) -> SbatchReply {
+    let Some((_, rest)) = stdout.split_once("@@tao-sbatch-begin\n") else {
+        return SbatchReply::Ambiguous("no reply from the sbatch command".into());
+    };
+    let Some((body, tail)) = rest.rsplit_once("\n@@tao-sbatch-end ") else {
+        return SbatchReply::Ambiguous("the sbatch reply was cut off".into());
+    };
+    let rc = tail.lines().next().unwrap_or("").trim();
+    if rc != "0" {
+        return SbatchReply::Failed(format!(
+            "sbatch exited {rc}: {}",
+            tao_core::cli::one_line(stderr.trim())
+        ));
+    }
+    match sched::parse_sbatch(body) {
+        Ok(Some((job_id, cluster))) => {
+            let released = tail
+                .lines()
+                .any(|l| l.trim() == format!("@@tao-released {job_id}"));
+            SbatchReply::Submitted {
+                job_id,
+                cluster,
+                released,
+            }
+        }
+        Ok(None) => SbatchReply::Ambiguous(format!(
+            "sbatch printed no job id ({:?})",
+            tao_core::cli::one_line(body.trim())
+        )),
+        Err(e) => SbatchReply::Ambiguous(e.to_string()),
+    }
+}
+
+/// Stage and submit one planned line; reconcile when the outcome is unknown.
+fn submit_one(
+    sessions: &mut Sessions,
+    plan: &Plan,
+    since: &str,
+    cfg: &SubmitConfig,
+) -> Result<Submitted> {
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let host = sessions.primary()?.login_host().to_string();
+        match plan.stage(sessions, &host) {
+            Ok(()) => {}
+            Err(Error::Unavailable(why)) if attempt < MAX_ATTEMPTS => {
+                tao_core::cli::warn(TOOL, &format!("{why}; staging {:?} again", plan.id));
+                continue;
+            }
+            Err(e) => return Err(e),
+        }
+        let reply = match sessions.run_on(&host, &sbatch_script(plan), None) {
+            Ok(out) => read_reply(&out.stdout_text(), &String::from_utf8_lossy(&out.stderr)),
+            Err(e @ (Error::Unavailable(_) | Error::TempFail(_))) => {
+                SbatchReply::Ambiguous(e.to_string())
+            }
+            Err(e) => return Err(e),
+        };
+        let why = match reply {
+            SbatchReply::Submitted {
+                job_id,
+                cluster,
+                released,
+            } => {
+                if !released {
+                    release(sessions, &host, plan, &job_id, cluster.as_deref())?;
+                }
+                return Ok(Submitted {
+                    job_id,
+                    cluster,
+                    login_host: host,
+                    adopted: None,
+                });
+            }
+            SbatchReply::Failed(msg) => {
+                // sbatch can fail after the controller accepted the job
+                // (a timed-out reply): one look by name before reporting.
+                let found = lookup_everywhere(sessions, plan, since)?;
+                if found.is_empty() {
+                    return Err(Error::Data(format!(
+                        "job {:?} was not submitted: {msg}",
+                        plan.id
+                    )));
+                }
+                return settle_found(sessions, plan, found).map(fresh);
+            }
+            SbatchReply::Ambiguous(why) => why,
+        };
+        tao_core::cli::warn(
+            TOOL,
+            &format!(
+                "job {:?}: submit outcome unknown ({why}); looking it up by name",
+                plan.id
+            ),
+        );
+        let found = reconcile(sessions, plan, since, cfg.reconcile_wait)?;
+        if !found.is_empty() {
+            return settle_found(sessions, plan, found).map(fresh);
+        }
+        if attempt >= MAX_ATTEMPTS {
+            return Err(Error::TempFail(format!(
+                "job {:?}: {attempt} submit attempts gave no answer and no job by that name exists; run tao-submit again",
+                plan.id
+            )));
+        }
+        tao_core::cli::warn(
+            TOOL,
+            &format!(
+                "job {:?}: no job by that name after {} s; submitting again",
+                plan.id,
+                cfg.reconcile_wait.as_secs()
+            ),
+        );
+    }
+}
+
+/// A job adopted right after our own sbatch is this run's submission, not
+/// a pre-existing one: it is reported PENDING (submitted) like any other;
+/// tao-poll reports its later states.
+fn fresh(mut s: Submitted) -> Submitted {
+    s.adopted = None;
+    s
+}
+
+/// Logs dir and release when the combined command could not do it
+/// (multi-cluster reply, a failed release).
+fn release(
+    sessions: &mut Sessions,
+    host: &str,
+    plan: &Plan,
+    job_id: &str,
+    cluster: Option<&str>,
+) -> Result<()> {
+    let mut script = format!(
+        "mkdir -p -- {} && scontrol ",
+        shell::quote(&plan.log_dir(job_id))
+    );
+    if let Some(c) = cluster {
+        script.push_str(&format!("-M {} ", shell::quote(c)));
+    }
+    script.push_str(&format!("release {}", shell::quote(job_id)));
+    let out = sessions.run_on(host, &script, None)?;
+    if out.status != 0 {
+        return Err(Error::TempFail(format!(
+            "Slurm job {job_id} of {:?} was submitted held but could not be released ({}); run tao-submit again to adopt and release it",
+            plan.id,
+            out.stderr_line()
+        )));
+    }
+    Ok(())
+}
+
+/// Jobs named `plan.id` on every login host that answers (union by id).
+fn lookup_everywhere(sessions: &mut Sessions, plan: &Plan, since: &str) -> Result<Vec<Found>> {
+    let mut all: BTreeMap<String, Found> = BTreeMap::new();
+    let mut answered = 0;
+    let mut last_err = None;
+    for host in sessions.hosts() {
+        match query_by_name(sessions, &host, &[plan.id.as_str()], since) {
+            Ok(m) => {
+                answered += 1;
+                for (k, v) in m {
+                    all.entry(k).or_insert(v);
+                }
+            }
+            Err(e) => last_err = Some(e),
+        }
+    }
+    if answered == 0 {
+        let e = last_err.unwrap_or_else(|| Error::Unavailable("no login host".into()));
+        return Err(Error::Unavailable(format!(
+            "job {:?}: cannot look it up by name on any login host ({e}); nothing was resubmitted: run tao-submit again when the cluster answers",
+            plan.id
+        )));
+    }
+    Ok(all.into_values().collect())
+}
+
+/// Look the job up by name until it shows or `wait` passes (polled: squeue
+/// knows a job as soon as sbatch returns; sacct may lag).
+fn reconcile(
+    sessions: &mut Sessions,
+    plan: &Plan,
+    since: &str,
+    wait: Duration,
+) -> Result<Vec<Found>> {
+    let deadline = Instant::now() + wait;
+    loop {
+        let found = lookup_everywhere(sessions, plan, since)?;
+        let now = Instant::now();
+        if !found.is_empty() || now >= deadline {
+            return Ok(found);
+        }
+        std::thread::sleep((deadline - now).min(Duration::from_millis(500)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replies() {
+        let ok = "banner 7\n@@tao-sbatch-begin\n42\n@@tao-sbatch-end 0\n@@tao-released 42\n";
+        assert!(
+            matches!(read_reply(ok, ""), SbatchReply::Submitted { ref job_id, released: true, .. } if job_id == "42")
+        );
+        let held = "@@tao-sbatch-begin\n42;west\n@@tao-sbatch-end 0\n";
+        assert!(
+            matches!(read_reply(held, ""), SbatchReply::Submitted { released: false, cluster: Some(ref c), .. } if c == "west")
+        );
+        let failed = "@@tao-sbatch-begin\n\n@@tao-sbatch-end 1\n";
+        assert!(
+            matches!(read_reply(failed, "sbatch: error: Invalid partition"), SbatchReply::Failed(ref m) if m.contains("Invalid partition"))
+        );
+        for amb in [
+            "",
+            "@@tao-sbatch-begin\n42",
+            "@@tao-sbatch-begin\n\n@@tao-sbatch-end 0\n@@tao-noid\n",
+            "@@tao-sbatch-begin\nWelcome 3\n@@tao-sbatch-end 0\n",
+        ] {
+            assert!(
+                matches!(read_reply(amb, ""), SbatchReply::Ambiguous(_)),
+                "{amb:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn sbatch_script_quotes_and_holds() {
+        let line = JobLine::parse(
+            &serde_json::json!({
+                "id": "tao-a1",
+                "storage": {"job_dir": "/b/jobs/tao-a1", "results_dir": "/b/results/tao-a1"},
+                "script": {"text": "x"},
+                "lint": {"ok": true, "sha256": tao_core::sha256_hex(b"x")},
+                "resources": {"exclude": ["n[1-2]"]},
+            })
+            .to_string(),
+            1,
+        )
+        .unwrap();
+        let plan = Plan::from_line(&line).unwrap();
+        let s = sbatch_script(&plan);
+        assert!(s.contains("'sbatch' '--parsable' '--hold' '--job-name=tao-a1' '--exclude=n1,n2' '/b/jobs/tao-a1/sbatch/job_tao-a1.sbatch'"), "{s}");
+        assert!(s.contains("scontrol release"), "{s}");
+    }
+
+    #[test]
+    fn since_is_a_day_before_creation() {
+        assert_eq!(since_of(Some("2026-11-29T18:58:47.123456Z")), "2026-11-28");
+        assert_eq!(since_of(None), "now-30days");
+    }
+}
