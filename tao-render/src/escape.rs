@@ -4,7 +4,7 @@
 //! Why two: every value that reaches the shell part of a script goes through
 //! [`ShellQuote`], registered for the `sbatch` extension in `askama.toml`, so
 //! a template cannot print a value unquoted (the only ways around an
-//! escaper, `|safe` and `Safe<T>`, are banned and a unit test greps for
+//! escaper, the `safe` filter and the `Safe` wrapper type, are banned and a unit test greps for
 //! them). `#SBATCH` lines are read by sbatch, not by a shell: quoting does
 //! not protect them (Slurm 22.05 strips plain quotes there, and a value with
 //! a space or `#` would end the option). Those values are therefore built

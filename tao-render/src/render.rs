@@ -517,3 +517,72 @@ pub fn render_probe(req: &ProbeRequest) -> Result<Script> {
     .map_err(internal)?;
     Ok(Script::new("probe", text))
 }
+
+#[cfg(test)]
+mod tests {
+    //! Review rules enforced by grep: no escaper bypass, no shell tracing,
+    //! the directive escaper only on `#SBATCH` lines.
+
+    use std::path::Path;
+
+    fn files(dir: &str) -> Vec<(String, String)> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(&root).unwrap() {
+            let p = entry.unwrap().path();
+            out.push((
+                p.display().to_string(),
+                std::fs::read_to_string(&p).unwrap(),
+            ));
+        }
+        assert!(!out.is_empty(), "{dir} is empty");
+        out
+    }
+
+    #[test]
+    fn no_safe_filter_safe_type_or_set_x_anywhere() {
+        // Built from pieces so this file does not match itself.
+        let banned = [
+            format!("|{}", "safe"),
+            format!("| {}", "safe"),
+            format!("{}<", "Safe"),
+            format!("{}::", "MaybeSafe"),
+            format!("set -{}", "x"),
+            format!("set -o {}", "xtrace"),
+        ];
+        let mut all = files("templates");
+        all.extend(files("src"));
+        all.push(("askama.toml".into(), include_str!("../askama.toml").into()));
+        for (path, text) in &all {
+            for b in &banned {
+                assert!(!text.contains(b.as_str()), "{path} contains {b:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn directive_escaper_only_on_sbatch_lines_and_sbatch_values_always_through_it() {
+        for (path, text) in files("templates") {
+            for line in text.lines() {
+                let directive = line.contains("escape(\"sbatch-directive\")");
+                if directive {
+                    assert!(line.starts_with("#SBATCH --"), "{path}: {line}");
+                }
+                if line.starts_with("#SBATCH") && line.contains("{{") {
+                    assert!(
+                        line.matches("{{").count()
+                            == line.matches("|escape(\"sbatch-directive\") }}").count(),
+                        "{path}: an #SBATCH value without the directive escaper: {line}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn comments_do_not_use_the_default_opener() {
+        // `{#` is bash's `${#var}`; our syntax uses `<# #>` for comments.
+        let cfg = include_str!("../askama.toml");
+        assert!(cfg.contains("comment_start = \"<#\""));
+    }
+}
