@@ -126,7 +126,8 @@ fn a_refused_line_carries_error_and_the_others_go_on() {
 
 #[test]
 fn refusals_for_each_rule() {
-    let cases: Vec<(&str, Box<dyn Fn(&mut Value)>, &str)> = vec![
+    type Edit = Box<dyn Fn(&mut Value)>;
+    let cases: Vec<(&str, Edit, &str)> = vec![
         (
             "unlimited",
             Box::new(|l| l["resources"]["time"] = json!("0")),

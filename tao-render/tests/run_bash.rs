@@ -20,7 +20,6 @@ use tao_render::{
 
 struct Job {
     fake: FakeSlurm,
-    base: PathBuf,
     job_dir: PathBuf,
     results: PathBuf,
     script: PathBuf,
