@@ -49,7 +49,6 @@ impl Job {
         let results = base.join("results").join(ID);
         Job {
             fake,
-            base,
             job_dir,
             results,
             script,
