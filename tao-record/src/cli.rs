@@ -229,13 +229,7 @@ fn cmd_mark(a: &MarkArgs) -> Result<i32> {
                 line.fields.insert("observed_at".into(), json!(t));
             }
             line.fields.insert("observed_by".into(), json!(a.source));
-            tao_core::id::validate(id)?;
-            if !store.exists(id) {
-                return Err(Error::Data(format!(
-                    "no record {id:?} in {:?}; check the id (`tao-record list`) or TAO_STATE_DIR",
-                    store.dir()
-                )));
-            }
+            store.require_live(id)?;
             let text = format!("{}\n", line.to_json());
             mark::mark_stream(&store, text.as_bytes(), &mut out, &mut |m| warn(m))?
         }

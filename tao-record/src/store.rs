@@ -252,6 +252,18 @@ impl Store {
         Ok(out)
     }
 
+    /// Check that `id` names a live record (one `mark` can change).
+    ///
+    /// Errors: [`Error::Data`] "no record ..." or "... is archived ...".
+    pub fn require_live(&self, id: &str) -> Result<()> {
+        tao_core::id::validate(id)?;
+        if self.record_path(id).exists() {
+            Ok(())
+        } else {
+            Err(self.missing_live(id))
+        }
+    }
+
     fn missing_live(&self, id: &str) -> Error {
         if self.archive_path(id).exists() {
             Error::Data(format!(

@@ -1,0 +1,752 @@
+//! The `tao-record` binary as a user runs it: open, mark, show, history,
+//! list, gc and retries, each with a cleared environment.
+
+mod common;
+
+use common::{lines, Env};
+use predicates::prelude::*;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+/// The job line `open` prints; unknown fields fail the test (format drift).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Opened {
+    id: String,
+    platform: String,
+    action: Option<String>,
+    network_arch: Option<String>,
+    image: Option<String>,
+    runtime: String,
+    command: String,
+    resources: Resources,
+    storage: Storage,
+    spec: Option<Spec>,
+    mounts: Vec<String>,
+    env: serde_json::Map<String, Value>,
+    secrets: Vec<String>,
+    execution: Option<Value>,
+    retry_of: Option<String>,
+    attempt: u32,
+    state: String,
+    observed_at: String,
+    observed_by: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Resources {
+    nodes: u32,
+    gpus_per_node: u32,
+    cpus_per_task: u32,
+    time: String,
+    child_timeout: String,
+    partition: String,
+    account: Option<String>,
+    exclusive: bool,
+    requeue: bool,
+    exclude: Vec<String>,
+    mem: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Storage {
+    tier: String,
+    base_dir: String,
+    job_dir: String,
+    results_dir: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Spec {
+    name: String,
+    text: String,
+    sha256: String,
+}
+
+fn open_line(env: &Env, args: &[&str]) -> Opened {
+    let out = env.cmd().arg("open").args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = lines(&out.stdout);
+    assert_eq!(v.len(), 1);
+    serde_json::from_value(v[0].clone()).unwrap()
+}
+
+#[test]
+fn open_with_the_recipe_flags_prints_the_documented_line() {
+    let env = Env::new();
+    let spec = env.file("spec.yaml", "train:\n  epochs: 2\n");
+    let o = open_line(
+        &env,
+        &[
+            "--platform",
+            "slurm",
+            "--image",
+            "nvcr.io#nvidia/tao/tao-toolkit:5.5.0-pyt",
+            "--network-arch",
+            "dino",
+            "--action",
+            "train",
+            "--storage-tier",
+            "lustre",
+            "--results-root",
+            "lustre:///lustre/tao/",
+            "--spec",
+            spec.to_str().unwrap(),
+            "--runtime",
+            "pyxis",
+            "--gpus-per-node",
+            "2",
+        ],
+    );
+    assert!(
+        o.id.starts_with("tao-") && o.id.len() == "tao-20261129-k3f9x2".len(),
+        "{}",
+        o.id
+    );
+    assert_eq!(o.command, "dino train -e {config_path}");
+    assert_eq!(o.runtime, "pyxis");
+    assert_eq!(o.storage.base_dir, "/lustre/tao");
+    assert_eq!(o.storage.job_dir, format!("/lustre/tao/jobs/{}", o.id));
+    assert_eq!(
+        o.storage.results_dir,
+        format!("/lustre/tao/results/{}", o.id)
+    );
+    let r = &o.resources;
+    assert_eq!((r.nodes, r.gpus_per_node, r.cpus_per_task), (1, 2, 16));
+    assert_eq!(
+        (r.time.as_str(), r.child_timeout.as_str()),
+        ("04:00:00", "03:48:00")
+    );
+    assert_eq!(r.partition, "gpu");
+    assert!(r.requeue && !r.exclusive);
+    let s = o.spec.unwrap();
+    assert_eq!(s.name, "spec.yaml");
+    assert_eq!(s.text, "train:\n  epochs: 2\n");
+    assert_eq!(o.storage.tier, "lustre");
+    assert_eq!(s.sha256, tao_core::sha256_hex(b"train:\n  epochs: 2\n"));
+    assert_eq!(o.state, "PENDING");
+    assert_eq!(o.attempt, 1);
+    // The record on disk is the line plus its history.
+    let rec = env.record(&o.id);
+    assert_eq!(rec["history"][0]["state"], "PENDING");
+    assert_eq!(rec["history"][0]["source"], "tao-record");
+}
+
+#[test]
+fn print_id_prints_only_the_id() {
+    let env = Env::new();
+    let out = env
+        .cmd()
+        .args([
+            "open",
+            "--runtime",
+            "none",
+            "--command",
+            "true",
+            "--print-id",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let id = String::from_utf8(out.stdout).unwrap();
+    assert!(id.ends_with('\n') && id.trim().starts_with("tao-") && !id.contains('{'));
+    assert!(env.record_path(id.trim()).exists());
+}
+
+#[test]
+fn defaults_and_precedence_flag_env_profile() {
+    let mut env = Env::new();
+    // Profile: local -> runtime none, partition gpu.
+    let o = open_line(&env, &["--command", "x"]);
+    assert_eq!(
+        (o.runtime.as_str(), o.resources.partition.as_str()),
+        ("none", "gpu")
+    );
+    assert!(o.image.is_none());
+    env.set("SLURM_PARTITION", "cpu_long")
+        .set("SLURM_ACCOUNT", "proj1")
+        .set("SLURM_USE_REQUEUE", "false")
+        .set(
+            "SLURM_CONTAINER_MOUNTS",
+            "/lustre/data:/data:ro,/lustre/cache:/cache",
+        )
+        .set("TAO_RUNTIME", "pyxis");
+    let o = open_line(&env, &["--command", "x", "--image", "/lustre/img/tao.sqsh"]);
+    assert_eq!(o.runtime, "pyxis");
+    assert_eq!(o.resources.partition, "cpu_long");
+    assert_eq!(o.resources.account.as_deref(), Some("proj1"));
+    assert!(!o.resources.requeue);
+    assert_eq!(
+        o.mounts,
+        vec!["/lustre/data:/data:ro", "/lustre/cache:/cache"]
+    );
+    // Flags win.
+    let o = open_line(
+        &env,
+        &[
+            "--command",
+            "x",
+            "--runtime",
+            "none",
+            "--partition",
+            "gpu",
+            "--account",
+            "p2",
+            "--mount",
+            "/a:/b",
+            "--time",
+            "01:00:00",
+            "--exclude",
+            "n1",
+            "--exclude",
+            "n2",
+            "--mem",
+            "64G",
+            "--exclusive",
+            "--nodes",
+            "2",
+        ],
+    );
+    assert_eq!(o.runtime, "none");
+    assert_eq!(o.resources.partition, "gpu");
+    assert_eq!(o.resources.account.as_deref(), Some("p2"));
+    assert_eq!(o.mounts, vec!["/a:/b"]);
+    assert_eq!(o.resources.child_timeout, "00:57:00");
+    assert_eq!(o.resources.exclude, vec!["n1", "n2"]);
+    assert_eq!(o.resources.mem.as_deref(), Some("64G"));
+    assert!(o.resources.exclusive);
+    assert_eq!(o.resources.nodes, 2);
+    env.set("SLURM_USE_REQUEUE", "true");
+    let o = open_line(
+        &env,
+        &["--command", "x", "--runtime", "none", "--no-requeue"],
+    );
+    assert!(!o.resources.requeue);
+}
+
+#[test]
+fn env_secrets_and_execution_are_stored() {
+    let env = Env::new();
+    let exec = env.file(
+        "exec.json",
+        r#"{"pre_commands":["nvidia-smi"],"command":"python main.py","launcher":"torchrun","post_commands":[{"command":"ls","scope":"leader"}]}"#,
+    );
+    let o = open_line(
+        &env,
+        &[
+            "--runtime",
+            "none",
+            "--env",
+            "OMP_NUM_THREADS=8",
+            "--secret",
+            "HF_TOKEN",
+            "--secret",
+            "NGC_KEY",
+            "--execution",
+            exec.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.command, "python main.py");
+    assert_eq!(o.env["OMP_NUM_THREADS"], "8");
+    assert_eq!(o.secrets, vec!["HF_TOKEN", "NGC_KEY"]);
+    assert_eq!(o.execution.unwrap()["launcher"], "torchrun");
+}
+
+#[test]
+fn secret_values_are_refused_and_never_echoed() {
+    let env = Env::new();
+    let fake = "hf_FAKEabcdefghijklmnopqrstuvwxyz012345";
+    for args in [
+        vec!["--secret".to_string(), format!("HF_TOKEN={fake}")],
+        vec!["--env".to_string(), format!("HF_TOKEN={fake}")],
+    ] {
+        let out = env
+            .cmd()
+            .args(["open", "--runtime", "none", "--command", "x"])
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.contains("--secret HF_TOKEN"), "{err}");
+        assert!(!err.contains(fake) && out.stdout.is_empty());
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    assert!(
+        !env.state().join("records").exists()
+            || std::fs::read_dir(env.state().join("records"))
+                .unwrap()
+                .next()
+                .is_none()
+    );
+}
+
+#[test]
+fn bad_values_name_the_flag_and_the_fix_with_the_right_status() {
+    let mut env = Env::new();
+    let cases: Vec<(Vec<&str>, i32, &str)> = vec![
+        (
+            vec!["--results-root", "file:///home/me/out"],
+            2,
+            "stage data on the cluster",
+        ),
+        (
+            vec!["--results-root", "out/dir"],
+            2,
+            "stage data on the cluster",
+        ),
+        (vec!["--time", "4h"], 2, "--time"),
+        (vec!["--time", "05:00:00"], 2, "longer partition"),
+        (vec!["--child-timeout", "05:00:00"], 2, "--child-timeout"),
+        (vec!["--image", "/x/image.tar"], 2, ".sqsh"),
+        (vec!["--mount", "data:/data"], 2, "--mount"),
+        (vec!["--env", "NOEQUALS"], 2, "K=V"),
+        (vec!["--exclude", "n1;reboot"], 2, "--exclude"),
+        (vec!["--mem", "lots"], 2, "--mem"),
+        (vec!["--gpus-per-node", "16"], 2, "--nodes"),
+        (vec!["--partition", "gpu;x"], 2, "--partition"),
+        (
+            vec!["--network-arch", "dino", "--action", "train"],
+            2,
+            "--command",
+        ),
+        (vec!["--platform", "k8s"], 2, "--platform"),
+    ];
+    for (args, code, needle) in cases {
+        let mut c = env.cmd();
+        c.arg("open");
+        if !args.contains(&"--network-arch") {
+            c.args(["--command", "x"]);
+        }
+        let out = c.args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(
+            err.starts_with("tao-record: error: ") && err.lines().count() == 1,
+            "{err}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+    env.cmd()
+        .args(["open", "--runtime", "pyxis", "--command", "x"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--image"));
+    env.cmd()
+        .args([
+            "open",
+            "--runtime",
+            "none",
+            "--command",
+            "run {config_path}",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--spec"));
+    env.set("SLURM_USE_REQUEUE", "perhaps");
+    env.cmd()
+        .args(["open", "--runtime", "none", "--command", "x"])
+        .assert()
+        .code(78)
+        .stderr(predicate::str::contains("SLURM_USE_REQUEUE"));
+    env.unset("SLURM_USE_REQUEUE")
+        .set("SLURM_BASE_RESULTS_DIR", "file:///tmp/x");
+    env.cmd()
+        .args(["open", "--runtime", "none", "--command", "x"])
+        .assert()
+        .code(78)
+        .stderr(predicate::str::contains("SLURM_BASE_RESULTS_DIR"));
+    env.unset("SLURM_BASE_RESULTS_DIR");
+    env.cmd()
+        .args(["open", "--runtime", "none", "--command", "x"])
+        .assert()
+        .code(78)
+        .stderr(predicate::str::contains(
+            "set SLURM_BASE_RESULTS_DIR or pass --results-root",
+        ));
+    let bad = env.file("bad.json", "[1,2]");
+    env.set("SLURM_BASE_RESULTS_DIR", "/shared/tao");
+    env.cmd()
+        .args([
+            "open",
+            "--runtime",
+            "none",
+            "--command",
+            "x",
+            "--execution",
+            bad.to_str().unwrap(),
+        ])
+        .assert()
+        .code(65)
+        .stderr(predicate::str::contains("--execution"));
+}
+
+#[test]
+fn mark_walks_the_state_machine_and_keeps_history() {
+    let env = Env::new();
+    let id = env.open(&[]);
+    let out = env
+        .cmd()
+        .args([
+            "mark",
+            &id,
+            "--state",
+            "RUNNING",
+            "--backend-ref",
+            "4242",
+            "--source",
+            "agent",
+            "--message",
+            "RUNNING",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let echo = &lines(&out.stdout)[0];
+    assert_eq!(echo["state"], "RUNNING");
+    assert_eq!(echo["slurm"]["job_id"], "4242");
+    assert!(echo.get("history").is_none());
+    env.mark(&id, "PENDING", "REQUEUED"); // requeue is legal
+    env.mark(&id, "RUNNING", "RUNNING");
+    env.mark(&id, "RUNNING", "RUNNING"); // duplicate: one entry
+    env.mark(&id, "COMPLETE", "COMPLETED");
+    let out = env
+        .cmd()
+        .args(["mark", &id, "--state", "RUNNING"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let echo = &lines(&out.stdout)[0];
+    let msg = echo["error"]["message"].as_str().unwrap();
+    assert!(msg.contains("COMPLETE") && msg.contains("RUNNING"), "{msg}");
+    let rec = env.record(&id);
+    assert_eq!(rec["state"], "COMPLETE");
+    let states: Vec<&str> = rec["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["state"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        states,
+        ["PENDING", "RUNNING", "PENDING", "RUNNING", "COMPLETE"]
+    );
+    assert_eq!(rec["history"][1]["source"], "agent");
+    // history: JSON lines when piped, text with --text.
+    let out = env.cmd().args(["history", &id]).output().unwrap();
+    assert_eq!(lines(&out.stdout).len(), 5);
+    env.cmd()
+        .args(["history", &id, "--text"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("COMPLETE").and(predicate::str::contains("agent")));
+}
+
+#[test]
+fn mark_from_stdin_handles_every_kind_of_line() {
+    let env = Env::new();
+    let a = env.open(&[]);
+    let b = env.open(&[]);
+    let input = format!(
+        "{}\n{}\nnot json\n{}\n{}\n{}\n{}\n",
+        json!({"id": a, "state": "RUNNING", "message": "RUNNING", "observed_at": "2099-01-01T00:00:10Z", "observed_by": "tao-poll", "slurm": {"job_id": "7", "native_state": "RUNNING"}, "extra": {"kept": true}}),
+        json!({"id": "tao-20990101-zzzzzz", "state": "RUNNING"}),
+        // stale: older than the last observation of a
+        json!({"id": a, "state": "ERROR", "message": "FAILED", "observed_at": "2099-01-01T00:00:05Z", "observed_by": "tao-poll"}),
+        // no state: merge only; an error from an earlier tool is stored
+        json!({"id": b, "error": {"tool": "tao-submit", "code": "unavailable", "message": "no login host answered"}}),
+        json!({"id": b, "state": "RUNNING", "observed_by": "tao-poll"}),
+        json!({"id": a, "state": "BOGUS"}),
+    );
+    let out = env.cmd().arg("mark").write_stdin(input).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(65),
+        "malformed line wins over failed lines"
+    );
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("line 3"), "{err}");
+    let echoed = lines(&out.stdout);
+    assert_eq!(echoed.len(), 6, "every JSON line is echoed");
+    assert!(echoed[5]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("BOGUS"));
+    assert_eq!(echoed[0]["extra"]["kept"], true);
+    assert_eq!(echoed[1]["error"]["tool"], "tao-record");
+    assert_eq!(
+        echoed[2]["state"], "RUNNING",
+        "stale observation did not move the state"
+    );
+    assert!(echoed[2].get("error").is_none());
+    assert_eq!(echoed[3]["error"]["tool"], "tao-submit");
+    assert!(
+        echoed[4].get("error").is_none(),
+        "a later move clears the stored error"
+    );
+    let rec_a = env.record(&a);
+    assert_eq!(rec_a["state"], "RUNNING");
+    assert_eq!(rec_a["history"].as_array().unwrap().len(), 2);
+    assert_eq!(rec_a["slurm"]["native_state"], "RUNNING");
+    let rec_b = env.record(&b);
+    assert!(rec_b.get("error").is_none());
+    assert_eq!(rec_b["state"], "RUNNING");
+}
+
+#[test]
+fn show_and_list_filters() {
+    let env = Env::new();
+    let a = env.open(&[]);
+    let b = env.open(&[]);
+    let c = env.open(&[]);
+    env.mark(&a, "RUNNING", "RUNNING");
+    env.mark(&b, "ERROR", "FAILED");
+    env.mark(&c, "COMPLETE", "COMPLETED");
+    let ids = |args: &[&str]| -> Vec<String> {
+        let out = env.cmd().arg("list").args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut v: Vec<String> = lines(&out.stdout)
+            .iter()
+            .map(|l| {
+                assert!(l.get("history").is_none());
+                l["id"].as_str().unwrap().to_string()
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let mut all = vec![a.clone(), b.clone(), c.clone()];
+    all.sort();
+    assert_eq!(ids(&[]), all);
+    assert_eq!(ids(&["--live"]), vec![a.clone()]);
+    let mut bc = vec![b.clone(), c.clone()];
+    bc.sort();
+    assert_eq!(ids(&["--state", "ERROR", "--state", "complete"]), bc);
+    assert_eq!(ids(&["--id", &b]), vec![b.clone()]);
+    assert_eq!(ids(&["--since", "1h"]), all);
+    assert!(ids(&["--since", "2099-01-01T00:00:00Z"]).is_empty());
+    env.cmd()
+        .args(["list", "--id", &a, "--id", "tao-20990101-zzzzzz"])
+        .assert()
+        .code(65)
+        .stdout(predicate::str::contains(&a))
+        .stderr(predicate::str::contains("no record"));
+    env.cmd().args(["list", "--state", "DONE"]).assert().code(2);
+    env.cmd().args(["list", "--since", "soon"]).assert().code(2);
+    // show: JSON with history when piped; text when forced.
+    let out = env.cmd().args(["show", &b]).output().unwrap();
+    let v = lines(&out.stdout);
+    assert_eq!(v[0]["history"].as_array().unwrap().len(), 2);
+    env.cmd()
+        .args(["show", &b, "--text"])
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("storage.results_dir")
+                .and(predicate::str::contains("history:")),
+        );
+    env.cmd()
+        .args(["show", "tao-20990101-zzzzzz"])
+        .assert()
+        .code(65);
+}
+
+#[test]
+fn retry_links_both_ways_and_rebases_storage() {
+    let env = Env::new();
+    let spec = env.file("s.yaml", "a: 1\n");
+    let parent = env.open(&[
+        "--spec",
+        spec.to_str().unwrap(),
+        "--exclude",
+        "n9",
+        "--env",
+        "A=1",
+        "--secret",
+        "HF_TOKEN",
+    ]);
+    // Not final yet: refused.
+    env.cmd()
+        .args(["open", "--retry-of", &parent])
+        .assert()
+        .code(65)
+        .stderr(predicate::str::contains("only ERROR or CANCELED"));
+    let line = json!({"id": parent, "state": "ERROR", "message": "NODE_FAIL",
+        "classification": {"class": "infra", "node": "n1", "retry": true}});
+    env.cmd()
+        .arg("mark")
+        .write_stdin(format!("{line}\n"))
+        .assert()
+        .success();
+    // Request flags cannot ride along.
+    env.cmd()
+        .args(["open", "--retry-of", &parent, "--time", "01:00:00"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--time"));
+    let out = env
+        .cmd()
+        .args(["open", "--retry-of", &parent])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let child = &lines(&out.stdout)[0];
+    let cid = child["id"].as_str().unwrap();
+    let p = env.record(&parent);
+    assert_ne!(cid, parent);
+    assert_eq!(child["retry_of"], parent.as_str());
+    assert_eq!(child["attempt"], 2);
+    assert_eq!(p["retried_by"], cid);
+    assert_eq!(child["resources"]["exclude"], json!(["n9", "n1"]));
+    assert_eq!(
+        child["storage"]["results_dir"],
+        format!("/shared/tao/results/{cid}")
+    );
+    assert_eq!(
+        child["storage"]["job_dir"],
+        format!("/shared/tao/jobs/{cid}")
+    );
+    for k in ["command", "spec", "env", "secrets", "runtime", "mounts"] {
+        assert_eq!(child[k], p[k], "{k} carried");
+    }
+    assert!(child.get("classification").is_none() && child.get("slurm").is_none());
+    assert_eq!(child["state"], "PENDING");
+    // A second retry of the same parent is refused (overlapping cron runs).
+    env.cmd()
+        .args(["open", "--retry-of", &parent])
+        .assert()
+        .code(65)
+        .stderr(predicate::str::contains("already retried"));
+    // The chain lists in attempt order from either end.
+    env.mark(cid, "CANCELED", "CANCELLED by 0");
+    let out = env
+        .cmd()
+        .args(["open", "--retry-of", cid, "--print-id"])
+        .output()
+        .unwrap();
+    let gid = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    for from in [parent.as_str(), cid, gid.as_str()] {
+        let out = env
+            .cmd()
+            .args(["list", "--retry-of", from])
+            .output()
+            .unwrap();
+        let chain: Vec<Value> = lines(&out.stdout).iter().map(|l| l["id"].clone()).collect();
+        assert_eq!(
+            chain,
+            vec![json!(parent), json!(cid), json!(gid)],
+            "from {from}"
+        );
+    }
+    assert_eq!(env.record(&gid)["attempt"], 3);
+}
+
+#[test]
+fn gc_archives_only_old_terminal_records() {
+    let env = Env::new();
+    let done = env.open(&[]);
+    let live = env.open(&[]);
+    env.mark(&done, "COMPLETE", "COMPLETED");
+    env.mark(&live, "RUNNING", "RUNNING");
+    env.cmd()
+        .args(["gc", "--older-than", "1d"])
+        .assert()
+        .success()
+        .stdout("");
+    let out = env
+        .cmd()
+        .args(["gc", "--older-than", "0s"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8(out.stdout).unwrap().trim(), done);
+    assert!(env
+        .state()
+        .join("archive")
+        .join(format!("{done}.json"))
+        .exists());
+    assert!(!env.record_path(&done).exists());
+    assert!(env.record_path(&live).exists());
+    // Archived records are still shown, but cannot change.
+    env.cmd().args(["show", &done, "--json"]).assert().success();
+    env.cmd()
+        .args(["mark", &done, "--state", "COMPLETE"])
+        .assert()
+        .code(65);
+    env.cmd()
+        .args(["gc", "--older-than", "later"])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn help_version_and_usage_errors() {
+    let env = Env::new();
+    env.cmd()
+        .arg("--version")
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("tao-record "));
+    env.cmd()
+        .arg("--help")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Exit status"));
+    env.cmd()
+        .args(["open", "--help"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("--retry-of"));
+    let out = env.cmd().args(["list", "--bogus"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.starts_with("tao-record: error: ") && err.lines().count() == 1,
+        "{err}"
+    );
+}
+
+#[test]
+fn store_location_follows_xdg_when_tao_state_dir_is_unset() {
+    let mut env = Env::new();
+    let xdg = env.dir.path().join("xdg");
+    env.unset("TAO_STATE_DIR")
+        .set("XDG_STATE_HOME", xdg.to_str().unwrap());
+    let id = env.open(&[]);
+    assert!(xdg
+        .join("tao-slurm/records")
+        .join(format!("{id}.json"))
+        .exists());
+    let home = env.dir.path().to_str().unwrap().to_string();
+    env.unset("XDG_STATE_HOME").set("HOME", &home);
+    let id = env.open(&[]);
+    assert!(env
+        .dir
+        .path()
+        .join(".local/state/tao-slurm/records")
+        .join(format!("{id}.json"))
+        .exists());
+    env.unset("HOME");
+    env.cmd()
+        .args(["list"])
+        .assert()
+        .code(78)
+        .stderr(predicate::str::contains("TAO_STATE_DIR"));
+}
