@@ -1,0 +1,1 @@
+//! Man pages and shell completions for the tao-slurm tools.
