@@ -166,17 +166,17 @@ pub fn run_with<R: BufRead, W: std::io::Write>(
     match &cli.command {
         None => {
             let store = match &cli.state_dir {
-                Some(d) => tao_record::Store::open(d.clone())?,
-                None => tao_record::Store::open_default()?,
+                Some(d) => tao_record::Store::open(d.clone()),
+                None => tao_record::Store::open_default(),
             };
-            let mut sessions = Sessions::new(cli.conn.ssh_options()?);
+            let mut sessions = Sessions::from_result(cli.conn.ssh_options());
             let cfg = crate::submit::SubmitConfig {
                 reconcile_wait: Duration::from_secs(cli.reconcile_wait),
             };
-            crate::submit::run(input, out, &mut sessions, &store, &cfg)
+            crate::submit::run(input, out, &mut sessions, store.as_ref(), &cfg)
         }
         Some(Command::Cancel { wait }) => {
-            let mut sessions = Sessions::new(cli.conn.ssh_options()?);
+            let mut sessions = Sessions::from_result(cli.conn.ssh_options());
             let cfg = crate::cancel::CancelConfig {
                 wait: Duration::from_secs(*wait),
             };

@@ -21,7 +21,9 @@ pub fn sh(script: &str) -> String {
 
 /// The sessions of this run, keyed by login host spec.
 pub struct Sessions {
-    opts: SshOptions,
+    /// The options, or why there are none (a configuration error reported
+    /// on each line that needs a session, so no line is lost).
+    opts: std::result::Result<SshOptions, String>,
     open: HashMap<String, Remote>,
     primary: Option<String>,
 }
@@ -29,16 +31,24 @@ pub struct Sessions {
 impl Sessions {
     /// No session yet; connections are opened on first use.
     pub fn new(opts: SshOptions) -> Self {
+        Self::from_result(Ok(opts))
+    }
+
+    /// Sessions from options that may have failed to load: every attempt to
+    /// connect then returns that configuration error (exit 78).
+    pub fn from_result(opts: Result<SshOptions>) -> Self {
         Sessions {
-            opts,
+            opts: opts.map_err(|e| e.to_string()),
             open: HashMap::new(),
             primary: None,
         }
     }
 
     /// The connection options.
-    pub fn opts(&self) -> &SshOptions {
-        &self.opts
+    ///
+    /// Errors: [`Error::Config`] when they could not be loaded.
+    pub fn opts(&self) -> Result<&SshOptions> {
+        self.opts.as_ref().map_err(|m| Error::Config(m.clone()))
     }
 
     /// The session to the first login host that answers (failover order
@@ -51,7 +61,7 @@ impl Sessions {
                 return Ok(&self.open[h]);
             }
         }
-        let r = Remote::connect(&self.opts)?;
+        let r = Remote::connect(self.opts()?)?;
         let h = r.login_host().to_string();
         self.open.insert(h.clone(), r);
         self.primary = Some(h.clone());
@@ -64,7 +74,7 @@ impl Sessions {
     /// Errors: as [`Remote::connect_host`].
     pub fn host(&mut self, spec: &str) -> Result<&Remote> {
         if !self.open.contains_key(spec) {
-            let r = Remote::connect_host(&self.opts, spec)?;
+            let r = Remote::connect_host(self.opts()?, spec)?;
             self.open.insert(spec.to_string(), r);
         }
         Ok(&self.open[spec])
@@ -79,7 +89,7 @@ impl Sessions {
             if self.open.contains_key(spec) {
                 return Ok(&self.open[spec]);
             }
-            match Remote::connect_host(&self.opts, spec) {
+            match Remote::connect_host(self.opts()?, spec) {
                 Ok(r) => {
                     self.open.insert(spec.to_string(), r);
                     return Ok(&self.open[spec]);
@@ -116,7 +126,10 @@ impl Sessions {
 
     /// The login hosts of the options, in order.
     pub fn hosts(&self) -> Vec<String> {
-        self.opts.hosts.clone()
+        self.opts
+            .as_ref()
+            .map(|o| o.hosts.clone())
+            .unwrap_or_default()
     }
 }
 

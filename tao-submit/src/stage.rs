@@ -50,8 +50,12 @@ pub struct Plan {
     pub helpers: Vec<Helper>,
     /// Names of secret variables to put in the sidecar.
     pub secrets: Vec<String>,
-    /// Node names from `resources.exclude`.
+    /// Node names from `resources.exclude` (host ranges expanded).
     pub exclude: Vec<String>,
+    /// Whether the line excluded any node: sbatch then gets
+    /// `--exclude=<checked list>` (possibly empty), which overrides the
+    /// script's own `#SBATCH --exclude` when unknown names were dropped.
+    pub exclude_given: bool,
 }
 
 fn line_err(line: &JobLine, msg: String) -> Error {
@@ -236,6 +240,7 @@ impl Plan {
             }
         }
 
+        let exclude_given = !exclude.is_empty();
         let mut meta = line.fields.clone();
         if let Some(Value::Object(s)) = meta.get_mut("script") {
             s.shift_remove("text");
@@ -252,6 +257,7 @@ impl Plan {
             helpers,
             secrets,
             exclude,
+            exclude_given,
         })
     }
 

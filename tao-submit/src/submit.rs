@@ -90,8 +90,13 @@ fn since_of(created_at: Option<&str>) -> String {
 
 /// Gate one line: a record exists for its id and agrees on storage; the
 /// plan checks the rest ([`Plan::from_line`]).
-fn gate(line: &JobLine, store: &Store) -> Result<(Plan, String)> {
+fn gate(line: &JobLine, store: std::result::Result<&Store, &Error>) -> Result<(Plan, String)> {
     let id = line.require_str(&["id"])?;
+    let store = store.map_err(|e| {
+        Error::Config(format!(
+            "cannot open the record store to check job {id:?}: {e}"
+        ))
+    })?;
     let record = store.load(id).map_err(|e| {
         Error::Data(format!(
             "line {}: job {id:?} has no record ({e}); only lines from `tao-record open` are submitted",
@@ -172,7 +177,7 @@ pub fn run<R: BufRead, W: Write>(
     input: R,
     out: &mut LineWriter<W>,
     sessions: &mut Sessions,
-    store: &Store,
+    store: std::result::Result<&Store, &Error>,
     cfg: &SubmitConfig,
 ) -> Result<i32> {
     let mut reader = LineReader::new(input);
@@ -189,6 +194,9 @@ pub fn run<R: BufRead, W: Write>(
         }
     }
     let mut failed = 0usize;
+    let mut fatal = store
+        .err()
+        .map(|e| Error::Config(format!("cannot open the record store: {e}")));
     let mut items: Vec<Item> = items
         .into_iter()
         .map(|mut line| {
@@ -213,10 +221,9 @@ pub fn run<R: BufRead, W: Write>(
             _ => None,
         })
         .collect();
-    let mut fatal = None;
     let mut existing: BTreeMap<String, Vec<Found>> = BTreeMap::new();
     let mut nodes: Option<HashSet<String>> = None;
-    if !ready.is_empty() {
+    if !ready.is_empty() && fatal.is_none() {
         let since = items
             .iter()
             .filter_map(|i| match i {
@@ -226,7 +233,7 @@ pub fn run<R: BufRead, W: Write>(
             .min()
             .unwrap_or_default();
         let names: Vec<&str> = ready.iter().map(|p| p.id.as_str()).collect();
-        let needs_nodes = ready.iter().any(|p| !p.exclude.is_empty());
+        let needs_nodes = ready.iter().any(|p| p.exclude_given);
         match prefetch(sessions, &names, &since, needs_nodes) {
             Ok((found, n)) => {
                 existing = found;
@@ -409,7 +416,9 @@ fn sbatch_script(plan: &Plan) -> String {
         "--hold".into(),
         format!("--job-name={}", plan.id),
     ];
-    if !plan.exclude.is_empty() {
+    if plan.exclude_given {
+        // An empty list clears the script's own #SBATCH --exclude (sbatch
+        // accepts `--exclude=`; checked on Slurm 22.05).
         args.push(format!("--exclude={}", plan.exclude.join(",")));
     }
     args.push(plan.script_path());

@@ -1,0 +1,128 @@
+//! `tao-submit cancel` on the local cluster: a running, a finished and an
+//! unknown job in one run (one scancel), each emitted CANCELED, the running
+//! one really cancelled according to sacct.
+
+mod common;
+
+use common::{lines_of, stdin_of, Fixture};
+use serde_json::json;
+
+#[test]
+fn cancels_running_finished_and_unknown_jobs() {
+    let Some(f) = Fixture::new() else { return };
+    let running = f.line("cr", "sleep 300");
+    let finished = f.line("cf", "true");
+    let out = f
+        .cmd()
+        .write_stdin(stdin_of(&[running, finished]))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let submitted = lines_of(&out.stdout);
+    let run_id = submitted[0]["slurm"]["job_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let fin_id = submitted[1]["slurm"]["job_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    f.c.wait_state(&run_id, 120, |s| s == "RUNNING");
+    f.c.wait_state(&fin_id, 120, |s| s == "COMPLETED");
+
+    // A job Slurm never knew: a record whose slurm.job_id is not a job.
+    let mut unknown = f.line("cu", "true");
+    unknown["slurm"] =
+        json!({"job_id": "987654321", "cluster": null, "login_host": f.c.var("SLURM_HOSTNAME")});
+    // A line never submitted (no slurm.job_id): nothing to cancel.
+    let never = f.line("cn", "true");
+
+    let input = [submitted[0].clone(), submitted[1].clone(), unknown, never];
+    let out = f
+        .cmd()
+        .args(["cancel", "--wait", "60"])
+        .write_stdin(stdin_of(&input))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got = lines_of(&out.stdout);
+    assert_eq!(got.len(), 4);
+    for l in &got {
+        assert_eq!(l["state"], "CANCELED", "{l}");
+        assert_eq!(l["observed_by"], "tao-submit");
+        assert!(l.get("error").is_none(), "{l}");
+    }
+    assert!(
+        got[0]["message"].as_str().unwrap().starts_with("CANCELLED"),
+        "{}",
+        got[0]
+    );
+    assert!(
+        got[1]["message"].as_str().unwrap().contains("COMPLETED"),
+        "{}",
+        got[1]
+    );
+    assert!(
+        got[2]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown to Slurm"),
+        "{}",
+        got[2]
+    );
+    assert!(
+        got[3]["message"]
+            .as_str()
+            .unwrap()
+            .contains("nothing to cancel"),
+        "{}",
+        got[3]
+    );
+    // sacct agrees: the running job was cancelled, the finished one stays COMPLETED.
+    let st = f.c.wait_state(&run_id, 30, |s| s.starts_with("CANCELLED"));
+    assert!(st.starts_with("CANCELLED"));
+    assert_eq!(f.c.wait_state(&fin_id, 5, |_| true), "COMPLETED");
+}
+
+#[test]
+fn cancel_finds_a_job_by_name_when_the_line_has_no_job_id() {
+    let Some(f) = Fixture::new() else { return };
+    let line = f.line("cb", "sleep 300");
+    let out = f
+        .cmd()
+        .write_stdin(stdin_of(&[line.clone()]))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let job_id = lines_of(&out.stdout)[0]["slurm"]["job_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The line as it was before submit (no slurm object).
+    let out = f
+        .cmd()
+        .arg("cancel")
+        .write_stdin(stdin_of(&[line]))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got = lines_of(&out.stdout);
+    assert_eq!(got[0]["slurm"]["job_id"], job_id.as_str());
+    assert_eq!(got[0]["state"], "CANCELED");
+    f.c.wait_state(&job_id, 30, |s| s.starts_with("CANCELLED"));
+}

