@@ -100,7 +100,7 @@ fn cancel_finds_a_job_by_name_when_the_line_has_no_job_id() {
     let line = f.line("cb", "sleep 300");
     let out = f
         .cmd()
-        .write_stdin(stdin_of(&[line.clone()]))
+        .write_stdin(stdin_of(std::slice::from_ref(&line)))
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));

@@ -13,7 +13,7 @@ fn submits_stages_the_layout_and_emits_the_slurm_fields() {
     let id = line["id"].as_str().unwrap().to_string();
     let out = f
         .cmd()
-        .write_stdin(stdin_of(&[line.clone()]))
+        .write_stdin(stdin_of(std::slice::from_ref(&line)))
         .output()
         .unwrap();
     assert_eq!(
@@ -67,7 +67,7 @@ fn a_rerun_of_the_same_line_adopts_instead_of_submitting_twice() {
     let id = line["id"].as_str().unwrap().to_string();
     let first = f
         .cmd()
-        .write_stdin(stdin_of(&[line.clone()]))
+        .write_stdin(stdin_of(std::slice::from_ref(&line)))
         .output()
         .unwrap();
     assert_eq!(first.status.code(), Some(0));
@@ -181,7 +181,7 @@ fn secrets_go_to_a_mode_600_sidecar_never_to_output() {
         .cmd()
         .env("HF_TOKEN", hf)
         .env("NGC_KEY", ngc)
-        .write_stdin(stdin_of(&[line.clone()]))
+        .write_stdin(stdin_of(std::slice::from_ref(&line)))
         .output()
         .unwrap();
     assert_eq!(

@@ -1,0 +1,155 @@
+//! Fault injection: the SSH connection is cut right after sbatch accepted
+//! the job, before its reply can travel back. Over more than 20 cuts in one
+//! run, every job must end up submitted exactly once (checked by job name
+//! with squeue and sacct), released, and run.
+//!
+//! The cut is made by a TEST DOUBLE of sbatch, put first on the PATH of
+//! this test's remote commands only (through a site profile whose
+//! `remote_prefix` prepends its directory; nothing of the shared cluster
+//! user's environment changes). It runs the real sbatch, then kills its
+//! own sshd session process. For a few jobs it first cuts *before* running
+//! sbatch, so the job does not exist and must be submitted again after the
+//! bounded wait.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::time::{Duration, Instant};
+
+use common::{lines_of, stdin_of, Fixture};
+
+const WRAPPER: &str = r#"#!/bin/sh
+# TEST DOUBLE of sbatch (tao-submit tests/fault.rs): fault injection only.
+# Runs the real sbatch, then kills this SSH session (the nearest sshd
+# ancestor) before the reply can travel back to the client.
+marks=@MARKS@
+name=
+for a in "$@"; do case "$a" in --job-name=*) name=${a#--job-name=};; esac; done
+cut() {
+  echo "$1 $name" >> "$marks/cut.log"
+  pid=$$
+  while [ "$pid" -gt 1 ]; do
+    if [ "$(cat /proc/$pid/comm 2>/dev/null)" = sshd ]; then kill -9 "$pid"; sleep 10; exit 1; fi
+    pid=$(awk '{print $4}' "/proc/$pid/stat")
+  done
+  exit 1
+}
+if [ -n "$name" ] && [ -e "$marks/before-$name" ]; then rm -f "$marks/before-$name"; cut before; fi
+out=$(@REAL@ "$@")
+cut after
+"#;
+
+#[test]
+fn every_job_is_submitted_exactly_once_across_cuts() {
+    let Some(f) = Fixture::new() else { return };
+    let (_, real, _) = f.c.ssh("command -v sbatch");
+    let real = real.trim().to_string();
+    assert!(real.starts_with('/'), "real sbatch: {real:?}");
+
+    let dir = tempfile::Builder::new()
+        .prefix("tao-fault-")
+        .tempdir()
+        .unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let marks = dir.path().join("marks");
+    std::fs::create_dir(&marks).unwrap();
+    std::fs::set_permissions(&marks, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let wrapper = bin.join("sbatch");
+    std::fs::write(
+        &wrapper,
+        WRAPPER
+            .replace("@MARKS@", &marks.display().to_string())
+            .replace("@REAL@", &real),
+    )
+    .unwrap();
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let profile = dir.path().join("cut.toml");
+    std::fs::write(
+        &profile,
+        format!(
+            "name = \"local-fault-injection\"\nruntime = \"none\"\nremote_prefix = \"PATH={}:$PATH;\"\ndefault_partition = \"gpu\"\nmax_gpus_per_node = 4\n[conversion]\npartition = \"cpu_long\"\ncpus = 1\nmem = \"512M\"\ntime = \"00:10:00\"\n",
+            bin.display()
+        ),
+    )
+    .unwrap();
+
+    let lines: Vec<_> = (0..21)
+        .map(|i| f.line(&format!("cut{i}"), "true"))
+        .collect();
+    // Three jobs are first cut before sbatch runs: they must be resubmitted.
+    for l in &lines[..3] {
+        std::fs::write(
+            marks.join(format!("before-{}", l["id"].as_str().unwrap())),
+            "",
+        )
+        .unwrap();
+    }
+    let out = f
+        .cmd()
+        .env("TAO_SITE_PROFILE", &profile)
+        .args(["--reconcile-wait", "3"])
+        .write_stdin(stdin_of(&lines))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let got = lines_of(&out.stdout);
+    assert_eq!(got.len(), lines.len());
+
+    let cuts = std::fs::read_to_string(marks.join("cut.log")).unwrap();
+    let n_after = cuts.lines().filter(|l| l.starts_with("after ")).count();
+    let n_before = cuts.lines().filter(|l| l.starts_with("before ")).count();
+    assert_eq!(n_before, 3, "{cuts}");
+    assert!(n_after >= 20, "only {n_after} cuts after sbatch: {cuts}");
+    assert!(stderr.contains("submit outcome unknown"), "{stderr}");
+
+    // Exactly one job per name, the one reported, and each ran to the end
+    // (released, with its log directory there before it started).
+    let deadline = Instant::now() + Duration::from_secs(180);
+    for l in &got {
+        let id = l["id"].as_str().unwrap();
+        let job_id = l["slurm"]["job_id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("not submitted: {l}"));
+        assert_eq!(l["state"], "PENDING", "{l}");
+        let jobs = f.c.jobs_named(id);
+        assert_eq!(
+            jobs.keys().collect::<Vec<_>>(),
+            [job_id],
+            "jobs named {id}: {jobs:?}"
+        );
+        let left = deadline
+            .saturating_duration_since(Instant::now())
+            .as_secs()
+            .max(1);
+        assert_eq!(
+            f.c.wait_state(job_id, left, |s| s == "COMPLETED" || s == "FAILED"),
+            "COMPLETED",
+            "{id}"
+        );
+    }
+    // sacct (accounting) agrees once it has caught up: one row per name.
+    let names: Vec<&str> = got.iter().map(|l| l["id"].as_str().unwrap()).collect();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (_, out, _) = f.c.ssh(&format!(
+            "sacct -n -X -P -S now-1days --name={} -o JobName",
+            names.join(",")
+        ));
+        let mut seen: Vec<&str> = out.lines().collect();
+        seen.sort();
+        let mut want = names.clone();
+        want.sort();
+        if seen == want {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "sacct rows by name {seen:?} != {want:?}"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
