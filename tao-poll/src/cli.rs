@@ -64,6 +64,9 @@ pub struct StatusArgs {
     #[command(flatten)]
     /// Saved outputs to replay instead of asking the cluster.
     pub replay: ReplayArgs,
+    /// Print `tao-poll: stats: lines=N handshakes=N` on stderr (benchmarks).
+    #[arg(long, hide = true)]
+    pub stats: bool,
 }
 
 /// Offline replay: saved command outputs stand in for the cluster.
@@ -227,6 +230,13 @@ fn run_status(args: &StatusArgs) -> Result<i32> {
         return crate::watch::run(lines, conn.as_mut(), &opts, args.interval);
     }
     let res = poll::poll(lines, conn.as_mut(), &opts);
+    if args.stats {
+        eprintln!(
+            "tao-poll: stats: lines={} handshakes={}",
+            res.lines.len(),
+            tao_ssh::handshake_count()
+        );
+    }
     let stdout = std::io::stdout();
     let mut w = LineWriter::new(stdout.lock());
     for l in &res.lines {

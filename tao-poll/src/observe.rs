@@ -160,11 +160,20 @@ impl Answer {
 
     /// Rows for `job_id`: its own (exact id or raw id), else its components.
     pub fn rows_for(&self, job_id: &str) -> Vec<&Row> {
-        let idx = self
-            .exact
-            .get(job_id)
+        // The shown id first (`5_3`), then the components of a base id
+        // (array `5` -> `5_1`, `5_2`, ...; het `6` -> `6+0`, `6+1`), then a
+        // raw id (`9`, which Slurm also gives the last array element).
+        let shown = self.exact.get(job_id).map(|v| {
+            v.iter()
+                .copied()
+                .filter(|i| self.parsed.rows[*i].job_id == job_id)
+                .collect::<Vec<_>>()
+        });
+        let idx = shown
+            .as_ref()
             .filter(|v| !v.is_empty())
-            .or_else(|| self.components.get(job_id));
+            .or_else(|| self.components.get(job_id).filter(|v| !v.is_empty()))
+            .or_else(|| self.exact.get(job_id));
         let mut seen = std::collections::HashSet::new();
         idx.map(|v| {
             v.iter()
@@ -262,11 +271,19 @@ fn live_rank(s: State) -> u8 {
 
 /// Group component rows by their own id and keep each one's current attempt.
 fn pick(rows: Vec<&Row>, job_id: &str) -> (Row, Option<String>) {
-    let exact: Vec<&Row> = rows
-        .iter()
-        .copied()
-        .filter(|r| r.job_id == job_id || r.raw_id.as_deref() == Some(job_id))
-        .collect();
+    let all_components = rows.iter().all(|r| {
+        r.job_id != job_id
+            && r.job_id.starts_with(job_id)
+            && r.job_id[job_id.len()..].starts_with(['_', '+'])
+    });
+    let exact: Vec<&Row> = if all_components && rows.len() > 1 {
+        Vec::new()
+    } else {
+        rows.iter()
+            .copied()
+            .filter(|r| r.job_id == job_id || r.raw_id.as_deref() == Some(job_id))
+            .collect()
+    };
     if !exact.is_empty() {
         return (current(&exact).clone(), None);
     }
@@ -328,8 +345,10 @@ pub fn message_for(m: &Mapped, row: &Row) -> String {
         msg.push_str(a);
     }
     let live = !m.state.is_final() || !m.known;
+    // A finished job's reason is its last pending reason (JobHeldUser...):
+    // noise in the message; it stays in slurm.reason.
     if let Some(r) = &row.reason {
-        if live || !reason_is_noise(r) {
+        if live && !reason_is_noise(r) {
             msg.push_str(&format!(" ({r})"));
         }
     }
@@ -374,6 +393,12 @@ pub fn resolve(
                     || x.submit_time.is_none()
                     || r.submit_time.is_none())
             {
+                // Only sacct annotates (`CANCELLED by 0`): keep its words
+                // when both name the same state.
+                let (mr, mx) = (map_state(&r.state), map_state(&x.state));
+                if mr.name == mx.name && mr.annotation.is_none() && mx.annotation.is_some() {
+                    r.state = x.state.clone();
+                }
                 r.exit_code = r.exit_code.or(x.exit_code);
                 r.restart_count = r.restart_count.or(x.restart_count);
             }
@@ -559,7 +584,7 @@ mod tests {
         ));
         assert_eq!(
             (o.state, o.message.as_str()),
-            (State::Error, "TIMEOUT (TimeLimit) exit 0:0")
+            (State::Error, "TIMEOUT exit 0:0")
         );
     }
 

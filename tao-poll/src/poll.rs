@@ -414,7 +414,21 @@ impl Connector for SshConnector {
         let Some(opts) = &self.opts else {
             return Err(self.config_error.clone().expect("set when opts is None"));
         };
-        let key = host.map(str::to_string);
+        // A line's recorded login host and the default host list may name
+        // the same host: one session serves both.
+        let same = |k: &Option<String>, v: &Result<crate::backend::SshBackend, QueryFailure>| match (
+            k, v, host,
+        ) {
+            (None, Ok(b), Some(h)) => b.remote().login_host() == h,
+            (Some(k), Ok(_), None) => opts.hosts.first() == Some(k),
+            _ => false,
+        };
+        let key = self
+            .sessions
+            .iter()
+            .find(|(k, v)| same(k, v))
+            .map(|(k, _)| k.clone())
+            .unwrap_or_else(|| host.map(str::to_string));
         let entry = self.sessions.entry(key).or_insert_with(|| {
             let r = match host {
                 Some(h) => tao_ssh::Remote::connect_host(opts, h),
