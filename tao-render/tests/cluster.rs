@@ -183,10 +183,24 @@ fn two_node_job_sees_its_rank_and_the_rendezvous() {
     wait_done(&[&job], Duration::from_secs(120));
     assert_eq!(state(&job.slurm_id), "COMPLETED");
     for (rank, node) in [(0, "n1"), (1, "n2")] {
+        let got = job.results_file(&format!("rank.{rank}"));
+        // Which two of a node's four GPUs depends on other jobs running there.
+        let (head, cuda) = got
+            .trim_end()
+            .split_once(" CUDA_VISIBLE_DEVICES=")
+            .unwrap_or_else(|| panic!("rank {rank}: {got:?}"));
         assert_eq!(
-            job.results_file(&format!("rank.{rank}")),
-            format!("node={node} NODE_RANK={rank} MASTER_ADDR=n1 MASTER_PORT=29500 WORLD_SIZE=2 NUM_GPU_PER_NODE=2 CUDA_VISIBLE_DEVICES=0,1 TAO_NODE_RANK={rank}\n")
+            head,
+            format!("node={node} NODE_RANK={rank} MASTER_ADDR=n1 MASTER_PORT=29500 WORLD_SIZE=2 NUM_GPU_PER_NODE=2")
         );
+        let (devices, tao_rank) = cuda.split_once(' ').unwrap();
+        let devices: Vec<u32> = devices.split(',').map(|d| d.parse().unwrap()).collect();
+        assert_eq!(devices.len(), 2, "{got}");
+        assert!(
+            devices.iter().all(|d| *d < 4) && devices[0] != devices[1],
+            "{got}"
+        );
+        assert_eq!(tao_rank, format!("TAO_NODE_RANK={rank}"));
     }
     assert_eq!(job.completion()["exit_code"], 0);
     assert!(job.sidecar_gone());
