@@ -2,8 +2,10 @@
 #   make demo       set up everything on a fresh machine and run the main job end to end
 #   make test       set up everything and run the tests (what CI runs)
 #   make bench      every benchmark, each as a ratio against its baseline measured in the same run
-#   make install    PREFIX=/usr/local: binaries, man pages, shell completions
-#   make uninstall  remove them again
+#   make install    PREFIX=/usr/local [DESTDIR=]: binaries, man pages, shell completions
+#   make uninstall  remove exactly those files again (same PREFIX/DESTDIR)
+#   make man        regenerate man/*.1, man/tao-jobline.7 and man/completions/ (checked in)
+#   make fuzz       run every fuzz target for FUZZ_SECONDS (default 60) each
 
 PREFIX ?= /usr/local
 BINDIR = $(DESTDIR)$(PREFIX)/bin
@@ -11,7 +13,24 @@ MANDIR = $(DESTDIR)$(PREFIX)/share/man
 CARGO ?= cargo
 TOOLS = tao-record tao-render tao-redact tao-submit tao-poll tao-classify
 
-.PHONY: demo test bench build release install uninstall cluster-up cluster-down
+.PHONY: demo test bench build release install uninstall cluster-up cluster-down man completions fuzz
+
+# install: PROFILE picks the build (release, or dev for target/debug);
+# NO_BUILD=1 installs what is already built (the install test uses it with
+# the debug binaries the test run has just built). TARGET_DIR follows
+# CARGO_TARGET_DIR when that is set.
+PROFILE ?= release
+TARGET_DIR ?= $(or $(CARGO_TARGET_DIR),target)
+BUILD_DIR = $(TARGET_DIR)/$(if $(filter dev,$(PROFILE)),debug,$(PROFILE))
+MAN1DIR = $(MANDIR)/man1
+MAN7DIR = $(MANDIR)/man7
+BASHDIR = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+ZSHDIR = $(DESTDIR)$(PREFIX)/share/zsh/site-functions
+FISHDIR = $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+INSTALLED = $(TOOLS:%=$(BINDIR)/%) $(TOOLS:%=$(MAN1DIR)/%.1) $(MAN7DIR)/tao-jobline.7 \
+	$(TOOLS:%=$(BASHDIR)/%) $(TOOLS:%=$(ZSHDIR)/_%) $(TOOLS:%=$(FISHDIR)/%.fish)
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS = jobline squeue_sacct redact classify
 
 demo:
 	bash scripts/demo
@@ -33,3 +52,30 @@ release:
 
 bench: release
 	bash scripts/bench
+
+install:
+	@if [ -z "$(NO_BUILD)" ]; then $(CARGO) build --profile $(PROFILE) --bins $(TOOLS:%=-p %); fi
+	@for t in $(TOOLS); do test -x "$(BUILD_DIR)/$$t" || { echo "make install: $(BUILD_DIR)/$$t is missing; build it (make release) or drop NO_BUILD" >&2; exit 1; }; done
+	install -d "$(BINDIR)" "$(MAN1DIR)" "$(MAN7DIR)" "$(BASHDIR)" "$(ZSHDIR)" "$(FISHDIR)"
+	install -m 755 $(TOOLS:%=$(BUILD_DIR)/%) "$(BINDIR)/"
+	install -m 644 $(TOOLS:%=man/%.1) "$(MAN1DIR)/"
+	install -m 644 man/tao-jobline.7 "$(MAN7DIR)/"
+	install -m 644 $(TOOLS:%=man/completions/bash/%) "$(BASHDIR)/"
+	install -m 644 $(TOOLS:%=man/completions/zsh/_%) "$(ZSHDIR)/"
+	install -m 644 $(TOOLS:%=man/completions/fish/%.fish) "$(FISHDIR)/"
+
+uninstall:
+	rm -f $(INSTALLED)
+
+man completions:
+	$(CARGO) run -q -p tao-man
+
+# Each fuzz target for FUZZ_SECONDS on the stable toolchain: cargo-fuzz needs
+# nightly -Z flags, which RUSTC_BOOTSTRAP=1 unlocks. Crashes land in
+# fuzz/artifacts/<target>/; keep them as tests under fuzz/regressions/.
+fuzz:
+	@command -v cargo-fuzz >/dev/null || { echo "make fuzz: cargo-fuzz is missing: cargo install cargo-fuzz --locked" >&2; exit 1; }
+	cd fuzz && for t in $(FUZZ_TARGETS); do \
+	    mkdir -p corpus/$$t && cp -n seeds/$$t/* corpus/$$t/ 2>/dev/null; \
+	    RUSTC_BOOTSTRAP=1 $(CARGO) fuzz run $$t corpus/$$t -- -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 || exit $$?; \
+	done

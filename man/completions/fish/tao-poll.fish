@@ -1,0 +1,48 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_tao_poll_global_optspecs
+    string join \n watch interval= evidence evidence-lines= requeue= replay-squeue= replay-sacct= replay-scontrol= replay-root= stats h/help V/version
+end
+
+function __fish_tao_poll_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_tao_poll_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_tao_poll_using_subcommand
+    set -l cmd (__fish_tao_poll_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c tao-poll -n "__fish_tao_poll_needs_command" -l interval -d 'Seconds between polls with --watch' -r
+complete -c tao-poll -n "__fish_tao_poll_needs_command" -l evidence-lines -d 'Lines per evidence tail' -r
+complete -c tao-poll -n "__fish_tao_poll_needs_command" -l requeue -d 'Whether Slurm requeues jobs (lines without resources.requeue); NODE_FAIL and PREEMPTED are provisional while it may' -r
+complete -c tao-poll -n "__fish_tao_poll_needs_command" -l replay-squeue -d 'Saved `squeue` output (ours: `-h -t all -O ...`; or any with its header line)' -r -F
+complete -c tao-poll -n "__fish_tao_poll_needs_command" -l replay-sacct -d 'Saved `sacct` output (`-P` with or without header, or a default table)' -r -F
+complete -c tao-poll -n "__fish_tao_poll_needs_command" -l replay-scontrol -d 'Saved `scontrol show job` output (used when sacct says accounting is disabled)' -r -F
+complete -c tao-poll -n "__fish_tao_poll_needs_command" -l replay-root -d 'Local directory standing for the cluster\'s `/` (status.json, completion.json, logs)' -r -F
+complete -c tao-poll -n "__fish_tao_poll_needs_command" -l watch -d 'Keep polling until every job is final; print a line per transition (a live table on a terminal). Exit 0 when all jobs are COMPLETE'
+complete -c tao-poll -n "__fish_tao_poll_needs_command" -l evidence -d 'Attach redacted tails of main.out/main.err to ERROR lines (`evidence`)'
+complete -c tao-poll -n "__fish_tao_poll_needs_command" -l stats -d 'Print `tao-poll: stats: lines=N handshakes=N` on stderr (benchmarks)'
+complete -c tao-poll -n "__fish_tao_poll_needs_command" -s h -l help -d 'Print help'
+complete -c tao-poll -n "__fish_tao_poll_needs_command" -s V -l version -d 'Print version'
+complete -c tao-poll -n "__fish_tao_poll_needs_command" -a "logs" -d 'Print the last lines of a job\'s main.out (or main.err), redacted'
+complete -c tao-poll -n "__fish_tao_poll_needs_command" -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c tao-poll -n "__fish_tao_poll_using_subcommand logs" -s n -l lines -d 'Number of lines' -r
+complete -c tao-poll -n "__fish_tao_poll_using_subcommand logs" -l state-dir -d 'Read the record from this store directory instead of TAO_STATE_DIR' -r -F
+complete -c tao-poll -n "__fish_tao_poll_using_subcommand logs" -l err -d 'main.err instead of main.out'
+complete -c tao-poll -n "__fish_tao_poll_using_subcommand logs" -s f -l follow -d 'Keep printing new lines until the job ends'
+complete -c tao-poll -n "__fish_tao_poll_using_subcommand logs" -l no-redact -d 'Print secrets as they are (no masking)'
+complete -c tao-poll -n "__fish_tao_poll_using_subcommand logs" -s h -l help -d 'Print help'
+complete -c tao-poll -n "__fish_tao_poll_using_subcommand help; and not __fish_seen_subcommand_from logs help" -f -a "logs" -d 'Print the last lines of a job\'s main.out (or main.err), redacted'
+complete -c tao-poll -n "__fish_tao_poll_using_subcommand help; and not __fish_seen_subcommand_from logs help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -1,0 +1,91 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_tao_record_global_optspecs
+    string join \n h/help V/version
+end
+
+function __fish_tao_record_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_tao_record_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_tao_record_using_subcommand
+    set -l cmd (__fish_tao_record_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c tao-record -n "__fish_tao_record_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tao-record -n "__fish_tao_record_needs_command" -s V -l version -d 'Print version'
+complete -c tao-record -n "__fish_tao_record_needs_command" -f -a "open" -d 'Mint an id, bind the job\'s directories and write a new record (state PENDING)'
+complete -c tao-record -n "__fish_tao_record_needs_command" -f -a "mark" -d 'Apply observations (job lines on stdin, or flags) to records and echo the updated lines'
+complete -c tao-record -n "__fish_tao_record_needs_command" -f -a "show" -d 'Show one record (text on a terminal, JSON when piped)'
+complete -c tao-record -n "__fish_tao_record_needs_command" -f -a "history" -d 'Show a record\'s transitions: at, state, source, message'
+complete -c tao-record -n "__fish_tao_record_needs_command" -f -a "list" -d 'Print records as job lines (without history)'
+complete -c tao-record -n "__fish_tao_record_needs_command" -f -a "gc" -d 'Archive terminal records older than an age into $TAO_STATE_DIR/archive/'
+complete -c tao-record -n "__fish_tao_record_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l platform -d 'Platform; only "slurm" is known' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l action -d 'TAO action (train, evaluate, inference, ...)' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l network-arch -d 'TAO network architecture (dino, classification_pyt, ...)' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l image -d 'Container image: /abs/x.sqsh, registry#image:tag, docker://registry#image:tag or registry/image:tag' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l runtime -d 'Runtime: pyxis or none [env: TAO_RUNTIME; default: the site profile\'s]' -r -f -a "pyxis\t''
+none\t''"
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l command -d 'Command run in the container; may use {config_path}, {job_id}, {results_dir} [default: "ARCH ACTION -e {config_path}" when --spec, --network-arch and --action are given]' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l nodes -d 'Number of nodes [default: 1]' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l gpus-per-node -d 'GPUs per node [default: 4]' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l cpus-per-task -d 'CPUs per task [default: 16]' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l time -d 'Wall time, a Slurm time string [default: 04:00:00]' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l child-timeout -d 'Time after which the job\'s command is stopped so the job can finish cleanly [default: 95% of --time]' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l partition -d 'Partition, or a comma-separated list [env: SLURM_PARTITION; default: the site profile\'s]' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l account -d 'Account to charge [env: SLURM_ACCOUNT]' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l exclude -d 'Node to avoid (sbatch --exclude); repeatable' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l mem -d 'Memory per node, sbatch --mem form (64G, 7200M)' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l storage-tier -d 'Storage tier name [default: lustre]' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l results-root -d 'Results root on the cluster: /abs or lustre:///abs [env: SLURM_BASE_RESULTS_DIR]' -r -F
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l spec -d 'Spec file (YAML) staged as {config_path}' -r -F
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l mount -d 'Container mount SRC:DST[:FLAGS]; repeatable [env: SLURM_CONTAINER_MOUNTS, comma-separated]' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l env -d 'Non-secret environment variable for the job, K=V; repeatable' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l secret -d 'Name of a secret read from the environment at submit time; repeatable. Names only' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l execution -d 'JSON file with the model lifecycle (pre_commands, command, post_commands, launcher, supporting_files)' -r -F
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l retry-of -d 'Make the next attempt of this failed (ERROR or CANCELED) record' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l attempt -d 'Attempt number of a first try opened by hand [default: 1]' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l exclusive -d 'Ask for whole nodes (sbatch --exclusive)'
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l no-requeue -d 'Do not let Slurm requeue the job [default from SLURM_USE_REQUEUE, else requeue]'
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l print-id -d 'Print only the id (for JOB_ID=$(tao-record open ... --print-id))'
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -s h -l help -d 'Print help'
+complete -c tao-record -n "__fish_tao_record_using_subcommand mark" -l state -d 'New state: PENDING RUNNING COMPLETE ERROR CANCELED UNKNOWN' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand mark" -l backend-ref -d 'Slurm job id (sets slurm.job_id)' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand mark" -l source -d 'Who observed it (recorded as the history entry\'s source)' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand mark" -l message -d 'Native sub-state and why' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand mark" -l at -d 'When it was observed (RFC 3339) [default: now]' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand mark" -s h -l help -d 'Print help'
+complete -c tao-record -n "__fish_tao_record_using_subcommand show" -l json -d 'Print JSON even on a terminal'
+complete -c tao-record -n "__fish_tao_record_using_subcommand show" -l text -d 'Print text even on a pipe'
+complete -c tao-record -n "__fish_tao_record_using_subcommand show" -s h -l help -d 'Print help'
+complete -c tao-record -n "__fish_tao_record_using_subcommand history" -l json -d 'Print JSON even on a terminal'
+complete -c tao-record -n "__fish_tao_record_using_subcommand history" -l text -d 'Print text even on a pipe'
+complete -c tao-record -n "__fish_tao_record_using_subcommand history" -s h -l help -d 'Print help'
+complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l state -d 'Only records in this state; repeatable' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l id -d 'Only this record; repeatable (an unknown id is an error, exit 65)' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l since -d 'Only records opened since: a duration back from now (30m, 12h, 7d) or an RFC 3339 time' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l retry-of -d 'Only the retry chain that contains ID (first attempt first)' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l live -d 'Only live records: PENDING, RUNNING, UNKNOWN'
+complete -c tao-record -n "__fish_tao_record_using_subcommand list" -s h -l help -d 'Print help'
+complete -c tao-record -n "__fish_tao_record_using_subcommand gc" -l older-than -d 'Archive COMPLETE, ERROR and CANCELED records whose last transition is older than this (30d, 12h, ...)' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand gc" -s h -l help -d 'Print help'
+complete -c tao-record -n "__fish_tao_record_using_subcommand help; and not __fish_seen_subcommand_from open mark show history list gc help" -f -a "open" -d 'Mint an id, bind the job\'s directories and write a new record (state PENDING)'
+complete -c tao-record -n "__fish_tao_record_using_subcommand help; and not __fish_seen_subcommand_from open mark show history list gc help" -f -a "mark" -d 'Apply observations (job lines on stdin, or flags) to records and echo the updated lines'
+complete -c tao-record -n "__fish_tao_record_using_subcommand help; and not __fish_seen_subcommand_from open mark show history list gc help" -f -a "show" -d 'Show one record (text on a terminal, JSON when piped)'
+complete -c tao-record -n "__fish_tao_record_using_subcommand help; and not __fish_seen_subcommand_from open mark show history list gc help" -f -a "history" -d 'Show a record\'s transitions: at, state, source, message'
+complete -c tao-record -n "__fish_tao_record_using_subcommand help; and not __fish_seen_subcommand_from open mark show history list gc help" -f -a "list" -d 'Print records as job lines (without history)'
+complete -c tao-record -n "__fish_tao_record_using_subcommand help; and not __fish_seen_subcommand_from open mark show history list gc help" -f -a "gc" -d 'Archive terminal records older than an age into $TAO_STATE_DIR/archive/'
+complete -c tao-record -n "__fish_tao_record_using_subcommand help; and not __fish_seen_subcommand_from open mark show history list gc help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

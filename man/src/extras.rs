@@ -1,0 +1,253 @@
+//! The hand-written sections of each section-1 page: ENVIRONMENT, FILES,
+//! EXIT STATUS, EXAMPLES and SEE ALSO. The rest of a page comes from the
+//! tool's argument definitions.
+//!
+//! Sources: docs/CONTRACT.md (variables, layout, exit statuses), each
+//! tool's `--help` and module docs (per-tool meaning of each status), and
+//! the tools' behaviour against the local cluster.
+
+use tao_core::exit;
+
+use crate::page::Extra;
+
+/// The variables of the SSH side (tao-ssh), shared by tao-submit and tao-poll.
+const SSH_ENV: [(&str, &str); 7] = [
+    ("SLURM_HOSTNAME", "Login hosts, comma-separated host[:port] or ~/.ssh/config aliases; the first that answers is used (--hosts for tao-submit)."),
+    ("SLURM_USER", "User name on the login nodes."),
+    ("SSH_KEY_PATH", "Private key file (mode 600; a key readable by group or others is refused). Without it, the ssh-agent is used."),
+    ("SSH_AUTH_SOCK", "ssh-agent socket, used when SSH_KEY_PATH is unset."),
+    ("SSH_KNOWN_HOSTS", "known_hosts file (default ~/.ssh/known_hosts). An unknown or changed host key is refused with the fix; SSH never prompts."),
+    ("SSH_CONFIG", "OpenSSH client config for host aliases (default ~/.ssh/config): HostName, Port, User and IdentityFile are honoured."),
+    ("TAO_SSH_CONNECT_TIMEOUT", "Seconds to wait for a login host to answer before trying the next one."),
+];
+
+const SEE_ALSO: &[(&str, u8)] = &[
+    ("tao-jobline", 7),
+    ("tao-record", 1),
+    ("tao-render", 1),
+    ("tao-redact", 1),
+    ("tao-submit", 1),
+    ("tao-poll", 1),
+    ("tao-classify", 1),
+    ("sbatch", 1),
+    ("squeue", 1),
+    ("sacct", 1),
+    ("jq", 1),
+];
+
+/// SEE ALSO without the page itself.
+fn see_also(tool: &str) -> Vec<(&'static str, u8)> {
+    SEE_ALSO
+        .iter()
+        .copied()
+        .filter(|(n, _)| *n != tool)
+        .collect()
+}
+
+/// The hand-written sections of `tool`'s page (an empty [`Extra`] for an
+/// unknown name).
+pub fn for_tool(tool: &str) -> Extra {
+    match tool {
+        "tao-record" => record(),
+        "tao-render" => render(),
+        "tao-redact" => redact(),
+        "tao-submit" => submit(),
+        "tao-poll" => poll(),
+        "tao-classify" => classify(),
+        _ => Extra::default(),
+    }
+}
+
+fn record() -> Extra {
+    Extra {
+        environment: vec![
+            ("TAO_STATE_DIR", "The record store. Default: $XDG_STATE_HOME/tao-slurm, else ~/.local/state/tao-slurm."),
+            ("XDG_STATE_HOME", "See TAO_STATE_DIR."),
+            ("SLURM_BASE_RESULTS_DIR", "open: the results root on shared storage (/abs or lustre:///abs), bound into storage.job_dir and storage.results_dir (--results-root overrides)."),
+            ("SLURM_PARTITION", "open: the default partition (--partition overrides; else the site profile's)."),
+            ("SLURM_ACCOUNT", "open: the default account (--account overrides)."),
+            ("SLURM_CONTAINER_MOUNTS", "open: default container mounts, comma-separated SRC:DST[:FLAGS] (--mount overrides)."),
+            ("SLURM_USE_REQUEUE", "open: false submits with --no-requeue (default true; --no-requeue overrides)."),
+            ("TAO_RUNTIME", "open: pyxis or none (--runtime overrides; else the site profile's)."),
+            ("TAO_SITE_PROFILE", "open: the site profile (partitions and their limits): local, cs-oci-ord (default) or a TOML file."),
+        ],
+        files: vec![
+            ("$TAO_STATE_DIR/records/<id>.json", "One record per job: the job line plus history [{at, state, source, message}], written atomically under a per-record lock."),
+            ("$TAO_STATE_DIR/archive/", "Records moved there by gc."),
+        ],
+        exit_status: vec![
+            (exit::OK, "Success."),
+            (exit::SOME_FAILED, "mark: some lines were refused (an observation older than the record's last one, a transition the state machine forbids, an unknown id); they are printed with an error object, the others were applied."),
+            (exit::USAGE, "Usage error (bad option, bad --state, --at not RFC 3339)."),
+            (exit::DATAERR, "Bad input data: a malformed job line (reported with its line number; lines before it were applied), an unknown --id, a spec file or parent record that cannot be used."),
+            (exit::IOERR, "Local I/O error (the record store, or standard output lost: a record may have changed, so a lost report is not success)."),
+            (exit::CONFIG, "Configuration error (a bad environment value or site profile)."),
+        ],
+        examples: vec![
+            ("Open a record and print its job line:", "tao-record open --image nvcr.io#nvidia/tao/tao-toolkit:5.5.0-pyt \\\n    --action train --network-arch dino --spec spec.yaml \\\n    --command 'dino train -e {config_path} -r {results_dir}'"),
+            ("Submit it: the whole pipeline, the record updated at the end:", "tao-record open --spec spec.yaml --action train --network-arch dino \\\n    --image /lustre/images/tao.sqsh \\\n  | tao-render | tao-redact lint | tao-submit | tao-record mark"),
+            ("Refresh every live job (the cron line):", "tao-record list --live | tao-poll --evidence | tao-classify | tao-record mark"),
+            ("Mark a record by hand and read its history:", "tao-record mark tao-20261129-k3f9x2 --state CANCELED --message 'cancelled by hand'\ntao-record history tao-20261129-k3f9x2"),
+            ("Open the next attempt of a failed job (same request, new id):", "tao-record open --retry-of tao-20261129-k3f9x2 \\\n  | tao-render | tao-redact lint | tao-submit | tao-record mark"),
+            ("Archive finished records older than 30 days:", "tao-record gc --older-than 30d"),
+        ],
+        see_also: see_also("tao-record"),
+    }
+}
+
+fn render() -> Extra {
+    Extra {
+        environment: vec![(
+            "TAO_SITE_PROFILE",
+            "Site profile when --site-profile is not given: local, cs-oci-ord (default) or a TOML file (partitions and their time limits, image conversion, NCCL knobs).",
+        )],
+        files: vec![],
+        exit_status: vec![
+            (exit::OK, "Every line rendered (or passed through with an earlier tool's error)."),
+            (exit::SOME_FAILED, "Some lines were refused; they carry error = {tool: \"tao-render\", code: \"refused\", message} and the others were rendered."),
+            (exit::USAGE, "Usage error, or --print with other than one job line."),
+            (exit::DATAERR, "Malformed input: a line that is not a JSON object (reported and dropped) or lacks a required field (goes on with error.code \"data\"); every other line is still rendered."),
+            (exit::IOERR, "Standard output could not be written."),
+            (exit::CONFIG, "The site profile is unusable."),
+        ],
+        examples: vec![
+            ("Render a record's script and read it:", "tao-record list --id tao-20261129-k3f9x2 | tao-render --print"),
+            ("Render for the local test cluster's profile:", "tao-record open --spec spec.yaml --command 'python3 train.py' --runtime none \\\n  | tao-render --site-profile local | jq -r .script.text"),
+        ],
+        see_also: see_also("tao-render"),
+    }
+}
+
+fn redact() -> Extra {
+    Extra {
+        environment: vec![
+            ("HF_TOKEN", "Its exact value is always masked (values under 8 bytes are not, with a warning)."),
+            ("NGC_KEY", "Its exact value is always masked, like HF_TOKEN."),
+            ("NAME", "Any variable named with --secret-env: its exact value is masked."),
+        ],
+        files: vec![],
+        exit_status: vec![
+            (exit::OK, "Filter: the stream was copied. lint: every script is clean."),
+            (exit::USAGE, "Usage error."),
+            (exit::LINT_BLOCKED, "lint blocked at least one script (every line still went out, the blocked ones with lint.ok false)."),
+            (exit::DATAERR, "Bad input: a job line that is not JSON or has no script.text (pipe it through tao-render first), or a script file that is not UTF-8."),
+            (exit::IOERR, "Local I/O error. A closed standard output ends the filter quietly with status 0."),
+            (exit::CONFIG, "A bad --rules file."),
+        ],
+        examples: vec![
+            ("The gate before submit:", "tao-record list --id tao-20261129-k3f9x2 | tao-render | tao-redact lint | tao-submit"),
+            ("Lint a script file and mask a site secret too:", "tao-redact lint --secret-env WANDB_API_KEY job.sbatch"),
+            ("Mask the secrets of any text stream:", "tao-redact < main.out > main.redacted.out"),
+            ("The catalogue of built-in rules:", "tao-redact --list-rules"),
+        ],
+        see_also: see_also("tao-redact"),
+    }
+}
+
+fn submit() -> Extra {
+    let mut env: Vec<(&'static str, &'static str)> = SSH_ENV.to_vec();
+    env.extend_from_slice(&[
+        ("TAO_SITE_PROFILE", "Site profile: local, cs-oci-ord (default) or a TOML file (partitions, image conversion, NCCL knobs)."),
+        ("TAO_STATE_DIR", "The record store, to check that each line's record exists (no id, no launch)."),
+        ("TAO_RUNTIME", "preflight: the runtime to check, pyxis or none."),
+        ("SLURM_BASE_RESULTS_DIR", "preflight: the results root to check on shared storage."),
+        ("HF_TOKEN, NGC_KEY", "Secrets named in a line's secrets field are read from this environment at submit time and written over the SSH channel's standard input into a mode-600 sidecar; never into arguments, scripts, records, logs or output. preflight --install-enroot-credentials writes NGC_KEY into Enroot's credentials on the cluster."),
+    ]);
+    Extra {
+        environment: env,
+        files: vec![
+            ("<base>/jobs/<id>/", "The job directory on shared storage: specs/, env/secrets.env (mode 600, shredded by the job), meta/job.json, sbatch/job_<id>.sbatch, slurm-logs/<id>-<slurm_job_id>/, inputs/action-helpers/ (see tao-jobline(7))."),
+            ("<base>/images/<name>.sqsh", "The image conversion cache: a GPU job's --container-image is always a .sqsh path, converted on a CPU partition."),
+        ],
+        exit_status: vec![
+            (exit::OK, "Every line was done."),
+            (exit::SOME_FAILED, "Some lines carry an error object (refused by a gate, failed to stage or submit); the others went through."),
+            (exit::USAGE, "Usage error."),
+            (exit::DATAERR, "A malformed input line (the lines before it were printed)."),
+            (exit::UNAVAILABLE, "No login host answered."),
+            (exit::IOERR, "Output lost: a job may have been submitted, so a lost line is not success."),
+            (exit::NOPERM, "Host key unknown or changed, key file readable by others, or login refused."),
+            (exit::CONFIG, "Configuration error (a missing variable, a bad site profile)."),
+        ],
+        examples: vec![
+            ("Check a cluster before the first job:", "tao-submit preflight --path /lustre/datasets/coco"),
+            ("Submit; the record learns the Slurm job id:", "tao-record open --spec spec.yaml --action train --network-arch dino \\\n    --image nvcr.io#nvidia/tao/tao-toolkit:5.5.0-pyt \\\n  | tao-render | tao-redact lint | tao-submit | tao-record mark"),
+            ("Cancel a job and record it:", "tao-record list --id tao-20261129-k3f9x2 | tao-submit cancel | tao-record mark"),
+        ],
+        see_also: see_also("tao-submit"),
+    }
+}
+
+fn poll() -> Extra {
+    let mut env: Vec<(&'static str, &'static str)> = SSH_ENV.to_vec();
+    env.extend_from_slice(&[
+        ("SLURM_USE_REQUEUE", "Whether Slurm requeues jobs (default true): NODE_FAIL and PREEMPTED stay provisional while it may (--requeue overrides)."),
+        ("TAO_STATE_DIR", "logs: the record store in which the record id is looked up."),
+        ("HF_TOKEN, NGC_KEY", "Their exact values are masked in evidence and logs (as tao-redact(1))."),
+    ]);
+    Extra {
+        environment: env,
+        files: vec![
+            ("<results_dir>/status.json", "TAO's status lines, read on the cluster: the last SUCCESS or FAILURE decides whether COMPLETED is COMPLETE or ERROR."),
+            ("<job_dir>/slurm-logs/<id>-<slurm_job_id>/completion.json", "The job script's completion record (exit_code), which decides for commands that write no status.json."),
+            ("<job_dir>/slurm-logs/<id>-<slurm_job_id>/main.out, main.err", "The job's output, read by logs and --evidence."),
+        ],
+        exit_status: vec![
+            (exit::OK, "Every line got an observation (with --watch: every job ended COMPLETE)."),
+            (exit::SOME_FAILED, "Some lines carry a tao-poll error (they keep their last state); with --watch, some job did not end COMPLETE."),
+            (exit::USAGE, "Usage error (also: no job ids and standard input is a terminal)."),
+            (exit::DATAERR, "A malformed input line (the lines before it were printed)."),
+            (exit::UNAVAILABLE, "No line could be polled: no login host answered."),
+            (exit::NOPERM, "No line could be polled: host key, key permissions or login refused."),
+            (exit::CONFIG, "No line could be polled: configuration error."),
+        ],
+        examples: vec![
+            ("Poll by Slurm job id:", "tao-poll 1234 1235"),
+            ("Refresh every live record, with evidence for failures:", "tao-record list --live | tao-poll --evidence | tao-classify | tao-record mark"),
+            ("Watch until every job ends (a live table on a terminal):", "tao-record list --live | tao-poll --watch | tao-record mark"),
+            ("The last 200 lines of a job's output, then follow it:", "tao-poll logs tao-20261129-k3f9x2 -n 200\ntao-poll logs tao-20261129-k3f9x2 --follow"),
+            ("Replay saved scheduler output (no cluster):", "tao-poll 1234 --replay-squeue squeue.txt --replay-sacct sacct.txt"),
+        ],
+        see_also: see_also("tao-poll"),
+    }
+}
+
+fn classify() -> Extra {
+    Extra {
+        environment: vec![
+            ("HF_TOKEN", "Its exact value is masked in evidence text."),
+            ("NGC_KEY", "Its exact value is masked in evidence text."),
+        ],
+        files: vec![],
+        exit_status: vec![
+            (exit::OK, "Every line was classified or passed through."),
+            (exit::USAGE, "Usage error."),
+            (exit::DATAERR, "Bad input (not JSON, an ERROR line without slurm.native_state, a bad attempt or evidence); the other lines still go through, the bad one is reported on standard error."),
+            (exit::IOERR, "A --log file or standard output could not be read or written."),
+            (exit::CONFIG, "A --rules file is invalid."),
+        ],
+        examples: vec![
+            ("Classify the failures of a refresh:", "tao-record list --live | tao-poll --evidence | tao-classify | tao-record mark"),
+            ("Classify one failed record against its downloaded log:", "tao-record list --id tao-20261129-k3f9x2 | tao-classify --log main.out | jq .classification"),
+            ("Retry the jobs classified as retryable:", "tao-record list --state ERROR \\\n  | jq -r 'select(.classification.retry == true and .retried_by == null) | .id' \\\n  | while read -r id; do\n      tao-record open --retry-of \"$id\" | tao-render | tao-redact lint | tao-submit | tao-record mark\n    done"),
+        ],
+        see_also: see_also("tao-classify"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tool_has_its_sections() {
+        for (tool, _) in crate::commands::all() {
+            let e = for_tool(tool);
+            assert!(!e.environment.is_empty(), "{tool}");
+            assert!(e.exit_status.iter().any(|(c, _)| *c == 0), "{tool}");
+            assert!(e.exit_status.iter().any(|(c, _)| *c == 2), "{tool}");
+            assert!(!e.examples.is_empty(), "{tool}");
+            assert!(e.see_also.iter().all(|(n, _)| *n != tool), "{tool}");
+        }
+    }
+}

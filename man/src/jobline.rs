@@ -1,0 +1,255 @@
+//! tao-jobline(7): the job-line protocol, the state vocabulary and its
+//! Slurm mapping, exit statuses, the shared-storage layout and the
+//! environment.
+//!
+//! Source of the prose: docs/CONTRACT.md and DESIGN.md. The Slurm state
+//! table is rendered from `tao_poll::native::TABLE`, the table tao-poll
+//! maps with, and the exit statuses from `tao_core::exit`, so the page
+//! cannot drift from either.
+
+use roff::Roff;
+use tao_core::{exit, State};
+use tao_poll::native::TABLE;
+
+use crate::page::{finish, heading, see_also, tagged_list, text, verbatim, MANUAL};
+
+/// The fields of a job line: (name, who sets it and its shape).
+pub const FIELDS: &[(&str, &str)] = &[
+    ("id", "Set by tao-record open. [a-z0-9-]{1,64}, e.g. tao-20261129-k3f9x2; also the Slurm job name."),
+    ("platform", "Set by tao-record open. \"slurm\"."),
+    ("action, network_arch", "Set by tao-record open. Strings (train, dino)."),
+    ("image", "Set by tao-record open. As given: /abs/x.sqsh, registry#image:tag, docker://registry#image:tag or registry/image:tag; null for runtime none."),
+    ("runtime", "Set by tao-record open. \"pyxis\" (srun --container-image, the default on real clusters) or \"none\" (plain srun)."),
+    ("command", "Set by tao-record open. Shell text run in the container; only {config_path}, {job_id} and {results_dir} are bound."),
+    ("resources", "Set by tao-record open. {nodes, gpus_per_node, cpus_per_task (integers), time and child_timeout (Slurm time strings, HH:MM:SS), partition, account (string or null), exclusive, requeue (booleans), exclude ([node names]), mem (string or null)}."),
+    ("storage", "Set by tao-record open. {tier, base_dir (SLURM_BASE_RESULTS_DIR), job_dir (<base>/jobs/<id>), results_dir (<base>/results/<id>)}."),
+    ("spec", "Set by tao-record open --spec. {name, text, sha256}; staged to <job_dir>/specs/<name>, which is {config_path}."),
+    ("mounts", "Set by tao-record open. [\"/src:/dst\", ...] (Pyxis --container-mounts)."),
+    ("env", "Set by tao-record open. {NAME: value}, non-secret."),
+    ("secrets", "Set by tao-record open. [\"HF_TOKEN\", ...]: names only, never values."),
+    ("execution", "Set by tao-record open --execution. Optional model lifecycle {pre_commands, command, post_commands [{command, scope: all|leader}], launcher (torchrun or null), supporting_files [{source, local_path, sha256, size}]}; tao-submit verifies each file's sha256 and stages it to <job_dir>/inputs/action-helpers/<source>; the script exports TAO_ACTION_HELPERS."),
+    ("script", "Set by tao-render. {template (single, multi, convert, probe), sha256, text, ...}."),
+    ("lint", "Set by tao-redact lint. {ok, sha256 of the approved script.text, findings [{rule, line, column, preview}]}; the preview is masked."),
+    ("slurm", "Set by tao-submit and tao-poll. {job_id (digits, as a string), cluster (or null), login_host, native_state, reason, exit_code (\"0:0\"), nodes, submit_time, start_time, end_time, restart_count}."),
+    ("state", "Set by tao-record, tao-submit, tao-poll, tao-classify. One word of the vocabulary below."),
+    ("message", "Set by tao-poll and tao-submit. The native sub-state and why, e.g. PENDING (Priority), SUSPENDED, FAILED exit 1:0."),
+    ("observed_at, observed_by", "Set by any tool that sets state. RFC 3339 UTC time and tool name; tao-record refuses an observation older than the last one it recorded."),
+    ("evidence", "Set by tao-poll --evidence. {out: {first_line, lines}, err: {...}}: redacted tails of main.out and main.err."),
+    ("classification", "Set by tao-classify. {class (infra, program, scheduler, unknown), subclass, rule, evidence {file, line, text}, node (or null), retry, reason}."),
+    ("retry_of, retried_by, attempt", "Set by tao-record open --retry-of. The parent id, the child id (in the parent), the attempt number (1 for a first try)."),
+    ("error", "Set by any tool. {tool, code, message}: this line failed in that tool."),
+];
+
+/// What each vocabulary state means.
+fn state_meaning(s: State) -> &'static str {
+    match s {
+        State::Pending => "Known to the scheduler, not running yet (queued, held, requeued, nodes powering up).",
+        State::Running => "Started: running, completing, suspended or staging out.",
+        State::Complete => "Ended, and the job's own verdict says success (final).",
+        State::Error => "Ended in failure: failed, timed out, out of memory, node or launch failure, or COMPLETED with a FAILURE verdict (final).",
+        State::Canceled => "Cancelled by a user or an administrator, preempted or revoked (final).",
+        State::Unknown => "Not known to squeue nor sacct (yet or any more), or a state with no verdict; live: the next poll decides.",
+    }
+}
+
+/// The Slurm-to-vocabulary table as a tbl(1) table, one row per native
+/// state of `tao_poll::native::TABLE`.
+fn state_table(out: &mut String) {
+    out.push_str(".TS\ntab(|);\nlb lb lb lb\nl l l l.\n");
+    out.push_str("Slurm state|code|state|requeue may follow\n");
+    for row in TABLE {
+        let code = if row.code.is_empty() { "\\-" } else { row.code };
+        out.push_str(&format!(
+            "{}|{}|{}|{}\n",
+            row.name.replace('-', "\\-"),
+            code,
+            row.state.as_str(),
+            if row.requeueable { "yes" } else { "no" }
+        ));
+    }
+    out.push_str(".TE\n");
+}
+
+fn para(out: &mut String, s: &str) {
+    out.push_str(".PP\n");
+    out.push_str(&text(s));
+}
+
+/// Render the whole tao-jobline(7) page.
+///
+/// Output: roff source (with a tbl table: the first line asks man(1) to
+/// run tbl), UTF-8, ending in a newline.
+pub fn render() -> String {
+    let mut out = String::new();
+    let mut r = Roff::new();
+    r.control(
+        "TH",
+        [
+            "TAO-JOBLINE",
+            "7",
+            crate::page::DATE,
+            &format!("tao-slurm {}", crate::commands::VERSION),
+            MANUAL,
+        ],
+    );
+    out.push_str(&r.to_roff());
+    heading(&mut out, "NAME");
+    out.push_str(&text("tao-jobline - the job-line protocol, state vocabulary and storage layout of the tao-slurm tools"));
+    heading(&mut out, "DESCRIPTION");
+    out.push_str(&text("The tao-slurm tools run NVIDIA TAO (and any containerised GPU) jobs on a remote Slurm cluster over SSH. They pass job lines to each other on standard input and output, so the whole workflow is a shell pipeline, a Makefile rule or a cron line:"));
+    verbatim(&mut out, "tao-record open ... | tao-render | tao-redact lint | tao-submit | tao-record mark\ntao-record list --live | tao-poll --evidence | tao-classify | tao-record mark");
+    para(&mut out, "A job line is one JSON object on one line, UTF-8, ended by a newline. Each tool reads the fields it needs, adds its own, and passes every other field through untouched and in order, unknown keys included, so jq(1) can sit anywhere in a pipeline. Tools flush after every line.");
+    para(&mut out, "A failure that belongs to one job is data: the tool sets error = {tool, code, message}, prints the line, goes on with the next one and exits 1 at the end. A line that arrives with an error from an earlier tool is passed through untouched by tools that cannot act on it, and counts as failed only for the tool that set it. Malformed input (not JSON, a required field missing) is reported on standard error as one line with its line number, and the tool exits 65; lines read before it are not lost. No tool prints half a line.");
+    para(&mut out, "Gates: tao-submit refuses a line that tao-record did not open (no id, no launch) and a script whose sha256 differs from the one tao-redact lint approved (no lint, no launch). Secrets travel by name only.");
+
+    heading(&mut out, "FIELDS");
+    tagged_list(&mut out, FIELDS);
+
+    heading(&mut out, "STATE VOCABULARY");
+    let states: Vec<(&str, &str)> = State::ALL
+        .iter()
+        .map(|s| (s.as_str(), state_meaning(*s)))
+        .collect();
+    tagged_list(&mut out, &states);
+    para(&mut out, "PENDING, RUNNING and UNKNOWN are live (tao-record list --live); COMPLETE, ERROR and CANCELED are final.");
+
+    heading(&mut out, "SLURM STATES");
+    out.push_str(&text("Every state Slurm prints maps to exactly one word of the vocabulary; the native state and reason ride along in slurm.native_state and message. squeue's compact codes, sacct's annotated (CANCELLED by 0) and truncated (CANCELLED+) spellings are accepted. A state marked \"requeue may follow\" is provisional while requeue is on: Slurm may requeue the job after it."));
+    out.push_str(".PP\n");
+    state_table(&mut out);
+    para(&mut out, "COMPLETED needs the job's own verdict: TAO containers append JSON lines to <results_dir>/status.json (status STARTED, RUNNING, SUCCESS, FAILURE or SKIPPED); the last SUCCESS or FAILURE decides COMPLETE or ERROR. For commands that write no status.json, completion.json's exit_code decides (0 is COMPLETE). A job known to neither squeue nor sacct is UNKNOWN. squeue and sacct are asked once each per login host for all jobs, never once per job.");
+
+    heading(&mut out, "EXIT STATUS");
+    out.push_str(&text("Every tool uses these statuses (each page says what each means for that tool). Errors are one line on standard error, tao-x: error: ..., naming the input and the fix."));
+    let codes: &[(i32, &str)] = &[
+        (exit::OK, "Success."),
+        (
+            exit::SOME_FAILED,
+            "Some lines failed: they carry an error object; the other lines went through.",
+        ),
+        (exit::USAGE, "Usage error."),
+        (
+            exit::LINT_BLOCKED,
+            "tao-redact lint blocked a script that carries a literal secret.",
+        ),
+        (
+            exit::DATAERR,
+            "Bad input data: a line that is not JSON or lacks a required field, a bad file.",
+        ),
+        (
+            exit::UNAVAILABLE,
+            "The cluster is unreachable: no login host answered.",
+        ),
+        (exit::SOFTWARE, "Internal error (a bug)."),
+        (
+            exit::IOERR,
+            "Local I/O error, or output lost by a tool with side effects.",
+        ),
+        (exit::TEMPFAIL, "Temporary failure: try again."),
+        (
+            exit::PROTOCOL,
+            "A scheduler reply that could not be parsed.",
+        ),
+        (
+            exit::NOPERM,
+            "Authentication, host key or key permissions refused.",
+        ),
+        (
+            exit::CONFIG,
+            "Configuration error: a missing or bad variable, a bad site profile or rules file.",
+        ),
+    ];
+    let items: Vec<(String, &str)> = codes.iter().map(|(c, d)| (c.to_string(), *d)).collect();
+    tagged_list(&mut out, &items);
+
+    heading(&mut out, "SHARED STORAGE");
+    out.push_str(&text(
+        "Under storage.base_dir (SLURM_BASE_RESULTS_DIR) on the cluster's shared filesystem:",
+    ));
+    verbatim(
+        &mut out,
+        "jobs/<id>/specs/<spec name>        staged spec ({config_path})
+jobs/<id>/env/secrets.env          mode 600 sidecar, sourced then shredded by the job
+jobs/<id>/meta/job.json            the job line as submitted (no script text, no secrets)
+jobs/<id>/sbatch/job_<id>.sbatch   the approved script
+jobs/<id>/slurm-logs/<id>-<slurm_job_id>/main.out, main.err, completion.json
+jobs/<id>/inputs/action-helpers/   checksum-closed supporting files
+results/<id>/status.json           TAO status (JSON lines), written by the container
+images/<name>.sqsh                 image conversion cache",
+    );
+    para(&mut out, "tao-submit runs sbatch --parsable --hold, creates slurm-logs/<id>-<slurm_job_id>/, then scontrol release: Slurm 22.05 does not create the directories named by --output. Scripts append (--open-mode=append), so a requeued attempt adds to the same logs. completion.json is written by the job script on exit: {\"exit_code\": int, \"end\": RFC 3339, \"slurm_job_id\": \"123\", \"restart_count\": int}.");
+    para(&mut out, "The job's environment: TAO_JOB_ID=<id>, RESULTS_DIR=<results_dir>, TAO_API_RESULTS_DIR=<base>/results (TAO appends the job id), plus the line's env. Multi-node jobs run one task per node and export WORLD_SIZE (the node count), NUM_GPU_PER_NODE, NODE_RANK, MASTER_ADDR, MASTER_PORT, TAO_NODE_COUNT, TAO_GPUS_PER_NODE and TAO_NODE_RANK.");
+
+    heading(&mut out, "LOCAL STATE");
+    out.push_str(&text("Records live in $TAO_STATE_DIR/records/<id>.json (default $XDG_STATE_HOME/tao-slurm, else ~/.local/state/tao-slurm): the job line plus history [{at, state, source, message}], one file per job, written atomically under a per-record lock, so overlapping cron runs lose nothing. tao-record list prints job lines without history."));
+
+    heading(&mut out, "ENVIRONMENT");
+    out.push_str(&text("Flags override these variables."));
+    tagged_list(
+        &mut out,
+        &[
+            ("SLURM_USER", "User on the login nodes."),
+            ("SLURM_HOSTNAME", "Login hosts, comma-separated host[:port] or ~/.ssh/config aliases; the first that answers is used."),
+            ("SLURM_PARTITION", "Default partition."),
+            ("SLURM_ACCOUNT", "Default account."),
+            ("SLURM_BASE_RESULTS_DIR", "Shared-storage root for jobs/, results/ and images/ (/abs or lustre:///abs)."),
+            ("SLURM_CONTAINER_MOUNTS", "Pyxis --container-mounts, comma-separated."),
+            ("SLURM_USE_REQUEUE", "false to submit with --no-requeue (default true)."),
+            ("SSH_KEY_PATH", "Private key (mode 600); without it the ssh-agent (SSH_AUTH_SOCK) is used."),
+            ("SSH_KNOWN_HOSTS", "known_hosts file (default ~/.ssh/known_hosts)."),
+            ("SSH_CONFIG", "OpenSSH client config (default ~/.ssh/config)."),
+            ("TAO_RUNTIME", "pyxis or none."),
+            ("TAO_SITE_PROFILE", "Site profile: cs-oci-ord (default), local, or a TOML file."),
+            ("TAO_STATE_DIR", "The record store."),
+            ("NGC_KEY, HF_TOKEN", "Secrets: passed by name only, written to a mode-600 sidecar over SSH standard input, never in arguments, scripts, records, logs or output."),
+        ],
+    );
+
+    heading(&mut out, "EXAMPLES");
+    out.push_str(&text("The fields of every live job, as a table:"));
+    verbatim(&mut out, "tao-record list --live | jq -r '[.id, .state, .slurm.job_id // \"-\", .message // \"\"] | @tsv'");
+    para(&mut out, "The lines some tool refused, and why:");
+    verbatim(
+        &mut out,
+        "tao-record list | jq -c 'select(.error) | {id, error}'",
+    );
+
+    see_also(
+        &mut out,
+        &[
+            ("tao-record", 1),
+            ("tao-render", 1),
+            ("tao-redact", 1),
+            ("tao-submit", 1),
+            ("tao-poll", 1),
+            ("tao-classify", 1),
+            ("sbatch", 1),
+            ("squeue", 1),
+            ("sacct", 1),
+            ("jq", 1),
+        ],
+    );
+    finish("'\\\" t\n", &out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_native_state_and_exit_code_is_on_the_page() {
+        let page = render();
+        for row in TABLE {
+            assert!(
+                page.contains(&format!("{}|", row.name.replace('-', "\\-"))),
+                "{}",
+                row.name
+            );
+        }
+        for code in [0, 1, 2, 3, 65, 69, 70, 74, 75, 76, 77, 78] {
+            assert!(page.contains(&format!(".TP\n\\fB{code}\\fR\n")), "{code}");
+        }
+        assert!(page.starts_with("'\\\" t\n.ie "), "{}", &page[..80]);
+        assert!(page.contains("\n.TH TAO-JOBLINE 7 "));
+    }
+}

@@ -1,0 +1,226 @@
+//! The man pages and completions cannot drift from the tools:
+//!
+//! 1. the checked-in files are byte for byte what `cargo run -p tao-man`
+//!    writes now (and no stale file is left beside them);
+//! 2. each built binary's `--help` (and each subcommand's) lists exactly
+//!    the long options its page describes: this catches the hand-described
+//!    lexopt tools (tao-render, tao-redact, tao-classify) falling behind;
+//! 3. `mandoc -T lint -W warning` is silent on every page, and
+//!    `man -l` renders each one without a warning.
+
+mod util;
+
+use std::collections::BTreeSet;
+use std::process::Command;
+
+use util::{man_dir, pages, require, tool_binary};
+
+const FIX: &str = "run cargo run -p tao-man (and commit man/)";
+
+#[test]
+fn checked_in_files_match_a_fresh_generation() {
+    let tmp = tempfile::tempdir().unwrap();
+    let written = tao_man::write_all(tmp.path()).unwrap();
+    assert_eq!(written.len(), tao_man::generate().len());
+    let mut stale = Vec::new();
+    for f in tao_man::generate() {
+        let fresh = std::fs::read(tmp.path().join(&f.path)).unwrap();
+        assert_eq!(fresh, f.bytes, "write_all wrote what generate made");
+        match std::fs::read(man_dir().join(&f.path)) {
+            Ok(old) if old == fresh => {}
+            Ok(_) => stale.push(format!("{} differs", f.path)),
+            Err(_) => stale.push(format!("{} is missing", f.path)),
+        }
+    }
+    // No leftover page or completion the generator no longer makes.
+    let generated: BTreeSet<String> = tao_man::generate().into_iter().map(|f| f.path).collect();
+    for p in pages() {
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        if !generated.contains(&name) {
+            stale.push(format!("{name} is not generated any more"));
+        }
+    }
+    for (_, dir) in tao_man::SHELLS {
+        let d = man_dir().join("completions").join(dir);
+        for e in std::fs::read_dir(&d).into_iter().flatten() {
+            let name = format!(
+                "completions/{dir}/{}",
+                e.unwrap().file_name().to_string_lossy()
+            );
+            if !generated.contains(&name) {
+                stale.push(format!("{name} is not generated any more"));
+            }
+        }
+    }
+    assert!(stale.is_empty(), "{}: {FIX}", stale.join("; "));
+}
+
+/// Long options defined in `--help` text: on option lines (indented at
+/// most 6 columns and starting with `-`), in the part before the
+/// description (the first run of two spaces).
+fn help_options(help: &str) -> BTreeSet<String> {
+    let mut set = BTreeSet::new();
+    for line in help.lines() {
+        let indent = line.len() - line.trim_start().len();
+        let t = line.trim_start();
+        if indent > 6 || !t.starts_with('-') {
+            continue;
+        }
+        let head = t.split("  ").next().unwrap_or("");
+        set.extend(long_names(head));
+    }
+    set
+}
+
+/// `--name` tokens of a piece of text.
+fn long_names(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("--") {
+        let tail = &rest[i + 2..];
+        let end = tail
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+            .unwrap_or(tail.len());
+        if end > 0 && tail.as_bytes()[0].is_ascii_alphabetic() {
+            out.push(format!("--{}", &tail[..end]));
+        }
+        rest = &tail[end..];
+    }
+    out
+}
+
+/// Long options a page describes: the `.TP` item heads that start in bold
+/// (`\fB\-\-name\fR`).
+fn page_options(roff: &str) -> BTreeSet<String> {
+    let mut set = BTreeSet::new();
+    let mut after_tp = false;
+    for line in roff.lines() {
+        if after_tp && line.starts_with("\\fB") {
+            let plain = line.replace("\\-", "-");
+            let head = plain.split("\\fI").next().unwrap_or("");
+            set.extend(long_names(head));
+        }
+        after_tp = line == ".TP";
+    }
+    set
+}
+
+fn run_help(tool: &str, args: &[&str]) -> String {
+    let out = Command::new(tool_binary(tool))
+        .args(args)
+        .env_clear()
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{tool} {args:?} exited {:?}: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn every_option_of_help_is_in_the_page_and_back() {
+    let mut problems = Vec::new();
+    for (tool, cmd) in tao_man::commands::all() {
+        let mut help = run_help(tool, &["--help"]);
+        for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+            if sub.get_name() == "help" {
+                continue;
+            }
+            help.push_str(&run_help(tool, &[sub.get_name(), "--help"]));
+        }
+        let in_help = help_options(&help);
+        let page = std::fs::read_to_string(man_dir().join(format!("{tool}.1")))
+            .unwrap_or_else(|_| panic!("man/{tool}.1 is missing: {FIX}"));
+        let in_page = page_options(&page);
+        for o in in_help.difference(&in_page) {
+            problems.push(format!("{tool}: {o} is in --help but not in {tool}.1"));
+        }
+        for o in in_page.difference(&in_help) {
+            problems.push(format!("{tool}: {o} is in {tool}.1 but not in --help"));
+        }
+        assert!(in_help.contains("--help"), "{tool}: no --help parsed");
+    }
+    assert!(
+        problems.is_empty(),
+        "{}\n(a clap tool: {FIX}; a lexopt tool: update its mirror in man/src/commands.rs, then {FIX})",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn option_parsers_of_this_test_work() {
+    let help = "  -h, --help   Print help\n      --rules FILE   add --not-this\n                 --nor-this\n  --print\n";
+    let got: Vec<String> = help_options(help).into_iter().collect();
+    assert_eq!(got, ["--help", "--print", "--rules"]);
+    let roff =
+        ".TP\n\\fB\\-\\-site\\-profile\\fR \\fI<NAME|FILE>\\fR\nSee \\-\\-other\n.TP\n\\fB0\\fR\n";
+    let got: Vec<String> = page_options(roff).into_iter().collect();
+    assert_eq!(got, ["--site-profile"]);
+}
+
+#[test]
+fn mandoc_lint_is_clean() {
+    if !require("mandoc", "mandoc") {
+        return;
+    }
+    let pages = pages();
+    assert_eq!(
+        pages.len(),
+        7,
+        "six section-1 pages and tao-jobline.7: {FIX}"
+    );
+    for p in pages {
+        let out = Command::new("mandoc")
+            .args(["-T", "lint", "-W", "warning"])
+            .arg(&p)
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            out.status.success() && text.trim().is_empty(),
+            "mandoc -T lint -W warning {}:\n{text}",
+            p.display()
+        );
+    }
+}
+
+#[test]
+fn man_renders_every_page() {
+    if !require("man", "man-db") {
+        return;
+    }
+    for p in pages() {
+        let out = Command::new("man")
+            .arg("-l")
+            .arg(&p)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("MANPAGER", "cat")
+            .env("MANWIDTH", "80")
+            .env("LANG", "C.UTF-8")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "man -l {}: {stderr}", p.display());
+        assert!(
+            stderr.trim().is_empty(),
+            "man -l {} warned: {stderr}",
+            p.display()
+        );
+        for section in ["NAME", "DESCRIPTION", "EXIT STATUS", "SEE ALSO"] {
+            assert!(
+                stdout.lines().any(|l| l == section),
+                "man -l {}: no {section} section",
+                p.display()
+            );
+        }
+    }
+}
