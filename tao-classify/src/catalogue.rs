@@ -87,6 +87,24 @@ pub struct Rule {
     node_groups: Vec<usize>,
 }
 
+impl Rule {
+    /// Whether the rule's regex alone matches `line` (keywords not consulted;
+    /// used to check that every match contains a keyword).
+    pub fn regex_matches(&self, line: &[u8]) -> bool {
+        self.regex.is_match(line)
+    }
+
+    /// Whether `line` contains one of the rule's keywords (or the rule has none).
+    pub fn keyword_in(&self, line: &[u8]) -> bool {
+        self.spec.keywords.iter().all(|k| k.is_empty())
+            || self
+                .spec
+                .keywords
+                .iter()
+                .any(|k| !k.is_empty() && memchr::memmem::find(line, k.as_bytes()).is_some())
+    }
+}
+
 /// What one rule found in one line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LineMatch {
@@ -400,6 +418,25 @@ reason = "GPFS unmounted"
         let err = Catalogue::with_site_files(&[path]).unwrap_err();
         assert_eq!(err.code(), tao_core::exit::CONFIG);
         assert!(err.to_string().contains("bad.toml"), "{err}");
+    }
+
+    /// aho-corasick's SIMD searcher (Teddy) takes at most 64 literals;
+    /// beyond that the fast path drops to DFA speed (about 3x slower here).
+    #[test]
+    fn builtin_keywords_fit_the_simd_searcher() {
+        let cat = Catalogue::builtin().unwrap();
+        let mut kws: Vec<&str> = cat
+            .rules()
+            .iter()
+            .flat_map(|r| r.spec.keywords.iter().map(String::as_str))
+            .collect();
+        kws.sort_unstable();
+        kws.dedup();
+        assert!(
+            kws.len() <= 64,
+            "{} distinct keywords; share more of them between rules",
+            kws.len()
+        );
     }
 
     #[test]

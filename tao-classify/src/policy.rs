@@ -130,15 +130,24 @@ pub fn decide(cat: &Catalogue, f: &Facts) -> Classification {
     };
     let best_ev = f.best.as_ref().map(hit_ev);
     let best_node = f.best.as_ref().and_then(|h| h.node.clone());
+    // When the state decides, the log's best line is shown only if it agrees
+    // with the decision (a CUDA OOM line is no evidence for a NODE_FAIL).
+    let agreeing = |class: Class| {
+        f.best
+            .as_ref()
+            .filter(|h| cat.rules()[h.rule].spec.class == class)
+            .map(|h| (hit_ev(h), h.node.clone()))
+    };
     let mut c = match state.as_str() {
         "NODE_FAIL" | "BOOT_FAIL" => {
             let what = if state == "NODE_FAIL" { "a node of the job failed" } else { "a node failed to boot" };
+            let (evidence, node) = agreeing(Class::Infra).unzip();
             Classification {
                 class: Class::Infra,
                 subclass: if state == "NODE_FAIL" { "node_failure" } else { "boot_failure" }.into(),
                 rule: format!("state.{}", state.to_ascii_lowercase()),
-                evidence: best_ev,
-                node: best_node.or_else(|| single_node(f.nodes)),
+                evidence,
+                node: node.flatten().or_else(|| single_node(f.nodes)),
                 retry: true,
                 reason: format!("Slurm reports {state}: {what}; retry on another node"),
             }
@@ -149,7 +158,7 @@ pub fn decide(cat: &Catalogue, f: &Facts) -> Classification {
                 class: Class::Scheduler,
                 subclass: "time_limit".into(),
                 rule: "state.timeout".into(),
-                evidence: best_ev,
+                evidence: agreeing(Class::Scheduler).map(|(e, _)| e),
                 node: None,
                 retry: false,
                 reason: format!(
@@ -161,7 +170,7 @@ pub fn decide(cat: &Catalogue, f: &Facts) -> Classification {
             class: Class::Scheduler,
             subclass: state.to_ascii_lowercase(),
             rule: format!("state.{}", state.to_ascii_lowercase()),
-            evidence: best_ev,
+            evidence: agreeing(Class::Scheduler).map(|(e, _)| e),
             node: None,
             retry: false,
             reason: format!(
@@ -332,8 +341,21 @@ mod tests {
             (c.class, c.retry, c.rule.as_str()),
             (Class::Infra, true, "state.node_fail")
         );
+        assert_eq!(
+            c.evidence, None,
+            "a program line is no evidence for a node failure"
+        );
         assert_eq!(c.node.as_deref(), Some("n1"));
         assert!(c.reason.ends_with("(excluding n1)"), "{}", c.reason);
+        let h = hit(
+            &cat,
+            "slurmstepd: error: *** JOB 7 ON n3 CANCELLED AT 2026-11-29T10:00:00 DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***",
+        );
+        let c = decide(&cat, &facts("NODE_FAIL", EvidenceKind::Lines, h));
+        assert_eq!(
+            (c.node.as_deref(), c.evidence.map(|e| e.line)),
+            (Some("n3"), Some(1))
+        );
         let c = decide(&cat, &facts("BOOT_FAIL", EvidenceKind::Absent, None));
         assert_eq!(
             (c.class, c.retry, c.subclass.as_str()),

@@ -138,3 +138,25 @@ fn corpus_has_every_family_the_issue_names() {
         );
     }
 }
+
+/// The fast path only tries a rule on lines holding one of its keywords, so
+/// a regex match without a keyword would be silently lost: no corpus line
+/// may do that.
+#[test]
+fn every_regex_match_in_the_corpus_contains_a_keyword() {
+    let cat = Catalogue::builtin().unwrap();
+    let mut missing = Vec::new();
+    for case in load() {
+        for line in &case.lines {
+            for rule in cat.rules() {
+                if rule.regex_matches(line.as_bytes()) && !rule.keyword_in(line.as_bytes()) {
+                    missing.push(format!(
+                        "{}: {} matches {line:?} without a keyword",
+                        case.name, rule.spec.id
+                    ));
+                }
+            }
+        }
+    }
+    assert!(missing.is_empty(), "{missing:#?}");
+}
