@@ -132,29 +132,15 @@ pub fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Args> {
     Ok(out)
 }
 
-/// The redactor used for evidence text. tao-redact's library is the one
-/// place secret patterns live; until its API lands, this masks the exact
-/// values of the secrets named by the project (HF_TOKEN, NGC_KEY) when they
-/// are set in the environment, the one thing a pattern cannot miss.
-pub fn default_redactor() -> Option<Redactor> {
-    let values: Vec<(String, String)> = ["HF_TOKEN", "NGC_KEY"]
-        .iter()
-        .filter_map(|name| {
-            std::env::var(name)
-                .ok()
-                .filter(|v| v.len() >= 8)
-                .map(|v| (v, format!("[REDACTED:{}]", name.to_ascii_lowercase())))
-        })
-        .collect();
-    if values.is_empty() {
-        return None;
-    }
-    Some(Box::new(move |text: &str| {
-        let mut out = text.to_string();
-        for (value, mask) in &values {
-            out = out.replace(value.as_str(), mask);
-        }
-        out
+/// The redactor used for evidence text: tao-redact's catalogue (the one
+/// place secret patterns live) plus the exact values of HF_TOKEN and NGC_KEY
+/// from the environment, so a `--log` file's secrets never reach a record.
+///
+/// Errors: [`Error::Internal`] if tao-redact's built-in catalogue is broken.
+pub fn default_redactor() -> Result<Redactor> {
+    let red = tao_redact::Redactor::from_env()?;
+    Ok(Box::new(move |line: &[u8]| {
+        red.redact_line(line).into_owned()
     }))
 }
 
@@ -200,7 +186,7 @@ pub fn run(
             )
         })?;
     }
-    let opts = Options::new(args.max_attempts, args.logs, default_redactor());
+    let opts = Options::new(args.max_attempts, args.logs, Some(default_redactor()?));
     filter(input, &mut out, &mut errors, &cat, &opts)
 }
 

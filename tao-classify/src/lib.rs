@@ -37,9 +37,11 @@ pub use catalogue::{Catalogue, Class, Rule, RuleSpec};
 pub use policy::{Classification, EvidenceKind, EvidenceRef, DEFAULT_MAX_ATTEMPTS};
 pub use scan::{Best, Hit};
 
-/// A redaction function applied to every evidence text before it is
-/// written (secrets masked as `[REDACTED:<rule>]` by tao-redact's filter).
-pub type Redactor = Box<dyn Fn(&str) -> String + Send + Sync>;
+/// A redaction function applied to every evidence line (whole, before it is
+/// cut to 400 bytes) before it is written: bytes in, bytes out. The binary
+/// uses tao-redact's [`tao_redact::Redactor`] (secrets masked as
+/// `[REDACTED:<rule>]`, plus the exact values of HF_TOKEN and NGC_KEY).
+pub type Redactor = Box<dyn Fn(&[u8]) -> Vec<u8> + Send + Sync>;
 
 /// The cached result of scanning the `--log` files: the best hit and
 /// whether any file had a byte, or the I/O failure (context, kind, text).
@@ -186,7 +188,7 @@ pub fn classify(
     }
     if let Some(redact) = &opts.redact {
         for hit in [&mut best.0, &mut reason_hit.0].into_iter().flatten() {
-            hit.text = redact(&hit.text);
+            hit.raw = redact(&hit.raw);
         }
     }
     let facts = policy::Facts {
@@ -327,8 +329,10 @@ mod tests {
         let opts = Options::new(
             3,
             vec![],
-            Some(Box::new(|s: &str| {
-                s.replace("hf_abcdefghijklmnopqrstuvwxyzABCDEFGH", "[REDACTED:hf]")
+            Some(Box::new(|s: &[u8]| {
+                String::from_utf8_lossy(s)
+                    .replace("hf_abcdefghijklmnopqrstuvwxyzABCDEFGH", "[REDACTED:hf]")
+                    .into_bytes()
             })),
         );
         let c = classify(&mut l, &cat, &opts).unwrap().unwrap();

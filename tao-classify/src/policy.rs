@@ -19,7 +19,7 @@
 //!   `attempt < max_attempts`.
 
 use crate::catalogue::{Catalogue, Class};
-use crate::scan::Hit;
+use crate::scan::{clean_text, Hit};
 
 /// Default for `--max-attempts`: a first try plus two retries.
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
@@ -126,7 +126,7 @@ pub fn decide(cat: &Catalogue, f: &Facts) -> Classification {
     let hit_ev = |h: &Hit| EvidenceRef {
         file: h.file.clone(),
         line: h.line,
-        text: h.text.clone(),
+        text: clean_text(&h.raw),
     };
     let best_ev = f.best.as_ref().map(hit_ev);
     let best_node = f.best.as_ref().and_then(|h| h.node.clone());
@@ -278,7 +278,7 @@ fn launch_failure(cat: &Catalogue, f: &Facts) -> Classification {
                 evidence: Some(EvidenceRef {
                     file: hit.file.clone(),
                     line: hit.line,
-                    text: hit.text.clone(),
+                    text: clean_text(&hit.raw),
                 }),
                 node: None,
                 retry: false,

@@ -34,9 +34,10 @@ pub struct Hit {
     pub file: String,
     /// 1-based line number in that file.
     pub line: u64,
-    /// The line's text, lossily decoded, trimmed and cut to [`MAX_TEXT`]
-    /// (not yet redacted: [`crate::classify`] redacts it).
-    pub text: String,
+    /// The whole line as read (at most [`BLOCK`] bytes), not yet redacted:
+    /// [`crate::classify`] redacts it, then [`clean_text`] cuts it. Redacting
+    /// before cutting means a secret is never half shown.
+    pub raw: Vec<u8>,
     /// The node the line names, if the rule extracts one.
     pub node: Option<String>,
 }
@@ -60,7 +61,7 @@ impl Best {
             priority,
             file: file.to_string(),
             line: line_no,
-            text: clean_text(line),
+            raw: line.to_vec(),
             node: m.node,
         });
     }
@@ -203,7 +204,7 @@ mod tests {
         let best = scan_reader(&cat, "main.err", &log[..]).unwrap().0.unwrap();
         assert_eq!(best.line, n as u64 + 1);
         assert_eq!(cat.rules()[best.rule].spec.id, "cuda.oom");
-        assert!(best.text.ends_with("2.00 GiB"), "{}", best.text);
+        assert!(clean_text(&best.raw).ends_with("2.00 GiB"));
     }
 
     #[test]
