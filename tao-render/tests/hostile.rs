@@ -163,3 +163,51 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    // shellcheck takes a fraction of a second per script: fewer cases.
+    #![proptest_config(ProptestConfig { cases: 8, ..ProptestConfig::default() })]
+
+    #[test]
+    fn hostile_scripts_still_pass_bash_n_and_shellcheck(
+        cmd in hostile(),
+        envs in prop::collection::vec(hostile(), 3),
+        args in prop::collection::vec(hostile(), 2),
+        nodes in 1u32..3,
+    ) {
+        let mut l = line();
+        l["resources"]["nodes"] = json!(nodes);
+        l["runtime"] = json!("pyxis");
+        l["image"] = json!("/images/fake.sqsh");
+        l["mounts"] = json!([format!("/src{}:/dst", no_commas(cmd.clone()))]);
+        l["command"] = json!(cmd);
+        let mut env = serde_json::Map::new();
+        for (i, v) in envs.iter().enumerate() {
+            env.insert(format!("HOSTILE_{i}"), Value::String(v.clone()));
+        }
+        l["env"] = Value::Object(env);
+        let s = render_line(&jobline(&l), &profile("local")).unwrap();
+        lint_script("hostile_job", &s.text);
+
+        let req = tao_render::ProbeRequest {
+            id: "tao-probe-x".into(),
+            partition: "gpu".into(),
+            account: None,
+            nodes,
+            gpus_per_node: 1,
+            cpus_per_task: 1,
+            time: "00:10:00".into(),
+            timeout_s: 120,
+            job_dir: "/lustre/fake/tao/jobs/tao-probe-x".into(),
+            program: "probe.py".into(),
+            args: args.clone(),
+            launcher: tao_render::ProbeLauncher::Command(vec![args[0].clone()]),
+            nccl_env: envs.iter().enumerate().map(|(i, v)| (format!("NCCL_X{i}"), v.clone())).collect(),
+            image: None,
+            mounts: vec![],
+            exclude: vec![],
+        };
+        let s = tao_render::render_probe(&req).unwrap();
+        lint_script("hostile_probe", &s.text);
+    }
+}
