@@ -618,6 +618,11 @@ pub fn plan(line: &JobLine, profile: &SiteProfile, opts: RenderOptions) -> Resul
         }
     }
     no_nul("command", &main_text)?;
+    if main_text.trim().is_empty() {
+        return Err(refuse(
+            "the command is empty; give the shell command to run".into(),
+        ));
+    }
     steps.push(Step {
         name: "main".into(),
         scope: "all",

@@ -231,6 +231,11 @@ fn refusals_for_each_rule() {
             "runtime",
         ),
         (
+            "empty command",
+            Box::new(|l| l["command"] = json!("  ")),
+            "empty",
+        ),
+        (
             "scope",
             Box::new(|l| {
                 l["execution"] =

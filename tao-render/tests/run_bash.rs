@@ -103,7 +103,10 @@ fn lifecycle<'a>(command: &'a str, post_extra: &[Value]) -> impl FnOnce(&mut Val
 
 #[test]
 fn success_runs_every_step_in_order_and_removes_the_sidecar() {
-    let job = Job::new(lifecycle("echo main >> {results_dir}/order", &[]));
+    let job = Job::new(lifecycle(
+        "echo \"main args=$#\" >> {results_dir}/order",
+        &[],
+    ));
     let out = job.run(1);
     assert_eq!(
         out.status.code(),
@@ -113,7 +116,7 @@ fn success_runs_every_step_in_order_and_removes_the_sidecar() {
     );
     assert_eq!(
         job.read("order"),
-        format!("pre1\npre2 secret=present job={ID}\nmain\npost-leader rank=0\npost-all rank=0\n")
+        format!("pre1\npre2 secret=present job={ID}\nmain args=0\npost-leader rank=0\npost-all rank=0\n")
     );
     let c = job.completion();
     assert_eq!(c["exit_code"], 0);
