@@ -253,8 +253,180 @@ fn one_session_for_lines_with_and_without_a_login_host() {
     let input = format!(
         "{{\"slurm\":{{\"job_id\":\"99999994\",\"login_host\":\"{host}\"}}}}\n{{\"slurm\":{{\"job_id\":\"99999995\"}}}}\n{{\"slurm\":{{\"job_id\":\"99999996\",\"login_host\":\"{host}\"}}}}\n"
     );
-    let out = tao_poll(&env).arg("--stats").write_stdin(input).output().unwrap();
+    let out = tao_poll(&env)
+        .arg("--stats")
+        .write_stdin(input)
+        .output()
+        .unwrap();
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(stderr.contains("lines=3 handshakes=1"), "{stderr}");
     assert_eq!(String::from_utf8(out.stdout).unwrap().lines().count(), 3);
+}
+
+#[test]
+fn watch_prints_transitions_and_exits_0_when_all_complete() {
+    let Some(env) = need_cluster() else { return };
+    let job = submit(&env, "watch", "sleep 3; echo done", "", true);
+    let out = tao_poll(&env)
+        .args(["--watch", "--interval", "1"])
+        .write_stdin(format!("{}\n", job.line))
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let states: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| state(&serde_json::from_str(l).unwrap()).to_string())
+        .collect();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{states:?} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        states.last().map(String::as_str),
+        Some("COMPLETE"),
+        "{states:?}"
+    );
+    // One line per transition: no two consecutive lines repeat a state+message.
+    assert!(states.len() <= 4, "{states:?}");
+}
+
+#[test]
+fn watch_stops_on_sigterm_without_losing_lines() {
+    let Some(env) = need_cluster() else { return };
+    let job = submit(&env, "wterm", "sleep 5", "", false);
+    let bin = assert_cmd::cargo::cargo_bin("tao-poll");
+    let mut cmd = std::process::Command::new(bin);
+    cmd.env_clear();
+    for k in [
+        "SLURM_USER",
+        "SLURM_HOSTNAME",
+        "SSH_KEY_PATH",
+        "SSH_KNOWN_HOSTS",
+        "TAO_SITE_PROFILE",
+    ] {
+        cmd.env(k, &env[k]);
+    }
+    let mut child = cmd
+        .args(["--watch", "--interval", "1", &job.sid])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait (bounded) for the first line, then send SIGTERM.
+    use std::io::BufRead;
+    let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    reader.read_line(&mut first).unwrap();
+    assert!(first.contains("\"state\":\"PENDING\""), "{first}");
+    sh(&format!("kill -TERM {}", child.id()));
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "watch did not stop on SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(status.code(), Some(1));
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut reader, &mut rest).unwrap();
+    assert!(
+        rest.lines()
+            .all(|l| serde_json::from_str::<serde_json::Value>(l).is_ok()),
+        "half line: {rest:?}"
+    );
+    cancel(&job.sid);
+}
+
+#[test]
+fn logs_tail_redacted_from_a_record_and_from_stdin() {
+    let Some(env) = need_cluster() else { return };
+    let token = format!("hf_{}", "ZxCvBnMaSdFgHjKlQwErTyUiOp98765432");
+    let body = format!(
+        "for i in $(seq 1 300); do echo line $i; done; echo HF_TOKEN={token}; echo to-err >&2"
+    );
+    let job = submit(&env, "logs", &body, "", true);
+    poll_until(&env, &job.line, Duration::from_secs(90), |v| {
+        matches!(state(v), "COMPLETE" | "ERROR")
+    });
+    // From the record store, read-only.
+    let state_dir = tempfile::tempdir().unwrap();
+    let store = tao_record::Store::open(state_dir.path().to_path_buf()).unwrap();
+    let map = job.line.as_object().unwrap().clone();
+    store
+        .create(&tao_record::store::Record::from_map(map))
+        .unwrap();
+    let out = tao_poll(&env)
+        .env("TAO_STATE_DIR", state_dir.path())
+        .args(["logs", &job.id, "-n", "3"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert_eq!(lines[0], "line 299");
+    assert!(!text.contains(&token), "secret printed: {text}");
+    // --no-redact prints it as is; --err reads main.err; a job line on stdin works.
+    let out = tao_poll(&env)
+        .args(["logs", "-", "-n", "1", "--no-redact"])
+        .write_stdin(format!("{}\n", job.line))
+        .output()
+        .unwrap();
+    assert!(String::from_utf8(out.stdout).unwrap().contains(&token));
+    let out = tao_poll(&env)
+        .args(["logs", "-", "--err"])
+        .write_stdin(format!("{}\n", job.line))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "to-err\n");
+    // An unknown record: a one-line error naming it.
+    let out = tao_poll(&env)
+        .env("TAO_STATE_DIR", state_dir.path())
+        .args(["logs", "tp-nope"])
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(0));
+    assert!(String::from_utf8(out.stderr).unwrap().contains("tp-nope"));
+}
+
+#[test]
+fn logs_follow_streams_until_the_job_ends() {
+    let Some(env) = need_cluster() else { return };
+    let job = submit(
+        &env,
+        "follow",
+        "echo first; sleep 4; echo second; sleep 2; echo third",
+        "",
+        true,
+    );
+    poll_until(&env, &job.line, Duration::from_secs(60), |v| {
+        state(v) == "RUNNING" || state(v) == "COMPLETE"
+    });
+    let out = tao_poll(&env)
+        .args(["logs", "-", "--follow"])
+        .write_stdin(format!("{}\n", job.line))
+        .timeout(Duration::from_secs(90))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "first\nsecond\nthird\n"
+    );
 }
