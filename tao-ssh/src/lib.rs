@@ -31,7 +31,7 @@ mod remote;
 pub use auth::{check_key_permissions, login_remediation};
 pub use hostkey::{keyscan_fix, known_hosts_name};
 pub use options::{parse_host_spec, SshOptions, Target};
-pub use remote::{handshake_count, Output, Remote, DEFAULT_COMMAND_TIMEOUT};
+pub use remote::{exec_count, handshake_count, Output, Remote, DEFAULT_COMMAND_TIMEOUT};
 
 /// The name of the running program (the file name of `argv[0]`), used as
 /// the prefix of warnings this library prints on stderr (`tao-submit:

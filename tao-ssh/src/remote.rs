@@ -38,11 +38,18 @@ const KEEPALIVE_SECS: u32 = 30;
 const EAGAIN: i32 = -37;
 
 static HANDSHAKES: AtomicU64 = AtomicU64::new(0);
+static EXECS: AtomicU64 = AtomicU64::new(0);
 
 /// Number of SSH handshakes this process has started (successful or not),
 /// for benchmarks and tests that check "one session per host".
 pub fn handshake_count() -> u64 {
     HANDSHAKES.load(Ordering::Relaxed)
+}
+
+/// Number of remote commands ([`Remote::exec`] calls) this process has
+/// started, for benchmarks and `--stats`.
+pub fn exec_count() -> u64 {
+    EXECS.load(Ordering::Relaxed)
 }
 
 /// Print a warning on stderr, prefixed with the program name.
@@ -229,6 +236,7 @@ impl Remote {
     /// (the command may or may not have run); [`Error::TempFail`] (exit 75)
     /// when the command outlives the time limit.
     pub fn exec(&self, command: &str, stdin: Option<&[u8]>) -> Result<Output> {
+        EXECS.fetch_add(1, Ordering::Relaxed);
         let full = if self.prefix.is_empty() {
             command.to_string()
         } else {

@@ -43,6 +43,10 @@ pub struct Cli {
     #[arg(long, default_value_t = 20, global = true, value_name = "SECS")]
     pub reconcile_wait: u64,
 
+    /// Print `tao-submit: stats: handshakes=N commands=M seconds=S` on stderr at the end (SSH handshakes and remote commands of this run).
+    #[arg(long, global = true)]
+    pub stats: bool,
+
     /// The action; without one, submit the job lines read on stdin.
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -152,7 +156,18 @@ pub fn run(cli: Cli) -> Result<i32> {
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
     let mut out = LineWriter::new(stdout.lock());
-    run_with(cli, stdin.lock(), &mut out)
+    let stats = cli.stats;
+    let start = std::time::Instant::now();
+    let res = run_with(cli, stdin.lock(), &mut out);
+    if stats {
+        eprintln!(
+            "tao-submit: stats: handshakes={} commands={} seconds={:.3}",
+            tao_ssh::handshake_count(),
+            tao_ssh::exec_count(),
+            start.elapsed().as_secs_f64()
+        );
+    }
+    res
 }
 
 /// [`run`] with explicit input and output (for tests).

@@ -364,21 +364,12 @@ impl Plan {
     /// Write `env/secrets.env` (`export NAME='value'` lines) through the
     /// channel's stdin under `umask 077`, and check its mode is 600.
     fn stage_secrets(&self, s: &mut Sessions, host: &str) -> Result<()> {
-        let mut body = String::new();
-        for name in &self.secrets {
-            // Checked present in from_line; read again now, at submit time.
-            let value = std::env::var(name).map_err(|_| {
-                Error::Config(format!(
-                    "secret {name:?} is no longer set in this environment"
-                ))
-            })?;
-            body.push_str(&format!("export {name}={}\n", shell::quote(&value)));
-        }
+        let body = self.secrets_body()?.unwrap_or_default();
         let f = shell::quote(&format!("{}/env/secrets.env", self.job_dir));
         let script = format!(
             "set -e; umask 077; f={f}; t=\"$f.tao-tmp.$$\"; cat > \"$t\"; mv -f -- \"$t\" \"$f\"; stat -c %a -- \"$f\""
         );
-        let out = s.run_on(host, &script, Some(body.as_bytes()))?;
+        let out = s.run_on(host, &script, Some(&body))?;
         let mode = out.stdout_text().trim().to_string();
         if out.status != 0 {
             return Err(Error::TempFail(format!(
@@ -396,6 +387,134 @@ impl Plan {
         }
         Ok(())
     }
+}
+
+/// Largest staging script sent inline (files embedded as quoted shell
+/// words): the whole remote command is one argument of the remote shell,
+/// and Linux limits one argument to 128 KiB (`MAX_ARG_STRLEN`). Bigger
+/// jobs are staged file by file over stdin ([`Plan::stage`]).
+pub const INLINE_LIMIT: usize = 96 * 1024;
+
+/// Marker printed when staging went through.
+pub const STAGED: &str = "@@tao-staged";
+/// Marker printed when a different bundle is already staged.
+pub const BUNDLE_DIFFERS: &str = "@@tao-bundle-differs";
+/// Marker printed (with the mode) when the sidecar is not mode 600.
+pub const SIDECAR_MODE: &str = "@@tao-sidecar-mode ";
+
+impl Plan {
+    /// The whole staging as one POSIX shell script, to run before sbatch in
+    /// the same remote command: directories, then each file written with
+    /// the `printf` builtin to a temporary name and renamed (supporting
+    /// files that are not UTF-8 text travel base64-encoded and are decoded
+    /// with `base64 -d`); the supporting-file manifest compared with `cmp`
+    /// (a different bundle prints [`BUNDLE_DIFFERS`] and stops); the secrets
+    /// sidecar written from stdin under `umask 077` and its mode checked
+    /// (otherwise removed, [`SIDECAR_MODE`] printed). Ends by printing
+    /// [`STAGED`] and `set +e`.
+    ///
+    /// Output: `None` when the script would exceed [`INLINE_LIMIT`] or a
+    /// text holds a NUL byte; the caller then uses [`Plan::stage`].
+    pub fn inline_script(&self) -> Option<String> {
+        let q = shell::quote;
+        let mut s = format!(
+            "set -e; d={d}; mkdir -p -- \"$d/specs\" \"$d/env\" \"$d/meta\" \"$d/sbatch\" \"$d/slurm-logs\" \"$d/inputs/action-helpers\" {r}; chmod 700 -- \"$d/env\"; \
+             tao_put() {{ tao_t=\"$1.tao-tmp.$$\"; printf '%s' \"$2\" > \"$tao_t\"; mv -f -- \"$tao_t\" \"$1\"; }}; \
+             tao_put64() {{ tao_t=\"$1.tao-tmp.$$\"; printf '%s' \"$2\" | base64 -d > \"$tao_t\"; mv -f -- \"$tao_t\" \"$1\"; }}; ",
+            d = q(&self.job_dir),
+            r = q(&self.results_dir)
+        );
+        let mut texts: Vec<&str> = vec![&self.meta, &self.script];
+        if let Some((name, text)) = &self.spec {
+            texts.push(text);
+            s.push_str(&format!("tao_put \"$d/specs/\"{} {}; ", q(name), q(text)));
+        }
+        s.push_str(&format!("tao_put \"$d/meta/job.json\" {}; ", q(&self.meta)));
+        s.push_str(&format!(
+            "tao_put \"$d/sbatch/\"{} {}; ",
+            q(&format!("job_{}.sbatch", self.id)),
+            q(&self.script)
+        ));
+        if let Some(manifest) = self.manifest() {
+            s.push_str(&format!(
+                "m=\"$d/inputs/manifest.json\"; if [ -f \"$m\" ]; then if ! printf '%s' {mq} | cmp -s - \"$m\"; then echo '{BUNDLE_DIFFERS}'; exit 0; fi; else ",
+                mq = q(&manifest)
+            ));
+            for h in &self.helpers {
+                let rel = q(&h.source);
+                s.push_str(&format!(
+                    "mkdir -p -- \"$(dirname -- \"$d/inputs/action-helpers/\"{rel})\"; "
+                ));
+                match std::str::from_utf8(&h.bytes) {
+                    Ok(text) if !text.contains('\0') => s.push_str(&format!(
+                        "tao_put \"$d/inputs/action-helpers/\"{rel} {}; ",
+                        q(text)
+                    )),
+                    _ => s.push_str(&format!(
+                        "tao_put64 \"$d/inputs/action-helpers/\"{rel} {}; ",
+                        q(&base64(&h.bytes))
+                    )),
+                }
+            }
+            s.push_str(&format!("tao_put \"$m\" {}; fi; ", q(&manifest)));
+        }
+        if !self.secrets.is_empty() {
+            s.push_str(&format!(
+                "f=\"$d/env/secrets.env\"; (umask 077; tao_t=\"$f.tao-tmp.$$\"; cat > \"$tao_t\"; mv -f -- \"$tao_t\" \"$f\"); \
+                 tao_mode=$(stat -c %a -- \"$f\"); if [ \"$tao_mode\" != 600 ]; then rm -f -- \"$f\"; echo \"{SIDECAR_MODE}$tao_mode\"; exit 0; fi; "
+            ));
+        }
+        s.push_str(&format!("echo '{STAGED}'; set +e; "));
+        if texts.iter().any(|t| t.contains('\0')) || s.len() > INLINE_LIMIT {
+            return None;
+        }
+        Some(s)
+    }
+
+    /// The sidecar's content (`export NAME='value'` lines) read from this
+    /// environment now, or `None` without secrets. The value never leaves
+    /// this process except over the channel's stdin.
+    ///
+    /// Errors: [`Error::Config`] when a variable disappeared since planning.
+    pub fn secrets_body(&self) -> Result<Option<Vec<u8>>> {
+        if self.secrets.is_empty() {
+            return Ok(None);
+        }
+        let mut body = String::new();
+        for name in &self.secrets {
+            let value = std::env::var(name).map_err(|_| {
+                Error::Config(format!(
+                    "secret {name:?} is no longer set in this environment"
+                ))
+            })?;
+            body.push_str(&format!("export {name}={}\n", shell::quote(&value)));
+        }
+        Ok(Some(body.into_bytes()))
+    }
+}
+
+/// Standard base64 (RFC 4648, with padding), as `base64 -d` reads it.
+pub fn base64(bytes: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for c in bytes.chunks(3) {
+        let n = (u32::from(c[0]) << 16)
+            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*c.get(2).unwrap_or(&0));
+        out.push(A[(n >> 18) as usize & 63] as char);
+        out.push(A[(n >> 12) as usize & 63] as char);
+        out.push(if c.len() > 1 {
+            A[(n >> 6) as usize & 63] as char
+        } else {
+            '='
+        });
+        out.push(if c.len() > 2 {
+            A[n as usize & 63] as char
+        } else {
+            '='
+        });
+    }
+    out
 }
 
 /// Write `bytes` to the remote `path` atomically (temporary name, rename).
@@ -578,6 +697,99 @@ mod tests {
         // PATH is always set: a valid secret name with a value plans.
         let p = Plan::from_line(&line(json!({"secrets": ["PATH", "PATH"]}))).unwrap();
         assert_eq!(p.secrets, ["PATH"]);
+    }
+
+    #[test]
+    fn base64_matches_rfc4648() {
+        for (raw, enc) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64(raw.as_bytes()), enc);
+        }
+        assert_eq!(base64(&[0, 255, 128]), "AP+A");
+    }
+
+    #[test]
+    fn inline_script_runs_in_sh_and_stages_every_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let helper = dir.path().join("h.bin");
+        std::fs::write(&helper, [0u8, 1, 2, 255, b'\'', b'\n']).unwrap();
+        let text_helper = dir.path().join("t.py");
+        std::fs::write(&text_helper, "print('it''s')\n").unwrap();
+        let base = dir.path().join("remote");
+        let b = base.display().to_string();
+        let script = "#!/bin/bash\necho 'q' \"$x\" `y`\n";
+        let sha = tao_core::sha256_hex(script.as_bytes());
+        let mut l = line(json!({
+            "spec": {"name": "spec.yaml", "text": "a: 'b'\n"},
+            "execution": {"supporting_files": [
+                {"source": "bin/h.bin", "local_path": helper, "sha256": tao_core::sha256_hex(&std::fs::read(&helper).unwrap())},
+                {"source": "t.py", "local_path": text_helper, "sha256": tao_core::sha256_hex(&std::fs::read(&text_helper).unwrap())}]},
+        }));
+        l.set_path(&["storage", "base_dir"], json!(b));
+        l.set_path(&["storage", "job_dir"], json!(format!("{b}/jobs/tao-x1")));
+        l.set_path(
+            &["storage", "results_dir"],
+            json!(format!("{b}/results/tao-x1")),
+        );
+        l.set_path(&["script", "text"], json!(script));
+        l.set_path(&["script", "sha256"], json!(sha));
+        l.set_path(&["lint", "sha256"], json!(sha));
+        let p = Plan::from_line(&l).unwrap();
+        let run = |stdin: &[u8]| {
+            let mut c = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(p.inline_script().unwrap())
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            use std::io::Write;
+            c.stdin.take().unwrap().write_all(stdin).unwrap();
+            String::from_utf8(c.wait_with_output().unwrap().stdout).unwrap()
+        };
+        assert_eq!(run(b""), "@@tao-staged\n");
+        let jd = base.join("jobs/tao-x1");
+        assert_eq!(
+            std::fs::read_to_string(jd.join("sbatch/job_tao-x1.sbatch")).unwrap(),
+            script
+        );
+        assert_eq!(
+            std::fs::read_to_string(jd.join("specs/spec.yaml")).unwrap(),
+            "a: 'b'\n"
+        );
+        assert_eq!(
+            std::fs::read(jd.join("inputs/action-helpers/bin/h.bin")).unwrap(),
+            std::fs::read(&helper).unwrap()
+        );
+        assert_eq!(
+            std::fs::read(jd.join("inputs/action-helpers/t.py")).unwrap(),
+            std::fs::read(&text_helper).unwrap()
+        );
+        assert_eq!(
+            std::fs::read_to_string(jd.join("inputs/manifest.json")).unwrap(),
+            p.manifest().unwrap()
+        );
+        assert!(base.join("results/tao-x1").is_dir());
+        // Same bundle again: reused. A different manifest: refused, nothing overwritten.
+        assert_eq!(run(b""), "@@tao-staged\n");
+        std::fs::write(jd.join("inputs/manifest.json"), "other\n").unwrap();
+        assert_eq!(run(b""), format!("{BUNDLE_DIFFERS}\n"));
+        assert_eq!(
+            std::fs::read_to_string(jd.join("inputs/manifest.json")).unwrap(),
+            "other\n"
+        );
+    }
+
+    #[test]
+    fn a_big_job_is_not_inlined() {
+        let big = "x".repeat(INLINE_LIMIT);
+        let p = Plan::from_line(&line(json!({"spec": {"name": "s.yaml", "text": big}}))).unwrap();
+        assert!(p.inline_script().is_none());
     }
 
     #[test]

@@ -26,7 +26,7 @@ use tao_record::Store;
 
 use crate::sched::{self, Found};
 use crate::sessions::Sessions;
-use crate::stage::Plan;
+use crate::stage::{self, Plan};
 
 /// Tool name in `observed_by` and `error.tool`.
 pub const TOOL: &str = "tao-submit";
@@ -436,6 +436,40 @@ fn sbatch_script(plan: &Plan) -> String {
     )
 }
 
+/// Whether the inline staging part of the command went through.
+///
+/// Errors: [`Error::Data`] for a different bundle already staged;
+/// [`Error::NoPerm`] for a sidecar whose mode is not 600 (removed);
+/// [`Error::TempFail`] when a remote write failed.
+fn staging_outcome(plan: &Plan, host: &str, out: &tao_ssh::Output) -> Result<()> {
+    let text = out.stdout_text();
+    if text.lines().any(|l| l == stage::STAGED) {
+        return Ok(());
+    }
+    if text.lines().any(|l| l == stage::BUNDLE_DIFFERS) {
+        return Err(Error::Data(format!(
+            "job {:?}: a different bundle of supporting files is already staged in {:?}/inputs (its manifest.json differs); it is never overwritten: open a new record",
+            plan.id, plan.job_dir
+        )));
+    }
+    if let Some(mode) = text
+        .lines()
+        .find_map(|l| l.strip_prefix(stage::SIDECAR_MODE))
+    {
+        return Err(Error::NoPerm(format!(
+            "the secrets sidecar of job {:?} had mode {mode:?}, not 600; it was removed: check the shared filesystem's ACLs under {:?}",
+            plan.id, plan.job_dir
+        )));
+    }
+    Err(Error::TempFail(format!(
+        "staging job {:?} in {:?} on {host:?} failed (exit {}): {}",
+        plan.id,
+        plan.job_dir,
+        out.status,
+        out.stderr_line()
+    )))
+}
+
 /// Interpret the sbatch command's output.
 fn read_reply(stdout: &str, stderr: &str) -> SbatchReply {
     let Some((_, rest)) = stdout.split_once("@@tao-sbatch-begin\n") else {
@@ -481,16 +515,33 @@ fn submit_one(
     loop {
         attempt += 1;
         let host = sessions.primary()?.login_host().to_string();
-        match plan.stage(sessions, &host) {
-            Ok(()) => {}
-            Err(Error::Unavailable(why)) if attempt < MAX_ATTEMPTS => {
-                tao_core::cli::warn(TOOL, &format!("{why}; staging {:?} again", plan.id));
-                continue;
+        // Staging and sbatch in one remote command when the job's files fit
+        // in one (the usual case); else file by file first.
+        let inline = plan.inline_script();
+        if inline.is_none() {
+            match plan.stage(sessions, &host) {
+                Ok(()) => {}
+                Err(Error::Unavailable(why)) if attempt < MAX_ATTEMPTS => {
+                    tao_core::cli::warn(TOOL, &format!("{why}; staging {:?} again", plan.id));
+                    continue;
+                }
+                Err(e) => return Err(e),
             }
-            Err(e) => return Err(e),
         }
-        let reply = match sessions.run_on(&host, &sbatch_script(plan), None) {
-            Ok(out) => read_reply(&out.stdout_text(), &String::from_utf8_lossy(&out.stderr)),
+        let (script, stdin) = match &inline {
+            Some(stage) => (
+                format!("{stage}{}", sbatch_script(plan)),
+                plan.secrets_body()?,
+            ),
+            None => (sbatch_script(plan), None),
+        };
+        let reply = match sessions.run_on(&host, &script, stdin.as_deref()) {
+            Ok(out) => {
+                if inline.is_some() {
+                    staging_outcome(plan, &host, &out)?;
+                }
+                read_reply(&out.stdout_text(), &String::from_utf8_lossy(&out.stderr))
+            }
             Err(e @ (Error::Unavailable(_) | Error::TempFail(_))) => {
                 SbatchReply::Ambiguous(e.to_string())
             }

@@ -311,3 +311,124 @@ fn usage_and_configuration_errors() {
     assert_eq!(out.status.code(), Some(78));
     assert!(String::from_utf8_lossy(&out.stderr).contains("SLURM_HOSTNAME"));
 }
+
+/// Replace a line's script body and fix the sha256s (as a re-render + lint would).
+fn with_script(mut line: Value, from: &str, to: &str) -> Value {
+    let text = line["script"]["text"].as_str().unwrap().replace(from, to);
+    let sha = tao_core::sha256_hex(text.as_bytes());
+    line["script"] = json!({"template": "test", "sha256": sha, "text": text});
+    line["lint"]["sha256"] = json!(sha);
+    line
+}
+
+#[test]
+fn a_job_too_big_for_one_command_is_staged_file_by_file() {
+    let Some(f) = Fixture::new() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    // A supporting file that is not text, and a spec bigger than one command holds.
+    let helper = dir.path().join("weights.bin");
+    let bytes: Vec<u8> = (0..=255u8).cycle().take(70_000).collect();
+    std::fs::write(&helper, &bytes).unwrap();
+    let big_spec = format!("# padding\n{}\n", "x: 1 # it's $(not run)\n".repeat(5000));
+    let mut line = f.line("big", "sleep 30");
+    line["spec"] = json!({"name": "spec.yaml", "text": big_spec, "sha256": tao_core::sha256_hex(big_spec.as_bytes())});
+    line["execution"] = json!({"supporting_files": [{"source": "model/weights.bin", "local_path": helper,
+        "sha256": tao_core::sha256_hex(&bytes), "size": bytes.len()}]});
+    line["secrets"] = json!(["HF_TOKEN"]);
+    let out = f
+        .cmd()
+        .env("HF_TOKEN", "hf_FAKEbigJOBtokenvalue0123456789")
+        .write_stdin(stdin_of(std::slice::from_ref(&line)))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let job_id = lines_of(&out.stdout)[0]["slurm"]["job_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let jd = line["storage"]["job_dir"].as_str().unwrap();
+    let (rc, o, e) = f.c.ssh(&format!(
+        "cd {jd} && sha256sum inputs/action-helpers/model/weights.bin specs/spec.yaml && stat -c %a env/secrets.env && test -f inputs/manifest.json && echo manifest"
+    ));
+    assert_eq!(rc, 0, "{e}");
+    assert!(o.contains(&tao_core::sha256_hex(&bytes)), "{o}");
+    assert!(
+        o.contains(&tao_core::sha256_hex(big_spec.as_bytes())),
+        "{o}"
+    );
+    assert!(o.contains("\n600\n") && o.contains("manifest"), "{o}");
+    let _ = f.c.ssh(&format!("scancel {job_id}"));
+}
+
+#[test]
+fn a_different_bundle_is_never_overwritten() {
+    let Some(f) = Fixture::new() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let helper = dir.path().join("train.py");
+    std::fs::write(&helper, "print('v1')\n").unwrap();
+    let files = |text: &str| {
+        json!({"supporting_files": [{"source": "train.py", "local_path": helper,
+        "sha256": tao_core::sha256_hex(text.as_bytes()), "size": text.len()}]})
+    };
+    // First attempt: staged, then refused by sbatch (no such partition), so no job exists.
+    let mut line = f.line("bund", "true");
+    line["execution"] = files("print('v1')\n");
+    let refused = with_script(line.clone(), "--partition=gpu", "--partition=nosuchpart");
+    let out = f.cmd().write_stdin(stdin_of(&[refused])).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    // The same bundle again: reused, and the job goes through.
+    let out = f
+        .cmd()
+        .write_stdin(stdin_of(std::slice::from_ref(&line)))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let job_id = lines_of(&out.stdout)[0]["slurm"]["job_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    f.c.wait_state(&job_id, 120, |s| s == "COMPLETED" || s == "FAILED");
+    // A changed bundle for the same id, on a fresh record whose first try failed the same way.
+    let mut other = f.line("bund2", "true");
+    other["execution"] = files("print('v1')\n");
+    let out = f
+        .cmd()
+        .write_stdin(stdin_of(&[with_script(
+            other.clone(),
+            "--partition=gpu",
+            "--partition=nosuchpart",
+        )]))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    std::fs::write(&helper, "print('v2')\n").unwrap();
+    other["execution"] = files("print('v2')\n");
+    let out = f
+        .cmd()
+        .write_stdin(stdin_of(std::slice::from_ref(&other)))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let msg = lines_of(&out.stdout)[0]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        msg.contains("different bundle") && msg.contains("never overwritten"),
+        "{msg}"
+    );
+    let jd = other["storage"]["job_dir"].as_str().unwrap();
+    let (_, staged, _) = f.c.ssh(&format!("cat {jd}/inputs/action-helpers/train.py"));
+    assert_eq!(staged, "print('v1')\n");
+    assert!(f.c.jobs_named(other["id"].as_str().unwrap()).is_empty());
+}
