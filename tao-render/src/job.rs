@@ -205,6 +205,12 @@ pub struct Plan {
     pub mem: Option<SbatchValue>,
     /// Excluded nodes, if any.
     pub exclude: Option<SbatchValue>,
+    /// Excluded nodes as given (names or ranges).
+    pub exclude_list: Vec<String>,
+    /// storage.base_dir without a trailing `/`.
+    pub base_dir: String,
+    /// The line's mounts as given (without the added base-dir mount).
+    pub mounts: Vec<String>,
     /// `--output` path.
     pub output: SbatchValue,
     /// `--error` path.
@@ -750,6 +756,9 @@ pub fn plan(line: &JobLine, profile: &SiteProfile, opts: RenderOptions) -> Resul
         cpus: SbatchValue::number(cpus),
         mem,
         exclude,
+        exclude_list: res.exclude.clone().unwrap_or_default(),
+        base_dir: base_dir.clone(),
+        mounts: mounts.clone(),
         effective: Effective {
             nodes,
             gpus_per_node: gpus,

@@ -518,6 +518,59 @@ pub fn render_probe(req: &ProbeRequest) -> Result<Script> {
     Ok(Script::new("probe", text))
 }
 
+/// Whether a job needs the communication probe first (issue 8): more than
+/// one node, or two or more GPUs on a node, after the GPU rule.
+///
+/// Errors: as [`render_line`] (the line is planned to know its shape).
+pub fn needs_probe(line: &JobLine, profile: &SiteProfile) -> Result<bool> {
+    let plan = job::plan(line, profile, RenderOptions::default())?;
+    Ok(plan.effective.nodes > 1 || plan.effective.gpus_per_node >= 2)
+}
+
+/// The probe request for a job line: the line's partition, account,
+/// excluded nodes, node count and GPUs per node (after the GPU rule), and
+/// for runtime pyxis its `.sqsh` image and mounts (plus the base-dir mount);
+/// the probe's own job directory is `<base_dir>/jobs/<probe_id>` and
+/// `program` is relative to it. Other fields take [`ProbeRequest`]'s
+/// defaults (10 minutes wall time, 120 s timeout, torchrun, no NCCL
+/// variables); set `nccl_env` for each knob set tried.
+///
+/// Errors: as [`render_line`]; [`Error::Data`] for a `probe_id` that is not a record id.
+pub fn probe_request_for_line(
+    line: &JobLine,
+    profile: &SiteProfile,
+    probe_id: &str,
+    program: &str,
+) -> Result<ProbeRequest> {
+    tao_core::id::validate(probe_id)?;
+    let plan = job::plan(line, profile, RenderOptions::default())?;
+    let (image, mounts) = match &plan.container {
+        Some(c) => (
+            Some(c.image.clone()),
+            c.mounts.split(',').map(str::to_string).collect(),
+        ),
+        None => (None, Vec::new()),
+    };
+    Ok(ProbeRequest {
+        id: probe_id.to_string(),
+        partition: plan.effective.partition.clone(),
+        account: plan.account.as_ref().map(|a| a.as_str().to_string()),
+        nodes: plan.effective.nodes,
+        gpus_per_node: plan.effective.gpus_per_node,
+        cpus_per_task: default_probe_cpus(),
+        time: default_probe_time(),
+        timeout_s: default_probe_timeout(),
+        job_dir: format!("{}/jobs/{probe_id}", plan.base_dir),
+        program: program.to_string(),
+        args: Vec::new(),
+        launcher: ProbeLauncher::Torchrun,
+        nccl_env: BTreeMap::new(),
+        image,
+        mounts,
+        exclude: plan.exclude_list.clone(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     //! Review rules enforced by grep: no escaper bypass, no shell tracing,

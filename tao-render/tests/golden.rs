@@ -264,3 +264,53 @@ fn job_line_output_shape() {
     v["script"]["text"] = json!("<text>");
     insta::assert_snapshot!("job_line_output", serde_json::to_string_pretty(&v).unwrap());
 }
+
+#[test]
+fn probe_request_follows_the_job_line() {
+    let mut l = line();
+    l["resources"]["partition"] = json!("polar");
+    l["resources"]["gpus_per_node"] = json!(16);
+    l["resources"]["account"] = json!("fake-account");
+    l["resources"]["exclude"] = json!(["n[1,3]"]);
+    l["runtime"] = json!("pyxis");
+    l["image"] = json!("nvcr.io#nvidia/tao/tao-toolkit:5.5.0-pyt");
+    l["mounts"] = json!(["/lustre/fake/datasets:/datasets:ro"]);
+    let jl = jobline(&l);
+    let p = profile("cs-oci-ord");
+    assert!(tao_render::needs_probe(&jl, &p).unwrap());
+    let req = tao_render::probe_request_for_line(
+        &jl,
+        &p,
+        "tao-20261129-k3f9x2-probe1",
+        "probe/allreduce.py",
+    )
+    .unwrap();
+    assert_eq!((req.nodes, req.gpus_per_node), (2, 8));
+    assert_eq!(req.partition, "polar");
+    assert_eq!(req.account.as_deref(), Some("fake-account"));
+    assert_eq!(req.exclude, vec!["n[1,3]".to_string()]);
+    assert_eq!(
+        req.job_dir,
+        "/lustre/fake/tao/jobs/tao-20261129-k3f9x2-probe1"
+    );
+    assert!(req
+        .image
+        .as_deref()
+        .unwrap()
+        .starts_with("/lustre/fake/tao/images/nvcr.io_nvidia"));
+    assert_eq!(
+        req.mounts,
+        vec![
+            "/lustre/fake/datasets:/datasets:ro".to_string(),
+            "/lustre/fake/tao:/lustre/fake/tao".to_string()
+        ]
+    );
+    let s = render_probe(&req).unwrap();
+    assert!(s.text.contains("#SBATCH --exclude=n[1,3]\n"));
+    assert!(s.text.contains("#SBATCH --nodes=2\n") && s.text.contains("#SBATCH --gres=gpu:8\n"));
+    lint_script("probe_for_line", &s.text);
+
+    let mut one = line();
+    one["resources"]["gpus_per_node"] = json!(1);
+    assert!(!tao_render::needs_probe(&jobline(&one), &profile("local")).unwrap());
+}
