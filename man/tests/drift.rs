@@ -13,7 +13,7 @@ mod util;
 use std::collections::BTreeSet;
 use std::process::Command;
 
-use util::{man_dir, pages, require, tool_binary};
+use util::{help_options, long_names, man_dir, pages, require, run_help};
 
 const FIX: &str = "run cargo run -p tao-man (and commit man/)";
 
@@ -55,40 +55,6 @@ fn checked_in_files_match_a_fresh_generation() {
     assert!(stale.is_empty(), "{}: {FIX}", stale.join("; "));
 }
 
-/// Long options defined in `--help` text: on option lines (indented at
-/// most 6 columns and starting with `-`), in the part before the
-/// description (the first run of two spaces).
-fn help_options(help: &str) -> BTreeSet<String> {
-    let mut set = BTreeSet::new();
-    for line in help.lines() {
-        let indent = line.len() - line.trim_start().len();
-        let t = line.trim_start();
-        if indent > 6 || !t.starts_with('-') {
-            continue;
-        }
-        let head = t.split("  ").next().unwrap_or("");
-        set.extend(long_names(head));
-    }
-    set
-}
-
-/// `--name` tokens of a piece of text.
-fn long_names(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut rest = text;
-    while let Some(i) = rest.find("--") {
-        let tail = &rest[i + 2..];
-        let end = tail
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
-            .unwrap_or(tail.len());
-        if end > 0 && tail.as_bytes()[0].is_ascii_alphabetic() {
-            out.push(format!("--{}", &tail[..end]));
-        }
-        rest = &tail[end..];
-    }
-    out
-}
-
 /// Long options a page describes: the `.TP` item heads that start in bold
 /// (`\fB\-\-name\fR`).
 fn page_options(roff: &str) -> BTreeSet<String> {
@@ -103,21 +69,6 @@ fn page_options(roff: &str) -> BTreeSet<String> {
         after_tp = line == ".TP";
     }
     set
-}
-
-fn run_help(tool: &str, args: &[&str]) -> String {
-    let out = Command::new(tool_binary(tool))
-        .args(args)
-        .env_clear()
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{tool} {args:?} exited {:?}: {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
 }
 
 #[test]
