@@ -50,8 +50,7 @@ pub struct Redactor {
     rules: Vec<Rule>,
     /// Mask labels: rule ids, then `env:<NAME>` per exact value.
     labels: Vec<String>,
-    prefilter: AhoCorasick,
-    triggers: Vec<scan::Trigger>,
+    prefilter: scan::Prefilter,
     /// Rules without keywords (run on every line).
     always: Vec<usize>,
     exact: Option<AhoCorasick>,
@@ -144,7 +143,7 @@ impl RedactorBuilder {
         let mut labels: Vec<String> = rules.iter().map(|r| r.id.clone()).collect();
         labels.extend(self.exact.iter().map(|(n, _)| format!("env:{n}")));
         let values: Vec<Vec<u8>> = self.exact.iter().map(|(_, v)| v.clone()).collect();
-        let (prefilter, triggers) = scan::build_prefilter(&rules, &values)?;
+        let prefilter = scan::Prefilter::new(&rules, &values)?;
         let exact = if values.is_empty() {
             None
         } else {
@@ -167,7 +166,6 @@ impl RedactorBuilder {
             rules,
             labels,
             prefilter,
-            triggers,
             always,
             exact,
             skipped: self.skipped,

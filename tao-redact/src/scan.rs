@@ -19,13 +19,13 @@ use crate::Redactor;
 /// not mask the rest of the log.
 pub(crate) const MAX_BLOCK_LINES: u32 = 400;
 
-/// What a prefilter pattern triggers.
-#[derive(Debug, Clone)]
-pub(crate) enum Trigger {
+/// What a prefilter keyword triggers (see [`Prefilter`]).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Trigger {
     /// Run these rules (indices into `Redactor::rules`).
-    Rules(Vec<usize>),
+    pub rules: Vec<usize>,
     /// Look for exact secret values on this line.
-    Exact,
+    pub exact: bool,
 }
 
 /// One span to mask, in bytes of the scanned slice.
@@ -52,8 +52,14 @@ pub(crate) struct ScanState {
 /// Reused buffers of one scanning run.
 #[derive(Debug, Default)]
 pub(crate) struct Scratch {
+    /// ASCII-lowercased copy of the bytes being prefiltered.
+    pub low: Vec<u8>,
     pub hits: Vec<Hit>,
     trig: Vec<bool>,
+    any_rule: bool,
+    any_exact: bool,
+    /// `trig` already holds this line's triggers.
+    ready: bool,
 }
 
 fn content_end(s: &[u8]) -> usize {
@@ -108,6 +114,7 @@ impl Redactor {
         scratch.hits.clear();
         let mut from = 0;
         if let Some((ri, lines)) = state.block {
+            scratch.ready = false;
             let rule = &self.rules[ri];
             let end_re = rule.end.as_ref().expect("block rules have an end regex");
             if let Some(m) = end_re.find(frag) {
@@ -139,6 +146,25 @@ impl Redactor {
         self.scan_from(frag, from, limit, state, scratch);
     }
 
+    /// Reset the triggers in `scratch` for a new line.
+    pub(crate) fn clear_triggers(&self, scratch: &mut Scratch) {
+        scratch.trig.clear();
+        scratch.trig.resize(self.rules.len(), false);
+        scratch.any_rule = false;
+        scratch.any_exact = false;
+        scratch.ready = true;
+    }
+
+    /// Forget triggers collected for a line that was not scanned.
+    pub(crate) fn unready(&self, scratch: &mut Scratch) {
+        scratch.ready = false;
+    }
+
+    /// Whether the triggers in `scratch` ask for any work.
+    pub(crate) fn triggered(&self, scratch: &Scratch) -> bool {
+        scratch.any_rule || scratch.any_exact || !self.always.is_empty()
+    }
+
     fn scan_from(
         &self,
         frag: &[u8],
@@ -148,26 +174,24 @@ impl Redactor {
         scratch: &mut Scratch,
     ) {
         let hay = &frag[from..];
-        let trig = &mut scratch.trig;
-        trig.clear();
-        trig.resize(self.rules.len(), false);
-        let mut any_exact = false;
-        let mut any_rule = false;
-        for m in self.prefilter.find_overlapping_iter(hay) {
-            match &self.triggers[m.pattern().as_usize()] {
-                Trigger::Rules(rs) => {
-                    any_rule = true;
-                    for &r in rs {
-                        trig[r] = true;
-                    }
-                }
-                Trigger::Exact => any_exact = true,
+        // The caller may have collected the triggers of this line already
+        // (one prefilter pass over many lines, see `Stream::lines`).
+        if !(scratch.ready && from == 0) {
+            self.clear_triggers(scratch);
+            let mut low = std::mem::take(&mut scratch.low);
+            lowercase_into(hay, &mut low);
+            for m in self.prefilter.find_iter(&low, 0..low.len()) {
+                self.prefilter.verify(&low, &m, scratch);
             }
+            scratch.low = low;
         }
+        scratch.ready = false;
         for &r in &self.always {
-            trig[r] = true;
-            any_rule = true;
+            scratch.trig[r] = true;
+            scratch.any_rule = true;
         }
+        let (any_rule, any_exact) = (scratch.any_rule, scratch.any_exact);
+        let trig = &scratch.trig;
         if any_rule {
             for (ri, rule) in self.rules.iter().enumerate() {
                 if !trig[ri] {
@@ -278,6 +302,11 @@ impl Redactor {
 
 /// The post-match checks of one rule on the masked span `secret`.
 fn accept(rule: &Rule, name: Option<&[u8]>, secret: &[u8]) -> bool {
+    if rule.validator == Validator::Assignment {
+        // Checks placeholders itself, after its cheaper tests.
+        return (rule.min_entropy <= 0.0 || validate::shannon_entropy(secret) >= rule.min_entropy)
+            && validate::assignment_value_is_secret(name.unwrap_or(b""), secret);
+    }
     if rule.placeholders && validate::is_placeholder(secret) {
         return false;
     }
@@ -291,41 +320,179 @@ fn accept(rule: &Rule, name: Option<&[u8]>, secret: &[u8]) -> bool {
     }
 }
 
-/// Build the prefilter: rule keywords and exact values, ASCII
-/// case-insensitive, as one automaton. Returns the automaton and what each
-/// pattern triggers.
-pub(crate) fn build_prefilter(
-    rules: &[Rule],
-    exact: &[Vec<u8>],
-) -> tao_core::Result<(AhoCorasick, Vec<Trigger>)> {
-    let mut patterns: Vec<Vec<u8>> = Vec::new();
-    let mut triggers: Vec<Trigger> = Vec::new();
-    for (ri, rule) in rules.iter().enumerate() {
-        for k in &rule.keywords {
-            let kb = k.as_bytes().to_vec();
-            match patterns.iter().position(|p| *p == kb) {
-                Some(i) => {
-                    if let Trigger::Rules(rs) = &mut triggers[i] {
-                        rs.push(ri);
-                    }
-                }
+/// ASCII-lowercase `src` into `dst` (other bytes unchanged). The prefilter
+/// runs case-sensitively on this copy, which is several times faster than
+/// a case-insensitive automaton and lets the packed (SIMD) searcher work.
+pub(crate) fn lowercase_into(src: &[u8], dst: &mut Vec<u8>) {
+    dst.clear();
+    dst.extend(
+        src.iter()
+            .map(|&b| b | ((b.wrapping_sub(b'A') < 26) as u8) << 5),
+    );
+}
+
+/// Anchors are keyword windows of at most this many bytes: short enough
+/// that the built-in keywords give few distinct anchors (at most 64 lets
+/// aho-corasick use its packed SIMD searcher, Teddy).
+const ANCHOR_LEN: usize = 5;
+
+/// The window of `k` used as its anchor: the `ANCHOR_LEN`-byte window with
+/// the most bytes that are not lowercase letters (`oken=` for `token=`),
+/// since letters-only windows such as `token` are common words in logs.
+/// Ties go to the earliest window. Returns the offset of the window.
+fn anchor_offset(k: &[u8]) -> usize {
+    let n = k.len().min(ANCHOR_LEN);
+    (0..=k.len() - n)
+        .max_by_key(|&o| {
+            let score = k[o..o + n]
+                .iter()
+                .filter(|b| !b.is_ascii_lowercase())
+                .count();
+            (score, std::cmp::Reverse(o))
+        })
+        .unwrap_or(0)
+}
+
+/// `hay[at..]` starts with `needle` (a byte loop: the needles are a few
+/// bytes long, where a `memcmp` call costs more than the compare).
+#[inline]
+fn starts_with_at(hay: &[u8], at: usize, needle: &[u8]) -> bool {
+    hay.len() >= at + needle.len()
+        && hay[at..at + needle.len()]
+            .iter()
+            .zip(needle)
+            .all(|(a, b)| a == b)
+}
+
+/// The keyword prefilter (gitleaks' "keywords before regexes").
+///
+/// Every rule keyword and every exact secret value, ASCII-lowercased, is a
+/// *keyword*. Each keyword has an *anchor*: one window of at most
+/// [`ANCHOR_LEN`] of its bytes ([`anchor_offset`]). A leftmost-first
+/// automaton over the distinct anchors (about 45 for the built-in rules, so
+/// aho-corasick can use its packed SIMD searcher) runs over a lowercased
+/// copy of the input. An anchor match is only a candidate: at each match
+/// `[s, e)`, every anchor that occurs at any position in `[s, e)` is
+/// checked, and for each, the keywords around it byte by byte. Every
+/// keyword occurrence contains its anchor, and an anchor occurrence is
+/// either reported or starts inside a reported match (that is all a
+/// non-overlapping search can hide), so no keyword is missed.
+#[derive(Debug)]
+pub(crate) struct Prefilter {
+    automaton: AhoCorasick,
+    /// Distinct anchors.
+    anchors: Vec<Vec<u8>>,
+    /// Per first byte: indices of the anchors starting with it.
+    by_first: Vec<Vec<usize>>,
+    /// Per anchor: (keyword index, offset of the anchor in the keyword).
+    keywords_of: Vec<Vec<(usize, usize)>>,
+    /// Lowercased keywords.
+    keywords: Vec<Vec<u8>>,
+    /// Per keyword: what it triggers.
+    triggers: Vec<Trigger>,
+}
+
+impl Prefilter {
+    /// Build from the rules' keywords and the exact values.
+    ///
+    /// Errors: [`tao_core::Error::Internal`] if the automaton cannot be built.
+    pub(crate) fn new(rules: &[Rule], exact: &[Vec<u8>]) -> tao_core::Result<Prefilter> {
+        let mut keywords: Vec<Vec<u8>> = Vec::new();
+        let mut triggers: Vec<Trigger> = Vec::new();
+        let mut add = |k: Vec<u8>, rule: Option<usize>| {
+            let i = match keywords.iter().position(|q| *q == k) {
+                Some(i) => i,
                 None => {
-                    patterns.push(kb);
-                    triggers.push(Trigger::Rules(vec![ri]));
+                    keywords.push(k);
+                    triggers.push(Trigger::default());
+                    keywords.len() - 1
+                }
+            };
+            match rule {
+                Some(r) if !triggers[i].rules.contains(&r) => triggers[i].rules.push(r),
+                Some(_) => {}
+                None => triggers[i].exact = true,
+            }
+        };
+        for (ri, rule) in rules.iter().enumerate() {
+            for k in &rule.keywords {
+                add(k.as_bytes().to_ascii_lowercase(), Some(ri));
+            }
+        }
+        for v in exact {
+            add(v.to_ascii_lowercase(), None);
+        }
+        let mut anchors: Vec<Vec<u8>> = Vec::new();
+        let mut keywords_of: Vec<Vec<(usize, usize)>> = Vec::new();
+        for (ki, k) in keywords.iter().enumerate() {
+            let o = anchor_offset(k);
+            let a = k[o..o + k.len().min(ANCHOR_LEN)].to_vec();
+            let ai = match anchors.iter().position(|x| *x == a) {
+                Some(ai) => ai,
+                None => {
+                    anchors.push(a);
+                    keywords_of.push(Vec::new());
+                    anchors.len() - 1
+                }
+            };
+            keywords_of[ai].push((ki, o));
+        }
+        let mut by_first = vec![Vec::new(); 256];
+        for (ai, a) in anchors.iter().enumerate() {
+            by_first[a[0] as usize].push(ai);
+        }
+        let automaton = AhoCorasick::builder()
+            .match_kind(aho_corasick::MatchKind::LeftmostFirst)
+            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+            .build(&anchors)
+            .map_err(|e| {
+                tao_core::Error::Internal(format!("building the keyword automaton: {e}"))
+            })?;
+        Ok(Prefilter {
+            automaton,
+            anchors,
+            by_first,
+            keywords_of,
+            keywords,
+            triggers,
+        })
+    }
+
+    /// Number of distinct anchors (the packed searcher needs at most 64).
+    pub(crate) fn anchor_count(&self) -> usize {
+        self.anchors.len()
+    }
+
+    /// Anchor matches in `low[span]` (an ASCII-lowercased haystack).
+    pub(crate) fn find_iter<'a>(
+        &'a self,
+        low: &'a [u8],
+        span: std::ops::Range<usize>,
+    ) -> impl Iterator<Item = aho_corasick::Match> + 'a {
+        self.automaton
+            .find_iter(aho_corasick::Input::new(low).span(span))
+    }
+
+    /// Record in `scratch` what the keywords around anchor match `m` trigger.
+    pub(crate) fn verify(&self, low: &[u8], m: &aho_corasick::Match, scratch: &mut Scratch) {
+        for q in m.start()..m.end() {
+            for &ai in &self.by_first[low[q] as usize] {
+                if !starts_with_at(low, q, &self.anchors[ai]) {
+                    continue;
+                }
+                for &(ki, o) in &self.keywords_of[ai] {
+                    if q >= o && starts_with_at(low, q - o, &self.keywords[ki]) {
+                        let t = &self.triggers[ki];
+                        for &r in &t.rules {
+                            scratch.any_rule = true;
+                            scratch.trig[r] = true;
+                        }
+                        scratch.any_exact |= t.exact;
+                    }
                 }
             }
         }
     }
-    for v in exact {
-        patterns.push(v.clone());
-        triggers.push(Trigger::Exact);
-    }
-    let ac = AhoCorasick::builder()
-        .ascii_case_insensitive(true)
-        .kind(Some(aho_corasick::AhoCorasickKind::DFA))
-        .build(&patterns)
-        .map_err(|e| tao_core::Error::Internal(format!("building the keyword automaton: {e}")))?;
-    Ok((ac, triggers))
 }
 
 #[cfg(test)]
@@ -362,6 +529,41 @@ mod tests {
         let tok = "hf_FAKEtaoRedactTestTokenQwErTyUiOpAs";
         let out = masked(&r, &format!("export HF_TOKEN={tok}"));
         assert_eq!(out, "export HF_TOKEN=[REDACTED:huggingface-token]");
+    }
+
+    #[test]
+    fn keywords_hidden_by_other_anchors_still_trigger() {
+        let r = red();
+        // `oauthtoken` is found first; `token=`... starts inside no other
+        // match here, but `machine` and `password=` overlap nothing either:
+        // all three rules must still be considered.
+        let line = b"machine nvcr.io login $oauthtoken password=Zk3vQ9pL2mX8rT5wY7nB";
+        assert_eq!(
+            &*r.redact_line(line),
+            &b"machine nvcr.io login $oauthtoken password=[REDACTED:secret-assignment]"[..]
+        );
+        // `sk-` inside `task-` is an anchor match that hides `k-...`; the
+        // key right after must still be seen.
+        let line = b"KEY=sk-FAKEtaoRedactTestfjzLczbttOofL9H2WjQ5TY4MyWuUFjs";
+        assert_eq!(&*r.redact_line(line), &b"KEY=[REDACTED:openai-api-key]"[..]);
+        // An anchor match (`secre`) hiding the start of another keyword
+        // (`t_key`? no: `key=` inside `secret_key=`).
+        let line = b"AWS_SECRET_KEY=FAKEfakeTESTtest/0123456789+abcdEFGHijkl";
+        assert_eq!(
+            &*r.redact_line(line),
+            &b"AWS_SECRET_KEY=[REDACTED:aws-secret-access-key]"[..]
+        );
+        assert_eq!(anchor_offset(b"token="), 1);
+        assert_eq!(anchor_offset(b"hf_"), 0);
+        assert_eq!(anchor_offset(b"private key"), 3);
+        assert!(
+            r.prefilter.anchor_count() <= 64,
+            "{}",
+            r.prefilter.anchor_count()
+        );
+        let mut low = Vec::new();
+        lowercase_into(b"AbZ[`@\xff", &mut low);
+        assert_eq!(low, b"abz[`@\xff");
     }
 
     #[test]

@@ -35,6 +35,8 @@ pub(crate) struct Stream<'r> {
     state: ScanState,
     scratch: Scratch,
     out: Vec<u8>,
+    /// Lowercased copy of the chunk being prefiltered (see `lines`).
+    low: Vec<u8>,
 }
 
 fn line_end(chunk: &[u8], from: usize) -> usize {
@@ -48,6 +50,7 @@ impl<'r> Stream<'r> {
             state: ScanState::default(),
             scratch: Scratch::default(),
             out: Vec::with_capacity(BUF_SIZE + 4096),
+            low: Vec::with_capacity(BUF_SIZE),
         }
     }
 
@@ -60,29 +63,76 @@ impl<'r> Stream<'r> {
     /// is the end of the input).
     pub(crate) fn lines(&mut self, chunk: &[u8]) {
         let mut pos = 0;
-        while pos < chunk.len() {
+        self.low.clear();
+        'outer: while pos < chunk.len() {
             if self.state.block.is_some() || !self.red.always.is_empty() {
                 let le = line_end(chunk, pos);
                 self.line(&chunk[pos..le], true);
                 pos = le;
                 continue;
             }
-            let input = aho_corasick::Input::new(chunk).span(pos..chunk.len());
-            match self.red.prefilter.find(input) {
+            // One prefilter pass over all remaining lines: each hit's line
+            // collects its triggers; lines without hits are copied as is.
+            if self.low.len() != chunk.len() {
+                crate::scan::lowercase_into(chunk, &mut self.low);
+            }
+            let low = std::mem::take(&mut self.low);
+            let red = self.red;
+            let mut cur: Option<(usize, usize)> = None;
+            let mut restart = false;
+            for m in red.prefilter.find_iter(&low, pos..chunk.len()) {
+                if let Some((ls, le)) = cur {
+                    if m.start() < le {
+                        self.red.prefilter.verify(&low, &m, &mut self.scratch);
+                        continue;
+                    }
+                    self.finish_line(&chunk[ls..le]);
+                    pos = le;
+                    if self.state.block.is_some() {
+                        restart = true;
+                        break;
+                    }
+                }
+                let ls =
+                    memchr::memrchr(b'\n', &chunk[pos..m.start()]).map_or(pos, |i| pos + i + 1);
+                let le = line_end(chunk, m.start());
+                self.out.extend_from_slice(&chunk[pos..ls]);
+                self.red.clear_triggers(&mut self.scratch);
+                self.red.prefilter.verify(&low, &m, &mut self.scratch);
+                cur = Some((ls, le));
+            }
+            self.low = low;
+            if restart {
+                continue 'outer;
+            }
+            match cur {
+                Some((ls, le)) => {
+                    self.finish_line(&chunk[ls..le]);
+                    pos = le;
+                }
                 None => {
                     self.out.extend_from_slice(&chunk[pos..]);
-                    return;
-                }
-                Some(m) => {
-                    let ls =
-                        memchr::memrchr(b'\n', &chunk[pos..m.start()]).map_or(pos, |i| pos + i + 1);
-                    let le = line_end(chunk, m.start());
-                    self.out.extend_from_slice(&chunk[pos..ls]);
-                    self.line(&chunk[ls..le], true);
-                    pos = le;
+                    pos = chunk.len();
                 }
             }
         }
+    }
+
+    /// A line whose triggers were collected by `lines`: scanned only if a
+    /// keyword (not just an anchor) was found.
+    fn finish_line(&mut self, line: &[u8]) {
+        if self.red.triggered(&self.scratch) {
+            self.line(line, true);
+        } else {
+            self.scratch_reset();
+            self.out.extend_from_slice(line);
+        }
+    }
+
+    fn scratch_reset(&mut self) {
+        self.red.clear_triggers(&mut self.scratch);
+        self.scratch.hits.clear();
+        self.red.unready(&mut self.scratch);
     }
 
     /// One line with its `\n` (or the last fragment of the input or of a

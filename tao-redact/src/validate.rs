@@ -180,6 +180,10 @@ pub fn is_password_name(name: &[u8]) -> bool {
 /// hex limit; gitleaks uses 3.5 for its generic rule, which also needs a
 /// longer value).
 pub fn assignment_value_is_secret(name: &[u8], value: &[u8]) -> bool {
+    // Cheapest rejections first: most candidates in logs are `x_token=3`.
+    if value.len() < 6 || !value.iter().any(u8::is_ascii_alphabetic) {
+        return false;
+    }
     if is_placeholder(value) {
         return false;
     }
