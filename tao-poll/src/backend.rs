@@ -32,6 +32,11 @@ pub trait Backend {
     fn squeue(&mut self, jobs: &[JobRef]) -> Answer;
     /// sacct's view of `jobs` (allocations only).
     fn sacct(&mut self, jobs: &[JobRef]) -> Answer;
+    /// Both views at once: `(squeue, sacct)`. The default asks one after
+    /// the other; over SSH both run side by side in one remote command.
+    fn both(&mut self, jobs: &[JobRef]) -> (Answer, Answer) {
+        (self.squeue(jobs), self.sacct(jobs))
+    }
     /// `scontrol show job` (used when accounting is disabled).
     fn scontrol(&mut self, jobs: &[JobRef]) -> Answer;
     /// Read status/completion records and log tails, one result per request.
@@ -193,7 +198,127 @@ fn to_answer(res: Result<String, QueryFailure>, parse: fn(&str) -> Parsed) -> An
     }
 }
 
+/// The remote script that runs squeue and sacct side by side for one chunk
+/// and prints both replies as marked records (`<M> Q <status>`, stdout,
+/// `<M> QE`, stderr, `<M> A <status>`, ..., `<M> E`).
+fn both_script(marker: &str, cluster: Option<&str>, ids: &[String]) -> String {
+    let list = quote(&ids.join(","));
+    let m = quote(marker);
+    format!(
+        r#"d=$(mktemp -d) || exit 75
+env SLURM_TIME_FORMAT=%s squeue -h -t all{c} -j {list} -O {qf} >"$d/qo" 2>"$d/qe" &
+q=$!
+env SLURM_TIME_FORMAT=%s sacct -P -n -X{c} -j {list} -o {af} >"$d/ao" 2>"$d/ae"
+ar=$?
+wait $q; qr=$?
+printf '%s Q %s\n' {m} "$qr"; cat "$d/qo"; printf '%s QE\n' {m}; cat "$d/qe"
+printf '%s A %s\n' {m} "$ar"; cat "$d/ao"; printf '%s AE\n' {m}; cat "$d/ae"
+printf '%s E\n' {m}; rm -rf "$d"
+"#,
+        c = cluster_flag(cluster),
+        qf = quote(&parse::squeue_format_arg()),
+        af = quote(&parse::sacct_format_arg()),
+    )
+}
+
+/// Split [`both_script`]'s output into (squeue status, stdout, stderr,
+/// sacct status, stdout, stderr); `None` when the end marker is missing.
+fn split_both(out: &str, marker: &str) -> Option<(i32, String, String, i32, String, String)> {
+    let mut parts: Vec<(String, String)> = Vec::new();
+    for line in out.split_inclusive('\n') {
+        if let Some(rest) = line.strip_prefix(marker).and_then(|r| r.strip_prefix(' ')) {
+            parts.push((rest.trim_end().to_string(), String::new()));
+        } else if let Some(last) = parts.last_mut() {
+            last.1.push_str(line);
+        }
+    }
+    let get = |tag: &str| {
+        parts
+            .iter()
+            .find(|(h, _)| h == tag || h.starts_with(&format!("{tag} ")))
+    };
+    let status = |tag: &str| get(tag).and_then(|(h, _)| h.split(' ').nth(1)?.parse().ok());
+    get("E")?;
+    Some((
+        status("Q")?,
+        get("Q")?.1.clone(),
+        get("QE")?.1.clone(),
+        status("A")?,
+        get("A")?.1.clone(),
+        get("AE")?.1.clone(),
+    ))
+}
+
 impl Backend for SshBackend {
+    fn both(&mut self, jobs: &[JobRef]) -> (Answer, Answer) {
+        let mut sq = Answer::default();
+        let mut sa = Answer::default();
+        for (cluster, ids) in chunks(jobs, MAX_ID_LIST) {
+            let marker = format!("@@tao-poll-{}", nonce());
+            let script = both_script(&marker, cluster.as_deref(), &ids);
+            let fail_both = |f: QueryFailure| {
+                let mut a = Answer::failed(f);
+                a.failures[0].0 = Some(ids.clone());
+                a
+            };
+            let out = match self.remote.exec("sh -s", Some(script.as_bytes())) {
+                Ok(o) => o,
+                Err(e) => {
+                    let f = QueryFailure {
+                        code: e.kind().into(),
+                        message: e.to_string(),
+                    };
+                    sq.merge(fail_both(f.clone()));
+                    sa.merge(fail_both(f));
+                    continue;
+                }
+            };
+            let text = String::from_utf8_lossy(&out.stdout);
+            let Some((qs, qo, qe, as_, ao, ae)) = split_both(&text, &marker) else {
+                let f = QueryFailure {
+                    code: "tempfail".into(),
+                    message: format!(
+                        "squeue/sacct script exited {}: {}",
+                        out.status,
+                        out.stderr_line()
+                    ),
+                };
+                sq.merge(fail_both(f.clone()));
+                sa.merge(fail_both(f));
+                continue;
+            };
+            let mut q = match classify("squeue", qs, &qo, &qe, ids.len()) {
+                Err(f) if f.code == "unsupported" => {
+                    // Older Slurm without -O fields: the -o format, alone.
+                    self.legacy_squeue = true;
+                    let sub: Vec<JobRef> = ids
+                        .iter()
+                        .map(|i| JobRef {
+                            job_id: i.clone(),
+                            cluster: cluster.clone(),
+                        })
+                        .collect();
+                    self.squeue(&sub)
+                }
+                other => to_answer(other, parse::parse_squeue),
+            };
+            let mut a = to_answer(
+                classify("sacct", as_, &ao, &ae, ids.len()),
+                parse::parse_sacct,
+            );
+            for x in [&mut q, &mut a] {
+                for f in &mut x.failures {
+                    if f.0.is_none() {
+                        f.0 = Some(ids.clone());
+                    }
+                }
+            }
+            sq.merge(q);
+            sa.merge(a);
+        }
+        (sq, sa)
+    }
+
     fn squeue(&mut self, jobs: &[JobRef]) -> Answer {
         self.per_chunk(jobs, |me, cluster, ids| {
             let list = quote(&ids.join(","));
@@ -484,6 +609,47 @@ mod tests {
             .unwrap_err()
             .message
             .contains("no message"));
+    }
+
+    #[test]
+    fn both_script_runs_and_splits() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path();
+        std::fs::write(
+            bin.join("squeue"),
+            "#!/bin/sh\necho '7|7|RUNNING|n1|1|2|N/A|0:01|0|None|'\n",
+        )
+        .unwrap();
+        std::fs::write(
+            bin.join("sacct"),
+            "#!/bin/sh\necho 'sacct: error: Socket timed out' >&2; exit 1\n",
+        )
+        .unwrap();
+        for f in ["squeue", "sacct"] {
+            std::process::Command::new("chmod")
+                .arg("+x")
+                .arg(bin.join(f))
+                .status()
+                .unwrap();
+        }
+        let script = both_script("@@m1", Some("c1"), &["7".to_string()]);
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(&script)
+            .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+            .output()
+            .unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        let (qs, qo, qe, as_, ao, ae) = split_both(&text, "@@m1").unwrap();
+        assert_eq!(
+            (qs, qo.as_str(), qe.as_str()),
+            (0, "7|7|RUNNING|n1|1|2|N/A|0:01|0|None|\n", "")
+        );
+        assert_eq!(
+            (as_, ao.as_str(), ae.as_str()),
+            (1, "", "sacct: error: Socket timed out\n")
+        );
+        assert!(split_both("@@m1 Q 0\n", "@@m1").is_none());
     }
 
     #[test]

@@ -251,28 +251,9 @@ pub fn poll(lines: Vec<JobLine>, conn: &mut dyn Connector, opts: &Options) -> Po
             }
         };
         let refs: Vec<JobRef> = jobs.iter().map(|(_, p)| p.jref.clone()).collect();
-        let sq = backend.squeue(&refs);
-        // squeue's horizon decides when sacct must be asked: for jobs squeue
-        // does not list (finished past MinJobAge, or its query failed) and
-        // for jobs it lists in a final state (sacct has the exit code and
-        // the annotation). Live jobs squeue lists need no accounting query.
-        let need_sacct: Vec<JobRef> = refs
-            .iter()
-            .filter(|r| {
-                let rows = sq.rows_for(&r.job_id);
-                rows.is_empty()
-                    || sq.failure_for(&r.job_id).is_some()
-                    || rows
-                        .iter()
-                        .any(|row| crate::native::map_state(&row.state).state.is_final())
-            })
-            .cloned()
-            .collect();
-        let sa = if need_sacct.is_empty() {
-            Answer::default()
-        } else {
-            backend.sacct(&need_sacct)
-        };
+        // One squeue and one sacct for all of this host's jobs (side by side
+        // in one remote command over SSH).
+        let (sq, sa) = backend.both(&refs);
         let sc: Option<Answer> = sa.no_accounting().then(|| backend.scontrol(&refs));
         for issue in sq
             .parsed
