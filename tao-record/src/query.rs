@@ -6,9 +6,12 @@
 //! the directory listing and the read (archived by a concurrent `gc`) is
 //! skipped.
 
+use std::borrow::Cow;
 use std::io::Write;
 
 use chrono::{DateTime, Utc};
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::Value;
 use tao_core::{Error, Result, State};
 
@@ -116,7 +119,7 @@ pub fn list<W: Write>(
         if !filter.ids.is_empty() {
             ids.retain(|i| filter.ids.contains(i));
         }
-        (ids, false)
+        (ids, true)
     } else if !filter.ids.is_empty() {
         (filter.ids.clone(), true)
     } else {
@@ -124,45 +127,159 @@ pub fn list<W: Write>(
     };
     let mut printed = 0;
     let mut missing = 0;
-    let mut buf = Vec::with_capacity(4096);
+    let mut bytes = Vec::with_capacity(8192);
+    let mut line = Vec::with_capacity(8192);
     for id in &ids {
-        let rec = if explicit || filter.chain_of.is_some() {
-            match store.load(id) {
-                Ok(r) => r,
-                Err(e) => {
-                    warn(&e.to_string());
-                    missing += 1;
-                    continue;
-                }
+        let mut path = store.record_path(id);
+        let mut found = read_into(&path, &mut bytes)?;
+        if !found && explicit {
+            path = store.archive_dir().join(format!("{id}.json"));
+            found = read_into(&path, &mut bytes)?;
+        }
+        if !found {
+            if explicit {
+                warn(&format!(
+                    "no record {id:?} in {:?}; check the id (`tao-record list`) or TAO_STATE_DIR",
+                    store.dir()
+                ));
+                missing += 1;
             }
-        } else {
-            let path = store.record_path(id);
-            let bytes = match std::fs::read(&path) {
-                Ok(b) => b,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(Error::io(format!("reading {:?}", path), e)),
-            };
-            match parse_record(&bytes, &path) {
-                Ok(r) => r,
-                Err(e) => {
-                    warn(&e.to_string());
-                    continue;
-                }
-            }
-        };
-        if !filter.matches(&rec) {
+            // Otherwise archived by a concurrent gc since the listing: skip.
             continue;
         }
-        let line = rec.into_job_line();
-        buf.clear();
-        serde_json::to_writer(&mut buf, &line.fields)
-            .map_err(|e| Error::Internal(e.to_string()))?;
-        buf.push(b'\n');
-        out.write_all(&buf)
+        line.clear();
+        match render_line(&bytes, filter, &mut line) {
+            Ok(true) => {}
+            Ok(false) => continue,
+            Err(_) => match parse_record(&bytes, &path) {
+                // Not compact JSON on one line: take the slow path.
+                Ok(rec) => {
+                    if !filter.matches(&rec) {
+                        continue;
+                    }
+                    serde_json::to_writer(&mut line, &rec.into_job_line().fields)
+                        .map_err(|e| Error::Internal(e.to_string()))?;
+                    line.push(b'\n');
+                }
+                Err(e) => {
+                    warn(&e.to_string());
+                    continue;
+                }
+            },
+        }
+        out.write_all(&line)
             .map_err(|e| Error::io("writing standard output", e))?;
         printed += 1;
     }
     Ok((printed, missing))
+}
+
+/// Read a whole file into `buf` (reused between files); `Ok(false)` if it
+/// does not exist.
+fn read_into(path: &std::path::Path, buf: &mut Vec<u8>) -> Result<bool> {
+    use std::io::Read;
+    buf.clear();
+    match std::fs::File::open(path) {
+        Ok(mut f) => {
+            f.read_to_end(buf)
+                .map_err(|e| Error::io(format!("reading {:?}", path), e))?;
+            Ok(true)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(Error::io(format!("reading {:?}", path), e)),
+    }
+}
+
+/// The top level of a record with its values left as raw JSON text.
+struct RawTop<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+
+impl<'de> Deserialize<'de> for RawTop<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = RawTop<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<Self::Value, A::Error> {
+                let mut v = Vec::with_capacity(24);
+                while let Some((k, val)) = map.next_entry::<Cow<'de, str>, &'de RawValue>()? {
+                    v.push((k, val));
+                }
+                Ok(RawTop(v))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// The `at` of history entries, nothing else.
+#[derive(Deserialize)]
+struct At<'a> {
+    #[serde(borrow)]
+    at: Option<Cow<'a, str>>,
+}
+
+/// The fast path of `list`: filter and print one record file without
+/// building its tree. Top-level values are copied as the raw text the
+/// store wrote (compact JSON, as `serde_json::to_vec` writes it), so the
+/// output is the same bytes the slow path would print. Returns whether the
+/// record passed the filter.
+///
+/// Errors: when the file is not compact JSON (any raw value holding a
+/// newline) or does not parse; the caller then takes the slow path.
+fn render_line(bytes: &[u8], filter: &Filter, out: &mut Vec<u8>) -> std::result::Result<bool, ()> {
+    let text = std::str::from_utf8(bytes).map_err(|_| ())?;
+    let top: RawTop = serde_json::from_str(text.trim_end()).map_err(|_| ())?;
+    let state = top
+        .0
+        .iter()
+        .find(|(k, _)| k == "state")
+        .and_then(|(_, v)| serde_json::from_str::<Cow<str>>(v.get()).ok())
+        .and_then(|s| State::parse(&s))
+        .unwrap_or(State::Unknown);
+    if filter.live && !state.is_live() {
+        return Ok(false);
+    }
+    if !filter.states.is_empty() && !filter.states.contains(&state) {
+        return Ok(false);
+    }
+    if let Some(since) = filter.since {
+        let created = top
+            .0
+            .iter()
+            .find(|(k, _)| k == "history")
+            .and_then(|(_, v)| serde_json::from_str::<Vec<At>>(v.get()).ok())
+            .and_then(|h| h.into_iter().next())
+            .and_then(|a| a.at)
+            .and_then(|a| tao_core::time::parse_rfc3339(&a));
+        if created.is_none_or(|c| c < since) {
+            return Ok(false);
+        }
+    }
+    out.push(b'{');
+    let mut first = true;
+    for (k, v) in &top.0 {
+        if k == "history" {
+            continue;
+        }
+        let raw = v.get();
+        if raw.contains('\n') {
+            return Err(());
+        }
+        if !first {
+            out.push(b',');
+        }
+        first = false;
+        serde_json::to_writer(&mut *out, k.as_ref()).map_err(|_| ())?;
+        out.push(b':');
+        out.extend_from_slice(raw.as_bytes());
+    }
+    out.extend_from_slice(b"}\n");
+    Ok(true)
 }
 
 /// Archive every terminal record whose last transition is older than
@@ -221,6 +338,41 @@ fn sweep_temp_files(store: &Store, now: DateTime<Utc>) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fast_path_prints_what_the_slow_path_prints() {
+        let text = r#"{"id":"a","state":"RUNNING","x":{"b":[1,2.5,"é\n"]},"history":[{"at":"2026-11-29T10:00:00Z","state":"PENDING"}],"z":null}"#;
+        let mut fast = Vec::new();
+        assert_eq!(
+            render_line(text.as_bytes(), &Filter::default(), &mut fast),
+            Ok(true)
+        );
+        let rec = parse_record(text.as_bytes(), std::path::Path::new("x")).unwrap();
+        let mut slow = serde_json::to_vec(&rec.into_job_line().fields).unwrap();
+        slow.push(b'\n');
+        assert_eq!(
+            String::from_utf8(fast).unwrap(),
+            String::from_utf8(slow).unwrap()
+        );
+        let mut out = Vec::new();
+        let live = Filter {
+            live: true,
+            ..Default::default()
+        };
+        assert_eq!(render_line(text.as_bytes(), &live, &mut out), Ok(true));
+        let done = Filter {
+            states: vec![State::Complete],
+            ..Default::default()
+        };
+        assert_eq!(render_line(text.as_bytes(), &done, &mut out), Ok(false));
+        let since = Filter {
+            since: tao_core::time::parse_rfc3339("2026-11-29T11:00:00Z"),
+            ..Default::default()
+        };
+        assert_eq!(render_line(text.as_bytes(), &since, &mut out), Ok(false));
+        // Pretty-printed files go to the slow path.
+        assert!(render_line(b"{\"id\":\n [1,\n 2]}", &Filter::default(), &mut out).is_err());
+    }
 
     #[test]
     fn since_forms() {
