@@ -53,6 +53,7 @@ Policy:
   TIMEOUT                         scheduler, not retried (longer partition/time or resume)
   CANCELLED, PREEMPTED            tao-poll maps them to CANCELED, which passes through;
                                   as ERROR they are classed scheduler, not retried
+  ERROR set by an earlier tool    (an `error` object, no slurm.native_state) passes through
   budget                          infra retries only while attempt < --max-attempts
                                   (attempt 1 = first try; default 3); then
                                   reason \"retry budget exhausted (attempt 3 of 3)\"

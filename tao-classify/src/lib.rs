@@ -122,8 +122,10 @@ impl Options {
 
 /// Classify one job line in place.
 ///
-/// Input: a job line. If its `state` is not `"ERROR"` nothing is touched and
-/// `Ok(None)` is returned. Otherwise reads `slurm.native_state` (required),
+/// Input: a job line. If its `state` is not `"ERROR"`, or it is an ERROR
+/// that an earlier tool set (an `error` object and no `slurm.native_state`:
+/// the job never reached Slurm), nothing is touched and `Ok(None)` is
+/// returned. Otherwise reads `slurm.native_state` (required),
 /// `slurm.exit_code`, `slurm.nodes`, `slurm.reason`, `message`,
 /// `resources.time`, `attempt` (default 1) and the evidence (`evidence`
 /// tails, or the `--log` files of `opts`), sets `classification`
@@ -145,6 +147,11 @@ pub fn classify(
         line: line.line_no,
         message,
     };
+    if line.get_str(&["slurm", "native_state"]).is_none() && line.has_error() {
+        // An earlier tool failed for this job (e.g. sbatch refused it): no
+        // Slurm verdict to classify; the line goes on untouched.
+        return Ok(None);
+    }
     let native = line.get_str(&["slurm", "native_state"]).ok_or_else(|| {
         bad(
             "state is ERROR but `slurm.native_state` is missing; pipe lines through tao-poll first"
@@ -302,6 +309,17 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!((c.rule.as_str(), c.retry), ("launch.no_log", true));
+    }
+
+    #[test]
+    fn error_from_an_earlier_tool_without_slurm_state_passes_through() {
+        let cat = Catalogue::builtin().unwrap();
+        let text = r#"{"state":"ERROR","error":{"tool":"tao-submit","code":"config","message":"sbatch: error: Invalid account"}}"#;
+        let mut l = line(text);
+        assert!(classify(&mut l, &cat, &Options::default())
+            .unwrap()
+            .is_none());
+        assert_eq!(l.to_json(), text);
     }
 
     #[test]
