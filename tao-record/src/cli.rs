@@ -110,6 +110,12 @@ pub struct ListArgs {
     /// Only the retry chain that contains ID (first attempt first).
     #[arg(long, value_name = "ID")]
     pub retry_of: Option<String>,
+    /// Print job lines even on a terminal (the default on a pipe).
+    #[arg(long, conflicts_with = "table")]
+    pub json: bool,
+    /// Print a table even on a pipe (the default on a terminal).
+    #[arg(long)]
+    pub table: bool,
 }
 
 /// Arguments of `gc`.
@@ -315,9 +321,19 @@ fn cmd_list(a: &ListArgs) -> Result<i32> {
         filter.chain_of = Some(r.clone());
     }
     let store = Store::open_default()?;
+    let table = a.table || (!a.json && stdout_is_tty());
     let stdout = std::io::stdout().lock();
     let mut out = BufWriter::with_capacity(1 << 16, stdout);
-    let (_, missing) = query::list(&store, &filter, &mut out, &mut |m| warn(m))?;
+    let missing = if table {
+        let mut lines = Vec::new();
+        let (_, missing) = query::list(&store, &filter, &mut lines, &mut |m| warn(m))?;
+        let text = render_table(&lines);
+        out.write_all(text.as_bytes())
+            .map_err(|e| Error::io("writing standard output", e))?;
+        missing
+    } else {
+        query::list(&store, &filter, &mut out, &mut |m| warn(m))?.1
+    };
     out.flush()
         .map_err(|e| Error::io("writing standard output", e))?;
     if missing > 0 {
@@ -340,6 +356,66 @@ fn cmd_gc(a: &GcArgs) -> Result<i32> {
     out.flush()
         .map_err(|e| Error::io("writing standard output", e))?;
     Ok(0)
+}
+
+/// A table of job lines (as `list` prints them): id, state, attempt,
+/// Slurm job id, partition, message. Control characters are escaped.
+pub fn render_table(job_lines: &[u8]) -> String {
+    let mut rows: Vec<[String; 6]> = vec![[
+        "ID".into(),
+        "STATE".into(),
+        "ATTEMPT".into(),
+        "SLURM".into(),
+        "PARTITION".into(),
+        "MESSAGE".into(),
+    ]];
+    for l in job_lines.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+        let Ok(v) = serde_json::from_slice::<Value>(l) else {
+            continue;
+        };
+        let s = |p: &[&str]| {
+            let mut cur = &v;
+            for k in p {
+                match cur.get(k) {
+                    Some(x) => cur = x,
+                    None => return "-".to_string(),
+                }
+            }
+            match cur {
+                Value::String(s) => tao_core::cli::one_line(s),
+                Value::Null => "-".into(),
+                other => other.to_string(),
+            }
+        };
+        rows.push([
+            s(&["id"]),
+            s(&["state"]),
+            s(&["attempt"]),
+            s(&["slurm", "job_id"]),
+            s(&["resources", "partition"]),
+            s(&["message"]),
+        ]);
+    }
+    let mut w = [0usize; 6];
+    for r in &rows {
+        for (i, c) in r.iter().enumerate() {
+            w[i] = w[i].max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for r in &rows {
+        let mut line = String::new();
+        for (i, c) in r.iter().enumerate() {
+            if i == 5 {
+                line.push_str(c);
+            } else {
+                line.push_str(&format!("{c:<width$}  ", width = w[i]));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
 }
 
 /// Readable text for a record: one `key: value` line per scalar (nested

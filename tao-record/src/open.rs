@@ -712,6 +712,35 @@ fn assemble(
     r
 }
 
+/// Replace the directory `old` by `new` in every string inside `v` where it
+/// appears as a whole path prefix (followed by `/`, `:`, a quote, space or
+/// the end), so `/base/results/tao-x` never matches `/base/results/tao-xy`.
+pub fn rebase(v: &mut Value, old: &str, new: &str) {
+    match v {
+        Value::String(s) => {
+            let mut out = String::with_capacity(s.len());
+            let mut rest = s.as_str();
+            while let Some(i) = rest.find(old) {
+                let after = &rest[i + old.len()..];
+                let whole = after.chars().next().is_none_or(|c| {
+                    matches!(
+                        c,
+                        '/' | ':' | '\'' | '"' | ' ' | ',' | ';' | '\n' | '\t' | '}'
+                    )
+                });
+                out.push_str(&rest[..i]);
+                out.push_str(if whole { new } else { old });
+                rest = after;
+            }
+            out.push_str(rest);
+            *s = out;
+        }
+        Value::Array(a) => a.iter_mut().for_each(|x| rebase(x, old, new)),
+        Value::Object(m) => m.values_mut().for_each(|x| rebase(x, old, new)),
+        _ => {}
+    }
+}
+
 /// Flags that describe a request; `--retry-of` carries the parent's and
 /// refuses them (only `--exclude` adds to it).
 fn request_flags_given(a: &OpenArgs) -> Vec<&'static str> {
@@ -826,6 +855,22 @@ fn open_retry(store: &Store, args: &OpenArgs, parent_id: &str) -> Result<JobLine
                 }
                 id = mint_id()?;
             }
+            // Rebase writable paths that name the parent's directories
+            // (command, env, mounts, execution; never the spec, whose text
+            // is checksummed input and may point at a checkpoint to resume).
+            for key in ["job_dir", "results_dir"] {
+                let old = st.get(key).and_then(Value::as_str).filter(|s| !s.is_empty());
+                let base = st.get("base_dir").and_then(Value::as_str).unwrap_or("");
+                if let Some(old) = old {
+                    let sub = if key == "job_dir" { "jobs" } else { "results" };
+                    let new = format!("{base}/{sub}/{id}");
+                    for k in ["command", "env", "mounts", "execution"] {
+                        if let Some(v) = request.get_mut(k) {
+                            rebase(v, old, &new);
+                        }
+                    }
+                }
+            }
             let record = assemble(&id, &request, Some((parent_id, attempt)), &now);
             p.fields.insert("retried_by".into(), json!(id));
             Ok(record)
@@ -857,6 +902,16 @@ mod tests {
             seen.insert(id);
         }
         assert!(seen.len() > 190, "ids repeat too often");
+    }
+
+    #[test]
+    fn rebase_replaces_whole_path_prefixes_only() {
+        let mut v = json!({"a": "cp /b/results/tao-x/ckpt /b/results/tao-xy/z", "m": ["/b/results/tao-x:/out"], "n": 3});
+        rebase(&mut v, "/b/results/tao-x", "/b/results/tao-y");
+        assert_eq!(
+            v,
+            json!({"a": "cp /b/results/tao-y/ckpt /b/results/tao-xy/z", "m": ["/b/results/tao-y:/out"], "n": 3})
+        );
     }
 
     #[test]

@@ -545,6 +545,13 @@ fn show_and_list_filters() {
         .stdout(predicate::str::contains(&a))
         .stderr(predicate::str::contains("no record"));
     env.cmd().args(["list", "--state", "DONE"]).assert().code(2);
+    env.cmd()
+        .args(["list", "--table", "--state", "ERROR"])
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::starts_with("ID ").and(predicate::str::contains(format!("{b}  ERROR"))),
+        );
     env.cmd().args(["list", "--since", "soon"]).assert().code(2);
     // show: JSON with history when piped; text when forced.
     let out = env.cmd().args(["show", &b]).output().unwrap();
