@@ -8,8 +8,11 @@
 //! - Every other move between PENDING, RUNNING and UNKNOWN is legal, and
 //!   any of them may end in a final state.
 //! - An observation older (`observed_at`) than the last one recorded is
-//!   stale: it changes nothing. Equal times are not stale (tao-classify
-//!   passes tao-poll's `observed_at` on).
+//!   stale: it changes nothing, and if it names another state than the
+//!   record's it is refused with an error (contract: "tao-record refuses an
+//!   observation older than the last one recorded"); the same state seen
+//!   late is harmless and passes quietly. Equal times are not stale
+//!   (tao-classify passes tao-poll's `observed_at` on).
 //! - The same observation twice (same state and message as the last
 //!   history entry) adds no history entry.
 //! - An `error` carried in from an earlier tool is stored on the record;
@@ -80,7 +83,7 @@ pub enum Outcome {
     Recorded,
     /// Same state and message as the last entry: fields merged, no new entry.
     Duplicate,
-    /// Older than the last recorded observation: nothing changed.
+    /// Older than the last recorded observation, same state: nothing changed.
     Stale,
     /// No state given: fields merged only.
     Merged,
@@ -88,8 +91,9 @@ pub enum Outcome {
 
 /// Apply `obs` to `record` following the rules in the module docs.
 ///
-/// Errors: [`Error::Data`] for an illegal transition (the record is then
-/// unchanged) or an `observed_at` that is not RFC 3339.
+/// Errors: [`Error::Data`] for an illegal transition, a stale observation
+/// of another state (the record is then unchanged) or an `observed_at`
+/// that is not RFC 3339.
 pub fn apply(record: &mut Record, obs: &Observation) -> Result<Outcome> {
     let at = tao_core::time::parse_rfc3339(&obs.at).ok_or_else(|| {
         Error::Data(format!(
@@ -106,10 +110,17 @@ pub fn apply(record: &mut Record, obs: &Observation) -> Result<Outcome> {
         .get("observed_at")
         .and_then(Value::as_str)
         .and_then(tao_core::time::parse_rfc3339);
-    if last.is_some_and(|last| at < last) {
-        return Ok(Outcome::Stale);
-    }
     let from = record.state().unwrap_or(State::Unknown);
+    if let Some(last) = last.filter(|last| at < *last) {
+        if from == to {
+            return Ok(Outcome::Stale);
+        }
+        return Err(Error::Data(format!(
+            "stale observation: {to} observed at {} is older than the record's last observation ({from} at {}); not applied",
+            obs.at,
+            last.to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
+        )));
+    }
     check_transition(from, to)?;
 
     merge_fields(record, obs);
@@ -310,9 +321,10 @@ mod tests {
                 Running,
                 3,
             ),
+            (Running, obs(Complete, "COMPLETED", T0), None, Running, 2),
             (
                 Running,
-                obs(Complete, "COMPLETED", T0),
+                obs(Running, "late", T0),
                 Some(Outcome::Stale),
                 Running,
                 2,
@@ -354,9 +366,16 @@ mod tests {
     fn stale_observation_changes_nothing() {
         let mut r = record(Running);
         let before = r.clone();
-        let mut o = obs(Error, "FAILED", T0);
+        let mut o = obs(Running, "RUNNING", T0);
         o.fields.insert("slurm".into(), json!({"job_id": "9"}));
         assert_eq!(apply(&mut r, &o).unwrap(), Outcome::Stale);
+        assert_eq!(r, before);
+        o.state = Some(Error);
+        let err = apply(&mut r, &o).unwrap_err().to_string();
+        assert!(
+            err.starts_with("stale observation: ERROR observed at"),
+            "{err}"
+        );
         assert_eq!(r, before);
     }
 

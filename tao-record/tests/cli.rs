@@ -484,10 +484,13 @@ fn mark_from_stdin_handles_every_kind_of_line() {
     assert_eq!(echoed[0]["extra"]["kept"], true);
     assert_eq!(echoed[1]["error"]["tool"], "tao-record");
     assert_eq!(
-        echoed[2]["state"], "RUNNING",
-        "stale observation did not move the state"
+        echoed[2]["state"], "ERROR",
+        "the refused line goes on as it came"
     );
-    assert!(echoed[2].get("error").is_none());
+    assert!(echoed[2]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("stale observation"));
     assert_eq!(echoed[3]["error"]["tool"], "tao-submit");
     assert!(
         echoed[4].get("error").is_none(),
