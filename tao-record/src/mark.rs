@@ -23,8 +23,9 @@ pub const DEFAULT_SOURCE: &str = "pipe";
 /// Apply one job line to its record. Returns the line to echo: the record
 /// as now stored (without `history`), followed by any fields of the input
 /// that the record does not keep. The observation time, when the line has
-/// no `observed_at`, is taken under the record's lock, so marks made
-/// without one are ordered as they are applied.
+/// no `observed_at`, is taken under the record's lock (and never earlier
+/// than the record's last observation), so marks made without one are
+/// ordered as they are applied and are never stale.
 ///
 /// Errors: [`Error::BadLine`] when the line has no string `id`;
 /// [`Error::Data`] for an unknown id, an illegal transition, a `state`
@@ -79,7 +80,21 @@ pub fn mark_line(store: &Store, line: &JobLine) -> Result<(JobLine, Outcome)> {
         let obs = Observation {
             state,
             message,
-            at: given_at.unwrap_or_else(tao_core::time::now_rfc3339),
+            // A line without a time is the latest word: now, but never
+            // before the last recorded observation (clock skew between
+            // tools must not make it stale).
+            at: given_at.unwrap_or_else(|| {
+                let now = tao_core::time::now_rfc3339();
+                match rec.fields.get("observed_at").and_then(Value::as_str) {
+                    Some(last)
+                        if tao_core::time::parse_rfc3339(last)
+                            > tao_core::time::parse_rfc3339(&now) =>
+                    {
+                        last.to_string()
+                    }
+                    _ => now,
+                }
+            }),
             source,
             error,
             fields,

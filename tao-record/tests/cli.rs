@@ -500,6 +500,11 @@ fn mark_from_stdin_handles_every_kind_of_line() {
     assert_eq!(rec_a["state"], "RUNNING");
     assert_eq!(rec_a["history"].as_array().unwrap().len(), 2);
     assert_eq!(rec_a["slurm"]["native_state"], "RUNNING");
+    // A mark without a time after one from a clock ahead of ours is not stale.
+    env.mark(&a, "PENDING", "REQUEUED");
+    let rec_a = env.record(&a);
+    assert_eq!(rec_a["state"], "PENDING");
+    assert_eq!(rec_a["history"][2]["at"], "2099-01-01T00:00:10Z");
     let rec_b = env.record(&b);
     assert!(rec_b.get("error").is_none());
     assert_eq!(rec_b["state"], "RUNNING");
