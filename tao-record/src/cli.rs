@@ -141,12 +141,18 @@ where
         Ok(c) => c,
         Err(e) => return clap_error(e),
     };
+    // Readers changed nothing: a reader that went away (`list | head`) is
+    // not a failure, as for ripgrep. Writers keep the Fail policy of main.
+    let quiet_pipe = |r: Result<i32>| match r {
+        Err(e) if tao_core::cli::is_broken_pipe(&e) => Ok(0),
+        other => other,
+    };
     match cli.command {
         Command::Open(a) => cmd_open(&a),
         Command::Mark(a) => cmd_mark(&a),
-        Command::Show(a) => cmd_show(&a),
-        Command::History(a) => cmd_history(&a),
-        Command::List(a) => cmd_list(&a),
+        Command::Show(a) => quiet_pipe(cmd_show(&a)),
+        Command::History(a) => quiet_pipe(cmd_history(&a)),
+        Command::List(a) => quiet_pipe(cmd_list(&a)),
         Command::Gc(a) => cmd_gc(&a),
     }
 }

@@ -765,3 +765,51 @@ fn store_location_follows_xdg_when_tao_state_dir_is_unset() {
         .code(78)
         .stderr(predicate::str::contains("TAO_STATE_DIR"));
 }
+
+#[test]
+fn a_closed_pipe_is_quiet_for_readers_and_fails_writers() {
+    let env = Env::new();
+    let id = env.open(&[]);
+    let bin = assert_cmd::cargo::cargo_bin("tao-record");
+    let run = |args: &[&str], stdin: &str| {
+        let mut c = std::process::Command::new(&bin);
+        c.env_clear();
+        for (k, v) in &env.vars {
+            c.env(k, v);
+        }
+        let mut child = c
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Close the reading end before the child writes anything.
+        drop(child.stdout.take());
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let out = run(&["list"], "");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stderr.is_empty());
+    let line = json!({"id": id, "state": "RUNNING"});
+    let out = run(&["mark"], &format!("{line}\n"));
+    assert_eq!(
+        out.status.code(),
+        Some(74),
+        "the change was made, its report lost"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("writing standard output"));
+    assert_eq!(env.record(&id)["state"], "RUNNING");
+}
