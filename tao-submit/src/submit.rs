@@ -408,7 +408,10 @@ fn adopt(sessions: &mut Sessions, plan: &Plan, f: &Found) -> Result<()> {
 }
 
 /// The remote command: sbatch held, logs dir, release; with markers so
-/// a banner or a wrapper's chatter cannot be mistaken for the reply.
+/// a banner or a wrapper's chatter cannot be mistaken for the reply. The
+/// shell releases only a reply naming no cluster; `jobid;cluster` is
+/// released by [`release`] with `-M cluster`, so a job of the same number
+/// on the local cluster is never touched.
 fn sbatch_script(plan: &Plan) -> String {
     let mut args = vec![
         "sbatch".to_string(),
@@ -426,8 +429,8 @@ fn sbatch_script(plan: &Plan) -> String {
         "d={d}; cd -- \"$d\" || exit 97; out=$({cmd}); rc=$?; \
          printf '@@tao-sbatch-begin\\n%s\\n@@tao-sbatch-end %s\\n' \"$out\" \"$rc\"; \
          [ \"$rc\" -eq 0 ] || exit 0; \
-         jid=$(printf '%s\\n' \"$out\" | sed -n -E -e 's/^[[:space:]]*([0-9]+)(;[A-Za-z0-9._-]+)?[[:space:]]*$/\\1/p' \
-           -e 's/^[[:space:]]*Submitted batch job ([0-9]+)( on cluster [A-Za-z0-9._-]+)?[[:space:]]*$/\\1/p' | sort -u); \
+         case \"$out\" in ''|*[!0-9]*) jid=$(printf '%s\\n' \"$out\" | sed -n -E -e 's/^[[:space:]]*([0-9]+)[[:space:]]*$/\\1/p' \
+           -e 's/^[[:space:]]*Submitted batch job ([0-9]+)[[:space:]]*$/\\1/p' | sort -u);; *) jid=$out;; esac; \
          case \"$jid\" in ''|*[!0-9]*) echo '@@tao-noid'; exit 0;; esac; \
          mkdir -p -- \"$d/slurm-logs/\"{id}\"-$jid\" && scontrol release \"$jid\" && echo \"@@tao-released $jid\"",
         d = shell::quote(&plan.job_dir),
@@ -735,6 +738,88 @@ mod tests {
         let s = sbatch_script(&plan);
         assert!(s.contains("'sbatch' '--parsable' '--hold' '--job-name=tao-a1' '--exclude=n1,n2' '/b/jobs/tao-a1/sbatch/job_tao-a1.sbatch'"), "{s}");
         assert!(s.contains("scontrol release"), "{s}");
+    }
+
+    /// The remote sbatch command, run by sh against a fake sbatch (printing
+    /// each reply form) and a fake scontrol: the shell side releases exactly
+    /// the id the Rust side parses, and never a number from a banner.
+    #[test]
+    fn sbatch_command_releases_the_parsed_id_only() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        let fake = |name: &str, body: &str| {
+            let p = bin.join(name);
+            std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        };
+        fake("sbatch", "printf '%b' \"$FAKE_REPLY\"");
+        fake("scontrol", "echo \"$*\" >> \"$FAKE_LOG\"");
+        let jd = dir.path().join("jobs/tao-a1");
+        std::fs::create_dir_all(&jd).unwrap();
+        let line = JobLine::parse(
+            &serde_json::json!({
+                "id": "tao-a1",
+                "storage": {"job_dir": jd, "results_dir": dir.path().join("r")},
+                "script": {"text": "x"},
+                "lint": {"ok": true, "sha256": tao_core::sha256_hex(b"x")},
+            })
+            .to_string(),
+            1,
+        )
+        .unwrap();
+        let plan = Plan::from_line(&line).unwrap();
+        let log = dir.path().join("scontrol.log");
+        for (reply, want) in [
+            ("42\\n", Some("42")),
+            ("43;west\\n", Some("43")),
+            ("Submitted batch job 44\\n", Some("44")),
+            ("Welcome to hpc 7 (quota 95%)\\n45\\n", Some("45")),
+            ("Welcome to hpc 7\\n", None),
+            ("", None),
+        ] {
+            let _ = std::fs::remove_file(&log);
+            let out = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(sbatch_script(&plan))
+                .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+                .env("FAKE_REPLY", reply)
+                .env("FAKE_LOG", &log)
+                .output()
+                .unwrap();
+            let stdout = String::from_utf8(out.stdout).unwrap();
+            let released = std::fs::read_to_string(&log).ok();
+            match (read_reply(&stdout, ""), want) {
+                (
+                    SbatchReply::Submitted {
+                        job_id,
+                        released: true,
+                        ..
+                    },
+                    Some(w),
+                ) => {
+                    assert_eq!(job_id, w);
+                    {
+                        assert_eq!(released.as_deref(), Some(format!("release {w}\n").as_str()));
+                        assert!(jd.join(format!("slurm-logs/tao-a1-{w}")).is_dir());
+                    }
+                }
+                // `jobid;cluster` is released by the Rust side with -M.
+                (
+                    SbatchReply::Submitted {
+                        released: false,
+                        cluster: Some(_),
+                        ..
+                    },
+                    Some("43"),
+                ) => {
+                    assert_eq!(released, None, "no release without -M");
+                }
+                (SbatchReply::Ambiguous(_), None) => assert_eq!(released, None, "{reply:?}"),
+                (_, w) => panic!("{reply:?}: unexpected reply, wanted {w:?}: {stdout}"),
+            }
+        }
     }
 
     #[test]
