@@ -101,7 +101,10 @@ fn render() -> Extra {
             "TAO_SITE_PROFILE",
             "Site profile when --site-profile is not given: local, cs-oci-ord (default) or a TOML file (partitions and their time limits, image conversion, NCCL knobs).",
         )],
-        files: vec![],
+        files: vec![
+            ("NAME|FILE of --site-profile", "A site profile in TOML (the format of tao_core::site::SiteProfile); the built-in profiles need no file."),
+            ("templates", "None read at run time: the templates (single, multi, and the convert and probe jobs) are compiled into the binary."),
+        ],
         exit_status: vec![
             (exit::OK, "Every line rendered (or passed through with an earlier tool's error)."),
             (exit::SOME_FAILED, "Some lines were refused; they carry error = {tool: \"tao-render\", code: \"refused\", message} and the others were rendered."),
@@ -125,7 +128,9 @@ fn redact() -> Extra {
             ("NGC_KEY", "Its exact value is always masked, like HF_TOKEN."),
             ("NAME", "Any variable named with --secret-env: its exact value is masked."),
         ],
-        files: vec![],
+        files: vec![
+            ("FILE of --rules", "Extra rules in TOML, in the format of the built-in catalogue (tao-redact/rules/builtin.toml in the source, compiled into the binary); --list-rules prints the catalogue in force."),
+        ],
         exit_status: vec![
             (exit::OK, "Filter: the stream was copied. lint: every script is clean."),
             (exit::USAGE, "Usage error."),
@@ -218,7 +223,10 @@ fn classify() -> Extra {
             ("HF_TOKEN", "Its exact value is masked in evidence text."),
             ("NGC_KEY", "Its exact value is masked in evidence text."),
         ],
-        files: vec![],
+        files: vec![
+            ("FILE of --log", "A job's main.out or main.err, read as the evidence (streamed, bounded memory)."),
+            ("FILE of --rules", "Site rules in TOML, [[rule]] tables in the format of the built-in catalogue (tao-classify/rules/builtin.toml in the source, compiled into the binary)."),
+        ],
         exit_status: vec![
             (exit::OK, "Every line was classified or passed through."),
             (exit::USAGE, "Usage error."),
@@ -244,6 +252,7 @@ mod tests {
         for (tool, _) in crate::commands::all() {
             let e = for_tool(tool);
             assert!(!e.environment.is_empty(), "{tool}");
+            assert!(!e.files.is_empty(), "{tool}");
             assert!(e.exit_status.iter().any(|(c, _)| *c == 0), "{tool}");
             assert!(e.exit_status.iter().any(|(c, _)| *c == 2), "{tool}");
             assert!(!e.examples.is_empty(), "{tool}");

@@ -79,6 +79,8 @@ complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l id -d 'On
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l since -d 'Only records opened since: a duration back from now (30m, 12h, 7d) or an RFC 3339 time' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l retry-of -d 'Only the retry chain that contains ID (first attempt first)' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l live -d 'Only live records: PENDING, RUNNING, UNKNOWN'
+complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l json -d 'Print job lines even on a terminal (the default on a pipe)'
+complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l table -d 'Print a table even on a pipe (the default on a terminal)'
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -s h -l help -d 'Print help'
 complete -c tao-record -n "__fish_tao_record_using_subcommand gc" -l older-than -d 'Archive COMPLETE, ERROR and CANCELED records whose last transition is older than this (30d, 12h, ...)' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand gc" -s h -l help -d 'Print help'
