@@ -1,0 +1,164 @@
+//! `tao-submit preflight` against the local cluster: the report, a missing
+//! dataset path, and the Enroot credentials installed over stdin (into a
+//! test directory named by ENROOT_CONFIG_PATH through a test site profile,
+//! so the cluster user's own files are not touched).
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+
+use common::{lines_of, stdin_of, Fixture};
+use serde_json::Value;
+
+fn check<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["preflight"]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no check {name}: {report}"))
+}
+
+#[test]
+fn reports_every_check_and_a_missing_dataset_path() {
+    let Some(f) = Fixture::new() else { return };
+    let base = f.c.var("SLURM_BASE_RESULTS_DIR").to_string();
+    let missing = format!("{base}/no-such-dataset-{}", std::process::id());
+    let out = f
+        .cmd()
+        .args(["preflight", "--path", &base, "--path", &missing])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let r = &lines_of(&out.stdout)[0];
+    assert_eq!(r["preflight"]["ok"], false);
+    for name in [
+        "login",
+        "command:sbatch",
+        "command:srun",
+        "command:squeue",
+        "command:sacct",
+        "command:scancel",
+        "results-root",
+    ] {
+        assert_eq!(check(r, name)["ok"], true, "{name}: {r}");
+    }
+    assert_eq!(check(r, &format!("path:{base}"))["ok"], true);
+    let miss = check(r, &format!("path:{missing}"));
+    assert_eq!(miss["ok"], false);
+    assert!(
+        miss["detail"].as_str().unwrap().contains("does not exist"),
+        "{miss}"
+    );
+    assert!(stderr.contains(&format!("FAIL path:{missing}")), "{stderr}");
+    // Runtime none: no Pyxis check.
+    assert!(r["preflight"]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| c["name"] != "pyxis"));
+
+    // All present: exit 0. With --lines, each line carries the report and its mount sources are checked.
+    let mut line = f.line("pf", "true");
+    line["mounts"] = serde_json::json!([format!("{base}:/data")]);
+    let out = f
+        .cmd()
+        .args(["preflight", "--lines"])
+        .write_stdin(stdin_of(&[line]))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got = lines_of(&out.stdout);
+    assert_eq!(check(&got[0], &format!("path:{base}"))["ok"], true);
+    assert!(got[0]["id"].is_string());
+
+    // Pyxis asked for on a cluster without it: reported, not hidden.
+    let out = f
+        .cmd()
+        .args(["preflight", "--runtime", "pyxis"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let r = &lines_of(&out.stdout)[0];
+    assert_eq!(check(r, "pyxis")["ok"], false);
+    assert_eq!(check(r, "enroot")["ok"], false);
+}
+
+#[test]
+fn installs_enroot_credentials_over_stdin_with_mode_600() {
+    let Some(f) = Fixture::new() else { return };
+    let dir = tempfile::Builder::new()
+        .prefix("tao-enroot-")
+        .tempdir()
+        .unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let cfg = dir.path().join("enroot");
+    let profile = dir.path().join("p.toml");
+    std::fs::write(
+        &profile,
+        format!(
+            "name = \"local-enroot-test\"\nruntime = \"none\"\nremote_prefix = \"export ENROOT_CONFIG_PATH={};\"\ndefault_partition = \"gpu\"\nmax_gpus_per_node = 4\n[conversion]\npartition = \"cpu_long\"\ncpus = 1\nmem = \"512M\"\ntime = \"00:10:00\"\n",
+            cfg.display()
+        ),
+    )
+    .unwrap();
+    let key = "nvapi-FAKEtestKEY0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJ";
+    // Missing credentials are reported when NGC_KEY is set.
+    let out = f
+        .cmd()
+        .env("TAO_SITE_PROFILE", &profile)
+        .env("NGC_KEY", key)
+        .arg("preflight")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        check(&lines_of(&out.stdout)[0], "enroot-credentials")["ok"],
+        false
+    );
+    // Installed with the option.
+    let out = f
+        .cmd()
+        .env("TAO_SITE_PROFILE", &profile)
+        .env("NGC_KEY", key)
+        .args(["preflight", "--install-enroot-credentials"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for s in [&out.stdout, &out.stderr] {
+        assert!(
+            !String::from_utf8_lossy(s).contains("nvapi-FAKE"),
+            "key leaked"
+        );
+    }
+    let (rc, o, e) = f.c.ssh(&format!(
+        "stat -c %a {0}/.credentials; cat {0}/.credentials",
+        cfg.display()
+    ));
+    assert_eq!(rc, 0, "{e}");
+    assert_eq!(o, format!("600\nmachine nvcr.io login $oauthtoken password {key}\nmachine authn.nvidia.com login $oauthtoken password {key}\n"));
+    // Now present.
+    let out = f
+        .cmd()
+        .env("TAO_SITE_PROFILE", &profile)
+        .env("NGC_KEY", key)
+        .arg("preflight")
+        .output()
+        .unwrap();
+    assert_eq!(
+        check(&lines_of(&out.stdout)[0], "enroot-credentials")["ok"],
+        true
+    );
+    let _ = f.c.ssh(&format!("rm -rf {}", cfg.display()));
+}
