@@ -225,6 +225,9 @@ pub struct Plan {
     pub results_dir: String,
     /// Parent of results_dir (TAO appends the job id itself).
     pub api_results_dir: String,
+    /// `<job_dir>/inputs/action-helpers`: where tao-submit stages the
+    /// supporting files; exported as `TAO_ACTION_HELPERS`.
+    pub action_helpers_dir: String,
     /// The line's `env`, in order, values as strings.
     pub env: Vec<(String, String)>,
     /// The container for pyxis, none for runtime `none`.
@@ -275,6 +278,7 @@ pub const RESERVED_ENV: &[&str] = &[
     "TAO_JOB_ID",
     "RESULTS_DIR",
     "TAO_API_RESULTS_DIR",
+    "TAO_ACTION_HELPERS",
     "MASTER_ADDR",
     "MASTER_PORT",
     "WORLD_SIZE",
@@ -771,6 +775,7 @@ pub fn plan(line: &JobLine, profile: &SiteProfile, opts: RenderOptions) -> Resul
         },
         results_dir,
         api_results_dir,
+        action_helpers_dir: format!("{job_dir}/inputs/action-helpers"),
         env,
         container,
         image: image_ref,
