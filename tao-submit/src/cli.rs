@@ -187,6 +187,8 @@ pub fn run_with<R: BufRead, W: std::io::Write>(
             let mut sessions = Sessions::from_result(cli.conn.ssh_options());
             let cfg = crate::submit::SubmitConfig {
                 reconcile_wait: Duration::from_secs(cli.reconcile_wait),
+                profile: tao_core::site::SiteProfile::load(cli.conn.site_profile.as_deref())
+                    .map_err(|e| e.to_string()),
             };
             crate::submit::run(input, out, &mut sessions, store.as_ref(), &cfg)
         }

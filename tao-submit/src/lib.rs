@@ -6,10 +6,12 @@
 //! [`submit`], [`cancel`] and [`preflight`]; [`stage`] writes a job's files
 //! on shared storage; [`sched`] reads what the mutations depend on
 //! (jobs by name, node names, sbatch's reply); [`sessions`] keeps the SSH
-//! sessions of one run.
+//! sessions of one run; [`image`] makes sure a pyxis job's `.sqsh` exists
+//! or is being converted on a CPU partition first.
 
 pub mod cancel;
 pub mod cli;
+pub mod image;
 pub mod preflight;
 pub mod sched;
 pub mod sessions;

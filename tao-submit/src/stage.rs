@@ -56,6 +56,9 @@ pub struct Plan {
     /// `--exclude=<checked list>` (possibly empty), which overrides the
     /// script's own `#SBATCH --exclude` when unknown names were dropped.
     pub exclude_given: bool,
+    /// Further sbatch options set by tao-submit itself (the dependency on
+    /// an image conversion job).
+    pub extra_args: Vec<String>,
 }
 
 fn line_err(line: &JobLine, msg: String) -> Error {
@@ -258,6 +261,7 @@ impl Plan {
             secrets,
             exclude,
             exclude_given,
+            extra_args: Vec::new(),
         })
     }
 

@@ -16,7 +16,7 @@
 //! cancelled and reported; none means sbatch never ran, and the job is
 //! submitted again.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::{BufRead, Write};
 use std::time::{Duration, Instant};
 
@@ -24,6 +24,7 @@ use serde_json::Value;
 use tao_core::{shell, Error, JobLine, LineReader, LineWriter, Result};
 use tao_record::Store;
 
+use crate::image;
 use crate::sched::{self, Found};
 use crate::sessions::Sessions;
 use crate::stage::{self, Plan};
@@ -41,6 +42,9 @@ pub struct SubmitConfig {
     /// How long to look for a job by name after an ambiguous submit before
     /// concluding it does not exist (accounting lags sbatch by a few seconds).
     pub reconcile_wait: Duration,
+    /// The site profile (conversion partition and resources), or why it
+    /// did not load (an error only for lines that need a conversion).
+    pub profile: std::result::Result<tao_core::site::SiteProfile, String>,
 }
 
 /// The outcome of one line.
@@ -54,6 +58,8 @@ pub struct Submitted {
     pub login_host: String,
     /// `Some(native state)` when an existing job was adopted.
     pub adopted: Option<String>,
+    /// The image conversion job this job waits for (`afterok`), if any.
+    pub waits_for: Option<String>,
 }
 
 /// What sbatch's remote command told us.
@@ -72,7 +78,7 @@ enum SbatchReply {
 
 enum Item {
     Done(JobLine),
-    Ready(JobLine, Box<Plan>, String),
+    Ready(JobLine, Box<Plan>, String, image::Need),
 }
 
 /// `sacct -S` for a record: the day before it was opened (clock skew
@@ -90,7 +96,10 @@ fn since_of(created_at: Option<&str>) -> String {
 
 /// Gate one line: a record exists for its id and agrees on storage; the
 /// plan checks the rest ([`Plan::from_line`]).
-fn gate(line: &JobLine, store: std::result::Result<&Store, &Error>) -> Result<(Plan, String)> {
+fn gate(
+    line: &JobLine,
+    store: std::result::Result<&Store, &Error>,
+) -> Result<(Plan, String, image::Need)> {
     let id = line.require_str(&["id"])?;
     let store = store.map_err(|e| {
         Error::Config(format!(
@@ -117,7 +126,8 @@ fn gate(line: &JobLine, store: std::result::Result<&Store, &Error>) -> Result<(P
         }
     }
     let plan = Plan::from_line(line)?;
-    Ok((plan, since_of(record.created_at())))
+    let need = image::need_of(line)?;
+    Ok((plan, since_of(record.created_at()), need))
 }
 
 /// Mark a line submitted: `slurm.{job_id, cluster, login_host}`, `state`,
@@ -132,8 +142,20 @@ fn annotate(line: &mut JobLine, s: &Submitted) {
         &["slurm", "login_host"],
         Value::String(s.login_host.clone()),
     );
+    if let Some(c) = &s.waits_for {
+        line.set_path(
+            &["slurm", "dependency"],
+            Value::String(format!("afterok:{c}")),
+        );
+    }
     let (state, message) = match &s.adopted {
-        None => (Some("PENDING"), "PENDING (submitted)".to_string()),
+        None => match &s.waits_for {
+            Some(c) => (
+                Some("PENDING"),
+                format!("PENDING (submitted; waits for image conversion job {c})"),
+            ),
+            None => (Some("PENDING"), "PENDING (submitted)".to_string()),
+        },
         Some(native) if native == "PENDING" => (
             Some("PENDING"),
             format!(
@@ -204,7 +226,7 @@ pub fn run<R: BufRead, W: Write>(
                 return Item::Done(line);
             }
             match gate(&line, store) {
-                Ok((plan, since)) => Item::Ready(line, Box::new(plan), since),
+                Ok((plan, since, need)) => Item::Ready(line, Box::new(plan), since, need),
                 Err(e) => {
                     failed += 1;
                     line.set_error(TOOL, &e);
@@ -217,7 +239,7 @@ pub fn run<R: BufRead, W: Write>(
     let ready: Vec<&Plan> = items
         .iter()
         .filter_map(|i| match i {
-            Item::Ready(_, p, _) => Some(&**p),
+            Item::Ready(_, p, _, _) => Some(&**p),
             _ => None,
         })
         .collect();
@@ -227,7 +249,7 @@ pub fn run<R: BufRead, W: Write>(
         let since = items
             .iter()
             .filter_map(|i| match i {
-                Item::Ready(_, _, s) => Some(s.clone()),
+                Item::Ready(_, _, s, _) => Some(s.clone()),
                 _ => None,
             })
             .min()
@@ -243,10 +265,11 @@ pub fn run<R: BufRead, W: Write>(
         }
     }
 
+    let mut conversions: HashMap<String, std::result::Result<String, String>> = HashMap::new();
     for item in items.drain(..) {
         let line = match item {
             Item::Done(line) => line,
-            Item::Ready(mut line, mut plan, since) => {
+            Item::Ready(mut line, mut plan, since, need) => {
                 if let Some(e) = &fatal {
                     failed += 1;
                     line.set_error(TOOL, e);
@@ -257,7 +280,15 @@ pub fn run<R: BufRead, W: Write>(
                     }
                     let res = match existing.get(&plan.id) {
                         Some(found) => settle_found(sessions, &plan, found.clone()),
-                        None => submit_one(sessions, &plan, &since, cfg),
+                        None => submit_with_image(
+                            sessions,
+                            &line,
+                            &mut plan,
+                            &need,
+                            &since,
+                            cfg,
+                            &mut conversions,
+                        ),
                     };
                     match res {
                         Ok(s) => annotate(&mut line, &s),
@@ -283,6 +314,115 @@ pub fn run<R: BufRead, W: Write>(
     } else {
         0
     })
+}
+
+/// Make sure the line's image exists or is being converted, submit the job
+/// (chained after the conversion when there is one), and verify the chain.
+fn submit_with_image(
+    sessions: &mut Sessions,
+    line: &JobLine,
+    plan: &mut Plan,
+    need: &image::Need,
+    since: &str,
+    cfg: &SubmitConfig,
+    conversions: &mut HashMap<String, std::result::Result<String, String>>,
+) -> Result<Submitted> {
+    let conv = match need {
+        image::Need::Nothing => None,
+        image::Need::Sqsh(path) => {
+            let host = sessions.primary()?.login_host().to_string();
+            let found = image::check(sessions, &host, &[path])?;
+            match found
+                .get(path.as_str())
+                .copied()
+                .unwrap_or(image::Found::Missing)
+            {
+                image::Found::Squashfs => None,
+                f => return Err(image::sqsh_error(path, f)),
+            }
+        }
+        image::Need::Convert { given, sqsh } => {
+            let host = sessions.primary()?.login_host().to_string();
+            let found = image::check(sessions, &host, &[sqsh])?;
+            if found.get(sqsh.as_str()) == Some(&image::Found::Squashfs) {
+                None
+            } else {
+                if !conversions.contains_key(given) {
+                    let r =
+                        ensure_conversion(sessions, line, given, cfg).map_err(|e| e.to_string());
+                    conversions.insert(given.clone(), r);
+                }
+                match &conversions[given] {
+                    Ok(id) => Some((id.clone(), sqsh.clone())),
+                    Err(m) => {
+                        return Err(Error::TempFail(format!(
+                            "image {given:?} is not converted and its conversion job could not be submitted: {m}"
+                        )))
+                    }
+                }
+            }
+        }
+    };
+    if let Some((conv_id, _)) = &conv {
+        plan.extra_args = image::dependency_args(conv_id);
+    }
+    let mut s = submit_one(sessions, plan, since, cfg)?;
+    if let Some((conv_id, sqsh)) = conv {
+        let host = s.login_host.clone();
+        let dep = image::dependency_of(sessions, &host, &s.job_id)?;
+        let chained = dep.contains(&format!("afterok:{conv_id}"));
+        if !chained {
+            // Slurm drops a dependency on a job that already succeeded (or
+            // that it no longer knows): fine only if the image is there now.
+            let found = image::check(sessions, &host, &[&sqsh])?;
+            if found.get(sqsh.as_str()) != Some(&image::Found::Squashfs) {
+                let _ =
+                    sessions.run_on(&host, &format!("scancel {}", shell::quote(&s.job_id)), None);
+                return Err(Error::Data(format!(
+                    "job {:?}: Slurm job {} does not depend on conversion job {conv_id} (Dependency={dep:?}) and {sqsh:?} is not an image; the job was cancelled rather than run without its image: submit again",
+                    plan.id, s.job_id
+                )));
+            }
+        } else {
+            s.waits_for = Some(conv_id);
+        }
+    }
+    Ok(s)
+}
+
+/// The id of a live conversion job for `given`: an existing one of the
+/// same name (shared), else a new one submitted to the CPU partition.
+fn ensure_conversion(
+    sessions: &mut Sessions,
+    line: &JobLine,
+    given: &str,
+    cfg: &SubmitConfig,
+) -> Result<String> {
+    let profile = cfg.profile.as_ref().map_err(|m| Error::Config(m.clone()))?;
+    let plan = image::conversion_plan(line, given, profile)?;
+    let host = sessions.primary()?.login_host().to_string();
+    if let Some(id) = image::live_jobs_named(sessions, &host, &plan.id)?
+        .into_iter()
+        .next()
+    {
+        tao_core::cli::warn(
+            TOOL,
+            &format!("image {given:?}: sharing the conversion job {id} already queued"),
+        );
+        return Ok(id);
+    }
+    let today = (chrono::Utc::now() - chrono::Duration::days(1))
+        .format("%Y-%m-%d")
+        .to_string();
+    let s = submit_one(sessions, &plan, &today, cfg)?;
+    tao_core::cli::warn(
+        TOOL,
+        &format!(
+            "image {given:?} is not in the cache: conversion job {} submitted to partition {:?}",
+            s.job_id, profile.conversion.partition
+        ),
+    );
+    Ok(s.job_id)
 }
 
 /// Connect, look up existing jobs by name (batched) and, when needed, the
@@ -385,6 +525,7 @@ fn settle_found(sessions: &mut Sessions, plan: &Plan, mut found: Vec<Found>) -> 
         cluster: None,
         login_host: f.login_host.clone(),
         adopted: Some(f.state.clone()),
+        waits_for: None,
     })
 }
 
@@ -424,6 +565,7 @@ fn sbatch_script(plan: &Plan) -> String {
         // accepts `--exclude=`; checked on Slurm 22.05).
         args.push(format!("--exclude={}", plan.exclude.join(",")));
     }
+    args.extend(plan.extra_args.iter().cloned());
     args.push(plan.script_path());
     format!(
         "d={d}; cd -- \"$d\" || exit 97; out=$({cmd}); rc=$?; \
@@ -564,6 +706,7 @@ fn submit_one(
                     cluster,
                     login_host: host,
                     adopted: None,
+                    waits_for: None,
                 });
             }
             SbatchReply::Failed(msg) => {

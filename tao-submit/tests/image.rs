@@ -1,0 +1,257 @@
+//! Images for runtime pyxis on the local cluster: a given `.sqsh` checked
+//! for the squashfs magic, a registry image converted on the CPU partition
+//! with the GPU job chained after it (`afterok`), the conversion shared and
+//! then served from the cache, and a failed or truncated conversion failing
+//! the GPU job without any fallback.
+//!
+//! Enroot cannot exist here: a TEST STAND-IN `enroot` (defined below and
+//! labelled in its own text) builds a real squashfs with mksquashfs. It is
+//! put on the PATH of this test's remote commands only, through a test
+//! site profile whose `remote_prefix` prepends its directory; sbatch
+//! exports that PATH to the conversion job.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+
+use common::{lines_of, stdin_of, unique_id, Fixture};
+use serde_json::{json, Value};
+
+const STAND_IN: &str = r#"#!/bin/sh
+# TEST STAND-IN for enroot (tao-submit tests/image.rs). Enroot cannot exist on
+# the local test cluster. `enroot import -o OUT URI` builds a real squashfs
+# with mksquashfs; a URI containing "fail" fails, one containing "truncate"
+# leaves a file that is not a squashfs.
+[ "$1" = import ] || { echo "stand-in enroot: only import is implemented" >&2; exit 2; }
+shift
+out=; uri=
+while [ $# -gt 0 ]; do case "$1" in -o) out=$2; shift 2;; *) uri=$1; shift;; esac; done
+case "$uri" in *fail*) echo "stand-in enroot: simulated import failure for $uri" >&2; exit 1;; esac
+case "$uri" in *truncate*) printf 'partial' > "$out"; exit 0;; esac
+src=$(mktemp -d)
+echo "$uri" > "$src/image-name"
+mksquashfs "$src" "$out" -noappend -quiet >/dev/null
+rc=$?
+rm -rf "$src"
+exit $rc
+"#;
+
+struct Images {
+    f: Fixture,
+    _dir: tempfile::TempDir,
+    profile: PathBuf,
+}
+
+fn setup() -> Option<Images> {
+    let f = Fixture::new()?;
+    let dir = tempfile::Builder::new()
+        .prefix("tao-enroot-standin-")
+        .tempdir()
+        .unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let enroot = dir.path().join("enroot");
+    std::fs::write(&enroot, STAND_IN).unwrap();
+    std::fs::set_permissions(&enroot, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let profile = dir.path().join("p.toml");
+    std::fs::write(
+        &profile,
+        format!(
+            "name = \"local-enroot-stand-in\"\nruntime = \"pyxis\"\nremote_prefix = \"PATH={}:$PATH;\"\ndefault_partition = \"gpu\"\nmax_gpus_per_node = 4\n[conversion]\npartition = \"cpu_long\"\ncpus = 1\nmem = \"512M\"\ntime = \"00:10:00\"\n",
+            dir.path().display()
+        ),
+    )
+    .unwrap();
+    Some(Images {
+        f,
+        _dir: dir,
+        profile,
+    })
+}
+
+impl Images {
+    /// A pyxis line whose script.image is `image` (what tao-render writes).
+    fn line(&self, tag: &str, image: &str) -> Value {
+        let mut l = self.f.line(tag, "true");
+        let base = self.f.c.var("SLURM_BASE_RESULTS_DIR");
+        let (sqsh, conv) = if image.ends_with(".sqsh") {
+            (image.to_string(), false)
+        } else {
+            (
+                format!(
+                    "{base}/images/{}",
+                    tao_render::image::sqsh_name(image).unwrap()
+                ),
+                true,
+            )
+        };
+        l["runtime"] = json!("pyxis");
+        l["image"] = json!(image);
+        l["script"]["image"] =
+            json!({"given": image, "normalised": image, "sqsh": sqsh, "needs_conversion": conv});
+        // Keep the record in step with the line (the gate compares storage only).
+        l
+    }
+
+    fn submit(&self, lines: &[Value]) -> (i32, Vec<Value>, String) {
+        let out = self
+            .f
+            .cmd()
+            .env("TAO_SITE_PROFILE", &self.profile)
+            .write_stdin(stdin_of(lines))
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap(),
+            lines_of(&out.stdout),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+}
+
+fn conv_name(image: &str) -> String {
+    tao_render::render::convert_job_name(image).unwrap()
+}
+
+#[test]
+fn registry_image_converts_on_cpu_chains_the_gpu_job_shares_and_then_hits_the_cache() {
+    let Some(t) = setup() else { return };
+    let image = format!("registry.invalid#tao/{}:1", unique_id("img"));
+    let (a, b) = (t.line("ia", &image), t.line("ib", &image));
+    let (code, got, stderr) = t.submit(&[a, b]);
+    assert_eq!(code, 0, "{stderr}");
+    let conv_jobs = t.f.c.jobs_named(&conv_name(&image));
+    assert_eq!(
+        conv_jobs.len(),
+        1,
+        "one conversion shared by both: {conv_jobs:?}"
+    );
+    let conv = conv_jobs.keys().next().unwrap().clone();
+    for l in &got {
+        assert_eq!(l["slurm"]["dependency"], format!("afterok:{conv}"), "{l}");
+        let job = l["slurm"]["job_id"].as_str().unwrap();
+        let (_, show, _) = t.f.c.ssh(&format!("scontrol show job -o {job}"));
+        assert!(
+            show.contains(&format!("Dependency=afterok:{conv}"))
+                || show.contains("Dependency=(null)"),
+            "{show}"
+        );
+    }
+    let (_, show, _) = t.f.c.ssh(&format!("scontrol show job -o {conv}"));
+    assert!(
+        show.contains("Partition=cpu_long"),
+        "conversion on the CPU partition: {show}"
+    );
+    assert!(
+        !show.contains("gres/gpu"),
+        "no GPU for the conversion: {show}"
+    );
+    // The conversion builds the cache; then the GPU jobs run.
+    assert_eq!(
+        t.f.c
+            .wait_state(&conv, 180, |s| s != "PENDING" && s != "RUNNING"),
+        "COMPLETED"
+    );
+    let sqsh = got[0]["script"]["image"]["sqsh"].as_str().unwrap();
+    let (_, magic, _) = t.f.c.ssh(&format!("head -c 4 {sqsh}"));
+    assert_eq!(magic, "hsqs");
+    for l in &got {
+        let job = l["slurm"]["job_id"].as_str().unwrap();
+        assert_eq!(
+            t.f.c.wait_state(job, 180, |s| s == "COMPLETED"
+                || s == "FAILED"
+                || s.starts_with("CANCELLED")),
+            "COMPLETED"
+        );
+    }
+    // Cache hit: no new conversion, no dependency.
+    let (code, got, stderr) = t.submit(&[t.line("ic", &image)]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(got[0]["slurm"].get("dependency").is_none(), "{}", got[0]);
+    assert_eq!(t.f.c.jobs_named(&conv_name(&image)).len(), 1);
+}
+
+#[test]
+fn a_failed_or_truncated_conversion_fails_the_gpu_job_without_fallback() {
+    let Some(t) = setup() else { return };
+    for kind in ["fail", "truncate"] {
+        let image = format!("registry.invalid#tao/{kind}-{}:1", unique_id("bad"));
+        let (code, got, stderr) = t.submit(&[t.line("if", &image)]);
+        assert_eq!(code, 0, "{stderr}");
+        let conv = got[0]["slurm"]["dependency"]
+            .as_str()
+            .unwrap()
+            .trim_start_matches("afterok:")
+            .to_string();
+        let job = got[0]["slurm"]["job_id"].as_str().unwrap();
+        assert_eq!(
+            t.f.c
+                .wait_state(&conv, 180, |s| s != "PENDING" && s != "RUNNING"),
+            "FAILED",
+            "{kind}"
+        );
+        // The GPU job never runs: Slurm kills it for a dependency that can never be met.
+        let st = t.f.c.wait_state(job, 120, |s| s != "PENDING");
+        assert!(
+            st.starts_with("CANCELLED") || st == "FAILED",
+            "{kind}: GPU job ended {st}"
+        );
+        let jd = got[0]["storage"]["job_dir"].as_str().unwrap();
+        let (_, logs, _) =
+            t.f.c
+                .ssh(&format!("cat {jd}/slurm-logs/*/main.out 2>/dev/null; true"));
+        assert!(
+            !logs.contains("step main: start"),
+            "the GPU job ran: {logs}"
+        );
+        // No image in the cache, so no later job can pick up a bad file.
+        let sqsh = got[0]["script"]["image"]["sqsh"].as_str().unwrap();
+        let (_, ls, _) =
+            t.f.c
+                .ssh(&format!("test -e {sqsh} && echo present || echo absent"));
+        assert_eq!(ls.trim(), "absent", "{kind}");
+    }
+}
+
+#[test]
+fn a_given_sqsh_must_be_a_squashfs() {
+    let Some(t) = setup() else { return };
+    let base = t.f.c.var("SLURM_BASE_RESULTS_DIR").to_string();
+    let tag = unique_id("sq");
+    let (good, truncated, missing) = (
+        format!("{base}/images/{tag}-good.sqsh"),
+        format!("{base}/images/{tag}-truncated.sqsh"),
+        format!("{base}/images/{tag}-missing.sqsh"),
+    );
+    let (rc, _, e) = t.f.c.ssh(&format!(
+        "mkdir -p {base}/images && d=$(mktemp -d) && echo x > $d/f && mksquashfs $d {good} -noappend -quiet >/dev/null && head -c 3 {good} > {truncated} && rm -rf $d"
+    ));
+    assert_eq!(rc, 0, "{e}");
+    let lines = [
+        t.line("sg", &good),
+        t.line("st", &truncated),
+        t.line("sm", &missing),
+    ];
+    let ids: Vec<String> = lines
+        .iter()
+        .map(|l| l["id"].as_str().unwrap().to_string())
+        .collect();
+    let (code, got, stderr) = t.submit(&lines);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(got[0]["slurm"]["job_id"].is_string(), "{}", got[0]);
+    let m1 = got[1]["error"]["message"].as_str().unwrap();
+    assert!(
+        m1.contains("no hsqs magic") && m1.contains("never replaced by a registry pull"),
+        "{m1}"
+    );
+    assert!(
+        got[2]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("does not exist"),
+        "{}",
+        got[2]
+    );
+    assert!(t.f.c.jobs_named(&ids[1]).is_empty() && t.f.c.jobs_named(&ids[2]).is_empty());
+    let _ = t.f.c.ssh(&format!("rm -f {good} {truncated}"));
+}
