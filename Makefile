@@ -75,7 +75,9 @@ man completions:
 # fuzz/artifacts/<target>/; keep them as tests under fuzz/regressions/.
 fuzz:
 	@command -v cargo-fuzz >/dev/null || { echo "make fuzz: cargo-fuzz is missing: cargo install cargo-fuzz --locked" >&2; exit 1; }
-	cd fuzz && for t in $(FUZZ_TARGETS); do \
+	cd fuzz && rc=0; for t in $(FUZZ_TARGETS); do \
 	    mkdir -p corpus/$$t && cp -n seeds/$$t/* corpus/$$t/ 2>/dev/null; \
-	    RUSTC_BOOTSTRAP=1 $(CARGO) fuzz run $$t corpus/$$t -- -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 || exit $$?; \
-	done
+	    for r in regressions/$$t/*; do [ -f "$$r" ] || continue; \
+	        RUSTC_BOOTSTRAP=1 $(CARGO) fuzz run $$t "$$r" >/dev/null 2>&1 || { echo "make fuzz: $$t fails on $$r" >&2; rc=1; }; done; \
+	    RUSTC_BOOTSTRAP=1 $(CARGO) fuzz run $$t corpus/$$t -- -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 || rc=1; \
+	done; exit $$rc
