@@ -148,14 +148,16 @@ fn set_str(line: &mut JobLine, path: &[&str], v: Option<&str>) {
     );
 }
 
-fn clear_own_error(line: &mut JobLine) {
-    let ours = line
-        .fields
+fn error_is_ours(line: &JobLine) -> bool {
+    line.fields
         .get("error")
         .and_then(|e| e.get("tool"))
         .and_then(Value::as_str)
-        == Some(TOOL);
-    if ours {
+        == Some(TOOL)
+}
+
+fn clear_own_error(line: &mut JobLine) {
+    if error_is_ours(line) {
         line.fields.remove("error");
     }
 }
@@ -180,7 +182,14 @@ fn write_observation(
         set_str(line, &["slurm", "nodes"], r.nodes.as_deref());
         set_str(line, &["slurm", "submit_time"], r.submit_time.as_deref());
         set_str(line, &["slurm", "start_time"], r.start_time.as_deref());
-        set_str(line, &["slurm", "end_time"], r.end_time.as_deref());
+        // For a live job squeue prints the *expected* end (start + time
+        // limit): not an end time yet.
+        let ended = crate::native::map_state(&o.native_state).state.is_final();
+        set_str(
+            line,
+            &["slurm", "end_time"],
+            r.end_time.as_deref().filter(|_| ended),
+        );
         if let Some(n) = r.restart_count {
             line.set_path(&["slurm", "restart_count"], json!(n));
         }
@@ -208,10 +217,22 @@ fn tail_json(t: &Tail, redact: &dyn Fn(&str) -> String) -> Value {
     } else {
         redact(&t.lines.join("\n"))
             .split('\n')
-            .map(str::to_string)
+            .map(bound_line)
             .collect()
     };
     json!({"first_line": t.first_line, "lines": lines})
+}
+
+/// Longest evidence line kept, in characters (progress bars redrawn with
+/// `\r` make single lines of megabytes).
+pub const MAX_EVIDENCE_LINE: usize = 4096;
+
+/// Cut a line to [`MAX_EVIDENCE_LINE`] characters, saying so.
+fn bound_line(l: &str) -> String {
+    match l.char_indices().nth(MAX_EVIDENCE_LINE) {
+        None => l.to_string(),
+        Some((cut, _)) => format!("{} [... {} more bytes]", &l[..cut], l.len() - cut),
+    }
 }
 
 /// The final decision for a COMPLETED job from its own status files.
@@ -237,6 +258,9 @@ pub fn poll(lines: Vec<JobLine>, conn: &mut dyn Connector, opts: &Options) -> Po
     for (i, line) in out.lines.iter().enumerate() {
         match prepare(line, opts.requeue) {
             Ok(p) => groups.entry(p.host.clone()).or_default().push((i, p)),
+            // A line another tool already failed (e.g. a submit that never
+            // reached Slurm) passes through untouched (tao-jobline(7)).
+            Err(_) if line.has_error() && !error_is_ours(line) => {}
             Err(e) => errors[i] = Some(e),
         }
     }
@@ -445,5 +469,31 @@ impl Connector for SshConnector {
             Ok(b) => Ok(b),
             Err(f) => Err(f.clone()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn evidence_lines_are_bounded() {
+        let long = "x".repeat(MAX_EVIDENCE_LINE + 10);
+        let cut = bound_line(&long);
+        assert!(cut.starts_with(&"x".repeat(MAX_EVIDENCE_LINE)));
+        assert!(
+            cut.ends_with("[... 10 more bytes]"),
+            "{}",
+            &cut[cut.len() - 30..]
+        );
+        assert_eq!(bound_line("short"), "short");
+    }
+
+    #[test]
+    fn log_dir_layout() {
+        assert_eq!(
+            log_dir("/b/jobs/x/", "x", "42"),
+            "/b/jobs/x/slurm-logs/x-42"
+        );
     }
 }

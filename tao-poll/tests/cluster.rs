@@ -50,6 +50,8 @@ fn running_then_suspended_then_cancelled() {
         "{v}"
     );
     assert!(v["slurm"]["start_time"].as_str().is_some());
+    // squeue's EndTime of a running job is only the expected end.
+    assert!(v["slurm"]["end_time"].is_null(), "{v}");
     sh(&format!("scontrol suspend {}", job.sid));
     let v = poll_until(&env, &v, Duration::from_secs(30), |v| {
         v["slurm"]["native_state"] == "SUSPENDED"

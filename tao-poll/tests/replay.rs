@@ -660,6 +660,21 @@ fn lines_without_a_job_id_and_unknown_fields() {
 }
 
 #[test]
+fn lines_failed_by_another_tool_pass_through_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let sqf = write(dir.path(), "squeue.txt", "");
+    let saf = write(dir.path(), "sacct.txt", "");
+    let line = r#"{"id":"a","error":{"tool":"tao-submit","code":"unavailable","message":"no login host answered"}}"#;
+    let out = cmd()
+        .args(["--replay-squeue", &sqf, "--replay-sacct", &saf])
+        .write_stdin(format!("{line}\n"))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), format!("{line}\n"));
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
 fn usage_errors() {
     let out = cmd().args(["--interval", "0", "1"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
