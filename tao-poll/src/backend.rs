@@ -633,6 +633,7 @@ mod tests {
                 .unwrap();
         }
         let script = both_script("@@m1", Some("c1"), &["7".to_string()]);
+        assert_eq!(script.matches(" -M 'c1' -j '7'").count(), 2, "{script}");
         let out = std::process::Command::new("sh")
             .arg("-c")
             .arg(&script)
