@@ -26,6 +26,9 @@ pub struct Sessions {
     opts: std::result::Result<SshOptions, String>,
     open: HashMap<String, Remote>,
     primary: Option<String>,
+    /// Hosts that did not answer in this run, with why (not dialled again:
+    /// a timed-out host would cost the connect timeout on every look-up).
+    dead: HashMap<String, String>,
 }
 
 impl Sessions {
@@ -41,6 +44,7 @@ impl Sessions {
             opts: opts.map_err(|e| e.to_string()),
             open: HashMap::new(),
             primary: None,
+            dead: HashMap::new(),
         }
     }
 
@@ -74,8 +78,19 @@ impl Sessions {
     /// Errors: as [`Remote::connect_host`].
     pub fn host(&mut self, spec: &str) -> Result<&Remote> {
         if !self.open.contains_key(spec) {
-            let r = Remote::connect_host(self.opts()?, spec)?;
-            self.open.insert(spec.to_string(), r);
+            if let Some(why) = self.dead.get(spec) {
+                return Err(Error::Unavailable(why.clone()));
+            }
+            match Remote::connect_host(self.opts()?, spec) {
+                Ok(r) => {
+                    self.open.insert(spec.to_string(), r);
+                }
+                Err(Error::Unavailable(why)) => {
+                    self.dead.insert(spec.to_string(), why.clone());
+                    return Err(Error::Unavailable(why));
+                }
+                Err(e) => return Err(e),
+            }
         }
         Ok(&self.open[spec])
     }

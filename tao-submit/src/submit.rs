@@ -266,6 +266,7 @@ pub fn run<R: BufRead, W: Write>(
     }
 
     let mut conversions: HashMap<String, std::result::Result<String, String>> = HashMap::new();
+    let mut this_run: HashMap<String, Submitted> = HashMap::new();
     for item in items.drain(..) {
         let line = match item {
             Item::Done(line) => line,
@@ -278,9 +279,14 @@ pub fn run<R: BufRead, W: Write>(
                     if let Some(known) = &nodes {
                         validate_exclude(&mut plan, known);
                     }
-                    let res = match existing.get(&plan.id) {
-                        Some(found) => settle_found(sessions, &plan, found.clone()),
-                        None => submit_with_image(
+                    let res = match (this_run.get(&plan.id), existing.get(&plan.id)) {
+                        // The same id twice in one input: one job.
+                        (Some(prev), _) => Ok(Submitted {
+                            adopted: Some("PENDING".into()),
+                            ..prev.clone()
+                        }),
+                        (None, Some(found)) => settle_found(sessions, &plan, found.clone()),
+                        (None, None) => submit_with_image(
                             sessions,
                             &line,
                             &mut plan,
@@ -290,6 +296,9 @@ pub fn run<R: BufRead, W: Write>(
                             &mut conversions,
                         ),
                     };
+                    if let Ok(s) = &res {
+                        this_run.entry(plan.id.clone()).or_insert_with(|| s.clone());
+                    }
                     match res {
                         Ok(s) => annotate(&mut line, &s),
                         Err(e) => {

@@ -432,3 +432,25 @@ fn a_different_bundle_is_never_overwritten() {
     assert_eq!(staged, "print('v1')\n");
     assert!(f.c.jobs_named(other["id"].as_str().unwrap()).is_empty());
 }
+
+#[test]
+fn the_same_line_twice_in_one_input_is_one_job() {
+    let Some(f) = Fixture::new() else { return };
+    let line = f.line("dup", "true");
+    let id = line["id"].as_str().unwrap().to_string();
+    let out = f
+        .cmd()
+        .write_stdin(stdin_of(&[line.clone(), line]))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got = lines_of(&out.stdout);
+    assert_eq!(got.len(), 2);
+    assert_eq!(got[0]["slurm"]["job_id"], got[1]["slurm"]["job_id"]);
+    assert_eq!(f.c.jobs_named(&id).len(), 1);
+}
