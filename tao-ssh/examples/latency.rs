@@ -13,7 +13,10 @@ fn main() -> tao_core::Result<()> {
         for _ in 0..10 {
             r.exec(cmd, stdin)?;
         }
-        println!("{name}: {:.1} ms/command", t.elapsed().as_secs_f64() * 100.0);
+        println!(
+            "{name}: {:.1} ms/command",
+            t.elapsed().as_secs_f64() * 100.0
+        );
     }
     Ok(())
 }

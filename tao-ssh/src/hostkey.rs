@@ -85,13 +85,7 @@ pub(crate) fn verify(
         .known_hosts()
         .map_err(|e| Error::Internal(format!("libssh2 known hosts: {e}")))?;
     if known_hosts.exists() {
-        kh.read_file(known_hosts, KnownHostFileKind::OpenSSH)
-            .map_err(|e| {
-                Error::Config(format!(
-                    "known_hosts file {:?} cannot be read: {e}; fix it or point SSH_KNOWN_HOSTS elsewhere",
-                    known_hosts.display().to_string()
-                ))
-            })?;
+        load_known_hosts(&mut kh, known_hosts)?;
     }
     let name = known_hosts_name(host, port);
     match kh.check_port(host, port, key) {
@@ -137,6 +131,36 @@ pub(crate) fn verify(
     }
 }
 
+/// Load an OpenSSH known_hosts file into `kh`. libssh2 rejects a whole
+/// file over one line it cannot parse (`@cert-authority`, `@revoked`,
+/// security-key types), so on failure the file is read line by line and
+/// such lines are skipped (they can only match hosts this library cannot
+/// verify anyway; OpenSSH's ssh still honours them).
+///
+/// Output: the number of lines skipped. Errors: [`Error::Config`] when the
+/// file cannot be read at all.
+pub(crate) fn load_known_hosts(kh: &mut ssh2::KnownHosts, path: &Path) -> Result<usize> {
+    if kh.read_file(path, KnownHostFileKind::OpenSSH).is_ok() {
+        return Ok(0);
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Error::Config(format!(
+            "known_hosts file {:?} cannot be read: {e}; fix it or point SSH_KNOWN_HOSTS elsewhere",
+            path.display().to_string()
+        ))
+    })?;
+    let mut skipped = 0;
+    for line in text.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if line.starts_with('@') || kh.read_str(line, KnownHostFileKind::OpenSSH).is_err() {
+            skipped += 1;
+        }
+    }
+    Ok(skipped)
+}
+
 /// Append one line to the known_hosts file (created with mode 600, its
 /// directory with 700, as ssh does), never rewriting existing entries.
 fn append_line(path: &Path, line: &str) -> Result<()> {
@@ -166,6 +190,49 @@ fn append_line(path: &Path, line: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unparseable_known_hosts_lines_are_skipped_not_fatal() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("known_hosts");
+        // A well-formed ssh-ed25519 public key blob (arbitrary key bytes).
+        let key = "AAAAC3NzaC1lZDI1NTE5AAAAIHnLhhtKkLvG1ahT9ngfQCd8XfpYcOjVTwqpxZtTVTrA";
+        std::fs::write(
+            &path,
+            format!(
+                "# comment\n@cert-authority *.example.org ssh-ed25519 {key}\nthis is not a key line\n[login.example.org]:2222 ssh-ed25519 {key}\n"
+            ),
+        )
+        .unwrap();
+        let sess = Session::new().unwrap();
+        let mut kh = sess.known_hosts().unwrap();
+        let skipped = load_known_hosts(&mut kh, &path).unwrap();
+        assert_eq!(skipped, 2);
+        let raw = {
+            // Decode the base64 key blob for check_port (it takes raw bytes).
+            let alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+            let mut bits = 0u32;
+            let mut n = 0;
+            let mut out = Vec::new();
+            for c in key.bytes().filter(|&c| c != b'=') {
+                bits = (bits << 6) | alphabet.iter().position(|&a| a == c).unwrap() as u32;
+                n += 6;
+                if n >= 8 {
+                    n -= 8;
+                    out.push((bits >> n) as u8);
+                }
+            }
+            out
+        };
+        assert!(matches!(
+            kh.check_port("login.example.org", 2222, &raw),
+            CheckResult::Match
+        ));
+        assert!(matches!(
+            kh.check_port("other.example.org", 2222, &raw),
+            CheckResult::NotFound
+        ));
+    }
 
     #[test]
     fn names_and_fix() {
