@@ -114,6 +114,7 @@ fn build_regex(pattern: &str, origin: &str, id: &str, field: &str) -> Result<Reg
     RegexBuilder::new(pattern)
         .unicode(false)
         .size_limit(32 << 20)
+        .dfa_size_limit(16 << 20)
         .build()
         .map_err(|e| {
             Error::Config(format!(

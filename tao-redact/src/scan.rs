@@ -19,6 +19,18 @@ use crate::Redactor;
 /// not mask the rest of the log.
 pub(crate) const MAX_BLOCK_LINES: u32 = 400;
 
+/// Fragments (lines or windows) longer than this run each rule only
+/// around its keywords, so a 1 MiB window with a few keywords costs a few
+/// short regex searches instead of one pass per rule over the window.
+pub(crate) const LOCAL_MIN: usize = 64 << 10;
+
+/// In a fragment longer than [`LOCAL_MIN`], a rule's regex runs over
+/// `LOCAL_REACH` bytes on each side of each of its keywords. A match must
+/// start within that distance before its keyword (a name or a scheme is
+/// never that long); a match that reaches the end of the searched span is
+/// matched again over the whole fragment, so long secrets are not cut.
+pub(crate) const LOCAL_REACH: usize = 4096;
+
 /// What a prefilter keyword triggers (see [`Prefilter`]).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Trigger {
@@ -60,6 +72,8 @@ pub(crate) struct Scratch {
     any_exact: bool,
     /// `trig` already holds this line's triggers.
     ready: bool,
+    /// (rule, keyword start) of a long fragment, in keyword order.
+    positions: Vec<(usize, usize)>,
 }
 
 fn content_end(s: &[u8]) -> usize {
@@ -174,14 +188,17 @@ impl Redactor {
         scratch: &mut Scratch,
     ) {
         let hay = &frag[from..];
+        let local = hay.len() > LOCAL_MIN;
         // The caller may have collected the triggers of this line already
-        // (one prefilter pass over many lines, see `Stream::lines`).
-        if !(scratch.ready && from == 0) {
+        // (one prefilter pass over many lines, see `Stream::lines`); a long
+        // fragment needs the keyword positions too.
+        if !(scratch.ready && from == 0) || local {
             self.clear_triggers(scratch);
+            scratch.positions.clear();
             let mut low = std::mem::take(&mut scratch.low);
             lowercase_into(hay, &mut low);
             for m in self.prefilter.find_iter(&low, 0..low.len()) {
-                self.prefilter.verify(&low, &m, scratch);
+                self.prefilter.verify(&low, &m, scratch, local);
             }
             scratch.low = low;
         }
@@ -190,68 +207,40 @@ impl Redactor {
             scratch.trig[r] = true;
             scratch.any_rule = true;
         }
-        let (any_rule, any_exact) = (scratch.any_rule, scratch.any_exact);
-        let trig = &scratch.trig;
-        if any_rule {
-            for (ri, rule) in self.rules.iter().enumerate() {
-                if !trig[ri] {
+        if scratch.any_rule {
+            let mut spans = Vec::new();
+            for ri in 0..self.rules.len() {
+                if !scratch.trig[ri] {
                     continue;
                 }
-                if let Some(end_re) = &rule.end {
-                    for m in rule.regex.find_iter(hay) {
-                        let s = from + m.start();
-                        if s >= limit {
-                            break;
-                        }
-                        if let Some(e) = end_re.find_at(hay, m.end()) {
-                            scratch.hits.push(Hit {
-                                start: s,
-                                end: from + e.end(),
-                                label: ri,
-                                open: false,
-                                cont: false,
-                            });
-                        } else {
-                            scratch.hits.push(Hit {
-                                start: s,
-                                end: from + content_end(hay),
-                                label: ri,
-                                open: true,
-                                cont: false,
-                            });
-                            state.block = Some((ri, 0));
-                            break;
+                spans.clear();
+                if local && !self.always.contains(&ri) {
+                    // Only around this rule's keywords (see LOCAL_REACH).
+                    let mut near: Vec<(usize, usize)> = scratch
+                        .positions
+                        .iter()
+                        .filter(|&&(r, _)| r == ri)
+                        .map(|&(_, p)| {
+                            (
+                                p.saturating_sub(LOCAL_REACH),
+                                (p + LOCAL_REACH).min(hay.len()),
+                            )
+                        })
+                        .collect();
+                    near.sort_unstable();
+                    for (s, e) in near {
+                        match spans.last_mut() {
+                            Some((_, last_e)) if s <= *last_e => *last_e = (*last_e).max(e),
+                            _ => spans.push((s, e)),
                         }
                     }
                 } else {
-                    for caps in rule.regex.captures_iter(hay) {
-                        let whole = caps.get(0).expect("group 0 always participates");
-                        if from + whole.start() >= limit {
-                            break;
-                        }
-                        let g = rule
-                            .secret_groups
-                            .iter()
-                            .find_map(|&i| caps.get(i))
-                            .unwrap_or(whole);
-                        let name = rule
-                            .name_group
-                            .and_then(|i| caps.get(i))
-                            .map(|m| m.as_bytes());
-                        if !accept(rule, name, g.as_bytes()) {
-                            continue;
-                        }
-                        scratch.hits.push(Hit {
-                            start: from + g.start(),
-                            end: from + g.end(),
-                            label: ri,
-                            open: false,
-                            cont: false,
-                        });
-                    }
+                    spans.push((0, hay.len()));
                 }
+                self.run_rule(ri, hay, from, limit, &spans, state, &mut scratch.hits);
             }
         }
+        let any_exact = scratch.any_exact;
         if any_exact {
             if let Some(exact) = &self.exact {
                 for m in exact.find_iter(hay) {
@@ -263,6 +252,92 @@ impl Redactor {
                         start: s,
                         end: from + m.end(),
                         label: self.rules.len() + m.pattern().as_usize(),
+                        open: false,
+                        cont: false,
+                    });
+                }
+            }
+        }
+    }
+
+    /// Run rule `ri` over the `spans` of `hay` (sorted, disjoint), pushing
+    /// accepted hits (offset by `from`). A match that reaches the end of a
+    /// span inside `hay` may be cut short, so it is matched again on the
+    /// whole of `hay` from its start.
+    #[allow(clippy::too_many_arguments)]
+    fn run_rule(
+        &self,
+        ri: usize,
+        hay: &[u8],
+        from: usize,
+        limit: usize,
+        spans: &[(usize, usize)],
+        state: &mut ScanState,
+        hits: &mut Vec<Hit>,
+    ) {
+        let rule = &self.rules[ri];
+        let mut next = 0;
+        for &(s0, e0) in spans {
+            let mut at = s0.max(next);
+            while at <= e0 {
+                let Some(mut caps) = rule.regex.captures_at(&hay[..e0], at) else {
+                    break;
+                };
+                let mut whole = caps.get(0).expect("group 0 always participates");
+                if whole.end() == e0 && e0 < hay.len() {
+                    match rule.regex.captures_at(hay, whole.start()) {
+                        Some(c) => caps = c,
+                        None => break,
+                    }
+                    whole = caps.get(0).expect("group 0 always participates");
+                }
+                if from + whole.start() >= limit {
+                    return;
+                }
+                next = if whole.is_empty() {
+                    whole.end() + 1
+                } else {
+                    whole.end()
+                };
+                at = next;
+                if let Some(end_re) = &rule.end {
+                    if let Some(e) = end_re.find_at(hay, whole.end()) {
+                        hits.push(Hit {
+                            start: from + whole.start(),
+                            end: from + e.end(),
+                            label: ri,
+                            open: false,
+                            cont: false,
+                        });
+                        next = e.end();
+                        at = next;
+                    } else {
+                        hits.push(Hit {
+                            start: from + whole.start(),
+                            end: from + content_end(hay),
+                            label: ri,
+                            open: true,
+                            cont: false,
+                        });
+                        state.block = Some((ri, 0));
+                        return;
+                    }
+                    continue;
+                }
+                let g = rule
+                    .secret_groups
+                    .iter()
+                    .find_map(|&i| caps.get(i))
+                    .unwrap_or(whole);
+                let name = rule
+                    .name_group
+                    .and_then(|i| caps.get(i))
+                    .map(|m| m.as_bytes());
+                if accept(rule, name, g.as_bytes()) {
+                    hits.push(Hit {
+                        start: from + g.start(),
+                        end: from + g.end(),
+                        label: ri,
                         open: false,
                         cont: false,
                     });
@@ -459,6 +534,7 @@ impl Prefilter {
     }
 
     /// Number of distinct anchors (the packed searcher needs at most 64).
+    #[cfg(test)]
     pub(crate) fn anchor_count(&self) -> usize {
         self.anchors.len()
     }
@@ -474,7 +550,14 @@ impl Prefilter {
     }
 
     /// Record in `scratch` what the keywords around anchor match `m` trigger.
-    pub(crate) fn verify(&self, low: &[u8], m: &aho_corasick::Match, scratch: &mut Scratch) {
+    /// With `positions`, also record (rule, keyword start) for each rule.
+    pub(crate) fn verify(
+        &self,
+        low: &[u8],
+        m: &aho_corasick::Match,
+        scratch: &mut Scratch,
+        positions: bool,
+    ) {
         for q in m.start()..m.end() {
             for &ai in &self.by_first[low[q] as usize] {
                 if !starts_with_at(low, q, &self.anchors[ai]) {
@@ -486,6 +569,9 @@ impl Prefilter {
                         for &r in &t.rules {
                             scratch.any_rule = true;
                             scratch.trig[r] = true;
+                            if positions {
+                                scratch.positions.push((r, q - o));
+                            }
                         }
                         scratch.any_exact |= t.exact;
                     }
@@ -564,6 +650,32 @@ mod tests {
         let mut low = Vec::new();
         lowercase_into(b"AbZ[`@\xff", &mut low);
         assert_eq!(low, b"abz[`@\xff");
+    }
+
+    #[test]
+    fn long_fragments_search_near_keywords_without_cutting_secrets() {
+        let r = red();
+        let jwt = format!(
+            "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJGQUtFIn0.{}",
+            "FAKEsig0".repeat(2000)
+        );
+        let mut line = "a".repeat(100_000);
+        line.push_str(" export DB_PASSWORD='Tr0ub4dor&3x' token ");
+        line.push_str(&jwt);
+        line.push(' ');
+        line.push_str(&"b".repeat(100_000));
+        line.push_str(" key=Zk3vQ9pL2mX8rT5wY7nB");
+        assert!(line.len() > LOCAL_MIN && jwt.len() > 2 * LOCAL_REACH);
+        let out = String::from_utf8(r.redact_line(line.as_bytes()).into_owned()).unwrap();
+        assert!(!out.contains("FAKEsig0"), "the long JWT was cut");
+        assert!(!out.contains("Tr0ub4dor"));
+        assert!(!out.contains("Zk3vQ9pL2"));
+        assert_eq!(
+            out.matches("[REDACTED:").count(),
+            3,
+            "{}",
+            &out[99_990..100_100]
+        );
     }
 
     #[test]

@@ -83,7 +83,9 @@ impl<'r> Stream<'r> {
             for m in red.prefilter.find_iter(&low, pos..chunk.len()) {
                 if let Some((ls, le)) = cur {
                     if m.start() < le {
-                        self.red.prefilter.verify(&low, &m, &mut self.scratch);
+                        self.red
+                            .prefilter
+                            .verify(&low, &m, &mut self.scratch, false);
                         continue;
                     }
                     self.finish_line(&chunk[ls..le]);
@@ -98,7 +100,9 @@ impl<'r> Stream<'r> {
                 let le = line_end(chunk, m.start());
                 self.out.extend_from_slice(&chunk[pos..ls]);
                 self.red.clear_triggers(&mut self.scratch);
-                self.red.prefilter.verify(&low, &m, &mut self.scratch);
+                self.red
+                    .prefilter
+                    .verify(&low, &m, &mut self.scratch, false);
                 cur = Some((ls, le));
             }
             self.low = low;
