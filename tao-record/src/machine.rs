@@ -424,6 +424,54 @@ mod tests {
         assert_eq!(r.fields["observed_by"], "tao-poll");
     }
 
+    proptest::proptest! {
+        /// Any sequence of observations keeps the invariants: a final state
+        /// never changes, history times never go back, no two consecutive
+        /// entries are the same observation, and the record's state is its
+        /// last entry's.
+        #[test]
+        fn invariants_hold_for_any_sequence(
+            steps in proptest::collection::vec((0usize..6, 0usize..3, 0i64..20, proptest::bool::ANY), 1..60)
+        ) {
+            let mut r = record(Pending);
+            let base = tao_core::time::parse_rfc3339(T0).unwrap();
+            let mut final_state: Option<State> = None;
+            for (s, m, dt, has_state) in steps {
+                let at = (base + chrono::Duration::seconds(dt))
+                    .to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
+                let o = Observation {
+                    state: has_state.then_some(State::ALL[s]),
+                    message: Some(format!("m{m}")),
+                    at,
+                    source: "prop".into(),
+                    ..Default::default()
+                };
+                let before = r.clone();
+                if apply(&mut r, &o).is_err() {
+                    proptest::prop_assert_eq!(&r, &before);
+                }
+                if let Some(f) = final_state {
+                    proptest::prop_assert_eq!(r.state(), Some(f));
+                }
+                if r.state().is_some_and(State::is_final) {
+                    final_state = r.state();
+                }
+                let h = r.history();
+                let ats: Vec<&str> = h.iter().map(|e| e["at"].as_str().unwrap()).collect();
+                let ordered = ats.windows(2).all(|w| w[0] <= w[1]);
+                proptest::prop_assert!(ordered, "history out of time order");
+                let no_repeat = h.windows(2).all(|w| {
+                    (&w[0]["state"], &w[0]["message"]) != (&w[1]["state"], &w[1]["message"])
+                });
+                proptest::prop_assert!(no_repeat, "a repeated observation made two entries");
+                proptest::prop_assert_eq!(
+                    h.last().unwrap()["state"].as_str(),
+                    r.state().map(State::as_str)
+                );
+            }
+        }
+    }
+
     #[test]
     fn bad_time_is_rejected() {
         let mut r = record(Pending);
