@@ -133,7 +133,7 @@ fn invocations(origin: &str, text: &str) -> Vec<(String, String, String)> {
             if first_word && !tok.starts_with('-') {
                 first_word = false;
                 let tool = cur.split(' ').next().unwrap();
-                if tools[tool].iter().any(|s| *s == tok) {
+                if tools[tool].contains(&tok) {
                     current = Some(format!("{tool} {tok}"));
                 }
                 continue;

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_tao_poll_global_optspecs
-    string join \n watch interval= evidence evidence-lines= requeue= replay-squeue= replay-sacct= replay-scontrol= replay-root= stats h/help V/version
+    string join \n watch interval= evidence evidence-lines= requeue= replay-squeue= replay-sacct= replay-scontrol= replay-root= explain stats h/help V/version
 end
 
 function __fish_tao_poll_needs_command
@@ -27,14 +27,15 @@ end
 complete -c tao-poll -n "__fish_tao_poll_needs_command" -l interval -d 'Seconds between polls with --watch' -r
 complete -c tao-poll -n "__fish_tao_poll_needs_command" -l evidence-lines -d 'Lines per evidence tail' -r
 complete -c tao-poll -n "__fish_tao_poll_needs_command" -l requeue -d 'Whether Slurm requeues jobs (lines without resources.requeue); NODE_FAIL and PREEMPTED are provisional while it may' -r
-complete -c tao-poll -n "__fish_tao_poll_needs_command" -l replay-squeue -d 'Saved `squeue` output (ours: `-h -t all -O ...`; or any with its header line)' -r -F
-complete -c tao-poll -n "__fish_tao_poll_needs_command" -l replay-sacct -d 'Saved `sacct` output (`-P` with or without header, or a default table)' -r -F
-complete -c tao-poll -n "__fish_tao_poll_needs_command" -l replay-scontrol -d 'Saved `scontrol show job` output (used when sacct says accounting is disabled)' -r -F
+complete -c tao-poll -n "__fish_tao_poll_needs_command" -l replay-squeue -d 'Saved `squeue` output (ours: `-h -t all -O ...`; or any with its header line); `-` reads stdin' -r -F
+complete -c tao-poll -n "__fish_tao_poll_needs_command" -l replay-sacct -d 'Saved `sacct` output (`-P` with or without header, or a default table); `-` reads stdin' -r -F
+complete -c tao-poll -n "__fish_tao_poll_needs_command" -l replay-scontrol -d 'Saved `scontrol show job` output (used when sacct says accounting is disabled); `-` reads stdin' -r -F
 complete -c tao-poll -n "__fish_tao_poll_needs_command" -l replay-root -d 'Local directory standing for the cluster\'s `/` (status.json, completion.json, logs)' -r -F
 complete -c tao-poll -n "__fish_tao_poll_needs_command" -l watch -d 'Keep polling until every job is final; print a line per transition (a live table on a terminal). Exit 0 when all jobs are COMPLETE'
 complete -c tao-poll -n "__fish_tao_poll_needs_command" -l evidence -d 'Attach redacted tails of main.out/main.err to ERROR lines (`evidence`)'
+complete -c tao-poll -n "__fish_tao_poll_needs_command" -l explain -d 'Say on stderr, for each job, which squeue/sacct/scontrol row (and line number) decided its state: for reading a replayed paste'
 complete -c tao-poll -n "__fish_tao_poll_needs_command" -l stats -d 'Print `tao-poll: stats: lines=N handshakes=N` on stderr (benchmarks)'
-complete -c tao-poll -n "__fish_tao_poll_needs_command" -s h -l help -d 'Print help'
+complete -c tao-poll -n "__fish_tao_poll_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tao-poll -n "__fish_tao_poll_needs_command" -s V -l version -d 'Print version'
 complete -c tao-poll -n "__fish_tao_poll_needs_command" -a "logs" -d 'Print the last lines of a job\'s main.out (or main.err), redacted'
 complete -c tao-poll -n "__fish_tao_poll_needs_command" -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -1,0 +1,210 @@
+//! The properties the fuzz targets check, one function per target, shared
+//! by the libFuzzer targets (`fuzz_targets/*.rs`) and by the regression
+//! test that replays `fuzz/regressions/` and `fuzz/seeds/` under plain
+//! `cargo test` (`man/tests/fuzz_regressions.rs`): each function panics
+//! when a property fails.
+//!
+//! - [`jobline`]: any bytes into `tao_core::LineReader`: no panic; every
+//!   line it returns re-serialises (`JobLine::to_json`) to one line that
+//!   parses back to the same fields (pass-through is lossless); line
+//!   numbers increase; errors are one line with exit status 65 or 74.
+//! - [`squeue_sacct`]: tao-poll's squeue (`-O`, legacy `-o`), sacct and
+//!   `scontrol show job` parsers and the state mapper on any text: no
+//!   panic; every row has a Slurm job id and a non-empty state.
+//! - [`redact`]: `tao_redact::Redactor` on any bytes (the first byte is the
+//!   read size): no panic; an exact secret value never survives
+//!   `redact_text`, `filter` or a lint preview, and lint flags it;
+//!   `filter`'s output does not depend on how the input is split into
+//!   reads; `redact_line` agrees with `redact_text` on one line without a
+//!   PEM block.
+//! - [`classify`]: `tao_classify::classify` on an ERROR line built from the
+//!   input (first line: the native state; the rest: evidence) always
+//!   classifies, and only class infra is ever retried; the input parsed as
+//!   a job line never panics.
+
+use std::io::Read;
+use std::sync::OnceLock;
+
+use serde_json::json;
+use tao_classify::{Catalogue, Options};
+use tao_core::{JobLine, LineReader};
+use tao_poll::native::map_state;
+use tao_poll::parse::{
+    looks_like_job_id, parse_sacct, parse_scontrol, parse_squeue, parse_squeue_legacy,
+};
+use tao_redact::Redactor;
+
+/// See the module doc.
+pub fn jobline(data: &[u8]) {
+    let mut reader = LineReader::new(data);
+    let mut last = 0u64;
+    // Every line of the input is read at most once; the bound only guards
+    // against a reader that would stop advancing.
+    for _ in 0..=data.len() {
+        match reader.next_line() {
+            Ok(Some(line)) => {
+                assert!(line.line_no > last, "line numbers go backwards");
+                last = line.line_no;
+                let text = line.to_json();
+                assert!(!text.contains('\n'), "a job line spans lines: {text:?}");
+                let again = JobLine::parse(&text, line.line_no).expect("re-parse own output");
+                assert_eq!(again.fields, line.fields, "round trip changed the line");
+            }
+            Ok(None) => break,
+            Err(e) => {
+                assert!(!e.to_string().contains('\n'), "multi-line error: {e}");
+                assert!(
+                    e.code() == 65 || e.code() == 74,
+                    "unexpected exit {}",
+                    e.code()
+                );
+            }
+        }
+    }
+    if let Ok(text) = std::str::from_utf8(data) {
+        let _ = JobLine::parse(text, 1);
+    }
+}
+
+/// See the module doc.
+pub fn squeue_sacct(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    for parsed in [
+        parse_squeue(&text),
+        parse_squeue_legacy(&text),
+        parse_sacct(&text),
+        parse_scontrol(&text),
+    ] {
+        for row in &parsed.rows {
+            assert!(
+                looks_like_job_id(&row.job_id),
+                "row with job id {:?}",
+                row.job_id
+            );
+            assert!(!row.state.is_empty(), "row with an empty state");
+            let _ = map_state(&row.state);
+        }
+    }
+    for word in text.split(['\n', '|']) {
+        let m = map_state(word);
+        if m.known {
+            assert!(!m.name.is_empty());
+        }
+    }
+}
+
+/// A fake value of the real HF token format.
+pub const SECRET: &[u8] = b"hf_FAKEfuzzFAKEfuzzFAKEfuzzFAKEfuzz12";
+
+fn redactor() -> &'static Redactor {
+    static R: OnceLock<Redactor> = OnceLock::new();
+    R.get_or_init(|| {
+        Redactor::builder()
+            .secret_value("HF_TOKEN", SECRET)
+            .build()
+            .expect("built-in rules compile")
+    })
+}
+
+/// A reader that hands out the input in chunks of `step` bytes.
+struct Chunked<'a> {
+    data: &'a [u8],
+    step: usize,
+}
+
+impl Read for Chunked<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.step.min(buf.len()).min(self.data.len());
+        buf[..n].copy_from_slice(&self.data[..n]);
+        self.data = &self.data[n..];
+        Ok(n)
+    }
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// See the module doc.
+pub fn redact(data: &[u8]) {
+    let (step, input) = match data.split_first() {
+        Some((s, rest)) => (usize::from(*s).max(1), rest),
+        None => (1, data),
+    };
+    let r = redactor();
+    let text = r.redact_text(input);
+    let mut whole = Vec::new();
+    r.filter(input, &mut whole).expect("filter to a Vec");
+    let mut chunked = Vec::new();
+    r.filter(Chunked { data: input, step }, &mut chunked)
+        .expect("filter to a Vec");
+    assert_eq!(whole, chunked, "filter output depends on read size {step}");
+    if contains(input, SECRET) {
+        assert!(!contains(&text, SECRET), "redact_text left the secret");
+        assert!(!contains(&whole, SECRET), "filter left the secret");
+    }
+    if !input.contains(&b'\n') && !contains(input, b"-----BEGIN") {
+        let line = r.redact_line(input);
+        assert_eq!(&line[..], &text[..], "redact_line and redact_text disagree");
+    }
+    if let Ok(s) = std::str::from_utf8(input) {
+        let lint = r.lint(s);
+        if contains(input, SECRET) {
+            assert!(!lint.ok, "lint passed a script with the secret");
+        }
+        for f in &lint.findings {
+            assert!(
+                !contains(f.preview.as_bytes(), SECRET),
+                "preview shows the secret"
+            );
+        }
+    }
+}
+
+fn catalogue() -> &'static Catalogue {
+    static C: OnceLock<Catalogue> = OnceLock::new();
+    C.get_or_init(|| Catalogue::builtin().expect("built-in catalogue"))
+}
+
+/// See the module doc.
+pub fn classify(data: &[u8]) {
+    let cat = catalogue();
+    let opts = Options::default();
+    let text = String::from_utf8_lossy(data);
+    let mut lines = text.split('\n');
+    let native = lines.next().unwrap_or("");
+    let evidence: Vec<&str> = lines.collect();
+    let (out, err) = evidence.split_at(evidence.len() / 2);
+    let mut map = serde_json::Map::new();
+    map.insert("id".into(), json!("tao-20261129-fuzz01"));
+    map.insert("state".into(), json!("ERROR"));
+    map.insert("attempt".into(), json!(1 + data.len() % 4));
+    map.insert(
+        "slurm".into(),
+        json!({"native_state": native, "exit_code": "1:0", "nodes": "n1", "reason": "None"}),
+    );
+    map.insert(
+        "evidence".into(),
+        json!({"out": {"first_line": 1, "lines": out}, "err": {"first_line": 1, "lines": err}}),
+    );
+    let mut line = JobLine::from_map(map);
+    let c = tao_classify::classify(&mut line, cat, &opts)
+        .expect("a well-formed ERROR line classifies")
+        .expect("an ERROR line gets a classification");
+    let v = serde_json::to_value(&c).expect("classification serialises");
+    if v["retry"] == json!(true) {
+        assert_eq!(
+            v["class"],
+            json!("infra"),
+            "retry of a non-infra class: {v}"
+        );
+    }
+    for l in text.lines() {
+        let _ = cat.match_line(l.as_bytes());
+    }
+    if let Ok(s) = std::str::from_utf8(data) {
+        if let Ok(mut l) = JobLine::parse(s, 1) {
+            let _ = tao_classify::classify(&mut l, cat, &opts);
+        }
+    }
+}
