@@ -76,6 +76,10 @@ pub struct MarkArgs {
     /// When it was observed (RFC 3339) [default: now].
     #[arg(long, value_name = "TIME", requires = "id")]
     pub at: Option<String>,
+    /// Remove the record's stored `error` (e.g. after a failed submit, before submitting again:
+    /// tools pass lines that carry an `error` through untouched).
+    #[arg(long, requires = "id")]
+    pub clear_error: bool,
 }
 
 /// Arguments of `show` and `history`.
@@ -242,6 +246,12 @@ fn cmd_mark(a: &MarkArgs) -> Result<i32> {
             }
             line.fields.insert("observed_by".into(), json!(a.source));
             store.require_live(id)?;
+            if a.clear_error {
+                store.update(id, |r| {
+                    r.fields.shift_remove("error");
+                    Ok(())
+                })?;
+            }
             let text = format!("{}\n", line.to_json());
             mark::mark_stream(&store, text.as_bytes(), &mut out, &mut |m| warn(m))?
         }

@@ -14,9 +14,15 @@
 //!   late is harmless and passes quietly. Equal times are not stale
 //!   (tao-classify passes tao-poll's `observed_at` on).
 //! - The same observation twice (same state and message as the last
-//!   history entry) adds no history entry.
+//!   history entry, or the same state with no message) adds no history
+//!   entry.
 //! - An `error` carried in from an earlier tool is stored on the record;
-//!   a later error-free observation that moves the state clears it.
+//!   a later error-free observation clears it when it moves the state or
+//!   comes from the tool that set the error (`observed_by` = `error.tool`:
+//!   that tool has since succeeded). `mark ID --clear-error` clears it by
+//!   hand (tools pass a line with an `error` through untouched, so a
+//!   stored error would otherwise keep e.g. a failed submit from being
+//!   run again).
 
 use serde_json::{Map, Value};
 use tao_core::{Error, Result, State};
@@ -102,7 +108,11 @@ pub fn apply(record: &mut Record, obs: &Observation) -> Result<Outcome> {
         ))
     })?;
     let Some(to) = obs.state else {
+        let clear = obs.error.is_none() && error_tool(record) == Some(obs.source.as_str());
         merge_fields(record, obs);
+        if clear {
+            record.fields.shift_remove("error");
+        }
         return Ok(Outcome::Merged);
     };
     let last = record
@@ -123,29 +133,42 @@ pub fn apply(record: &mut Record, obs: &Observation) -> Result<Outcome> {
     }
     check_transition(from, to)?;
 
+    let clear =
+        obs.error.is_none() && (from != to || error_tool(record) == Some(obs.source.as_str()));
     merge_fields(record, obs);
-    if obs.error.is_none() && from != to {
+    if clear {
         record.fields.shift_remove("error");
     }
     let f = &mut record.fields;
     f.insert("state".into(), Value::String(to.as_str().into()));
     match &obs.message {
-        Some(m) => f.insert("message".into(), Value::String(m.clone())),
-        None => f.shift_remove("message"),
-    };
+        Some(m) => {
+            f.insert("message".into(), Value::String(m.clone()));
+        }
+        // No message about the same state: nothing new, keep the old one.
+        None if from == to => {}
+        None => {
+            f.shift_remove("message");
+        }
+    }
     f.insert("observed_at".into(), Value::String(obs.at.clone()));
     f.insert("observed_by".into(), Value::String(obs.source.clone()));
 
     let message = obs.message.as_deref();
     let dup = record.history().last().is_some_and(|h| {
         h.get("state").and_then(Value::as_str) == Some(to.as_str())
-            && h.get("message").and_then(Value::as_str) == message
+            && (message.is_none() || h.get("message").and_then(Value::as_str) == message)
     });
     if dup {
         return Ok(Outcome::Duplicate);
     }
     push_history(record, &obs.at, to, &obs.source, message);
     Ok(Outcome::Recorded)
+}
+
+/// The `tool` of the record's stored `error`, if any.
+fn error_tool(record: &Record) -> Option<&str> {
+    record.fields.get("error")?.get("tool")?.as_str()
 }
 
 /// Append `{at, state, source, message}` to the record's history.
@@ -395,6 +418,20 @@ mod tests {
         assert!(r.fields.contains_key("error"), "same state keeps the error");
         apply(&mut r, &obs(Running, "RUNNING", T2)).unwrap();
         assert!(!r.fields.contains_key("error"));
+        // The tool that failed succeeds later without a state change.
+        let mut failed = obs(Running, "RUNNING", T2);
+        failed.error = Some(json!({"tool": "tao-poll", "code": "unavailable", "message": "x"}));
+        apply(&mut r, &failed).unwrap();
+        assert!(r.fields.contains_key("error"));
+        let mut other = obs(Running, "RUNNING", T2);
+        other.source = "tao-classify".into();
+        apply(&mut r, &other).unwrap();
+        assert!(
+            r.fields.contains_key("error"),
+            "another tool's success does not clear it"
+        );
+        apply(&mut r, &obs(Running, "RUNNING", T2)).unwrap();
+        assert!(!r.fields.contains_key("error"), "tao-poll succeeded again");
     }
 
     #[test]
@@ -470,6 +507,22 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn same_state_without_message_is_a_duplicate_and_keeps_the_message() {
+        let mut r = record(Running);
+        r.fields.insert("message".into(), json!("seen"));
+        let mut o = obs(Running, "", T2);
+        o.message = None;
+        assert_eq!(apply(&mut r, &o).unwrap(), Outcome::Duplicate);
+        assert_eq!(r.fields["message"], "seen");
+        o.state = Some(Complete);
+        assert_eq!(apply(&mut r, &o).unwrap(), Outcome::Recorded);
+        assert!(
+            !r.fields.contains_key("message"),
+            "a new state without a message drops the old one"
+        );
     }
 
     #[test]

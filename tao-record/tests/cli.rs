@@ -813,3 +813,27 @@ fn a_closed_pipe_is_quiet_for_readers_and_fails_writers() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("writing standard output"));
     assert_eq!(env.record(&id)["state"], "RUNNING");
 }
+
+#[test]
+fn a_stored_error_can_be_cleared_to_submit_again() {
+    let env = Env::new();
+    let id = env.open(&[]);
+    let failed = json!({"id": id, "state": "PENDING", "observed_by": "tao-submit",
+        "error": {"tool": "tao-submit", "code": "unavailable", "message": "no login host answered"}});
+    env.cmd()
+        .arg("mark")
+        .write_stdin(format!("{failed}\n"))
+        .assert()
+        .success();
+    let out = env.cmd().args(["list", "--id", &id]).output().unwrap();
+    assert_eq!(lines(&out.stdout)[0]["error"]["tool"], "tao-submit");
+    let out = env
+        .cmd()
+        .args(["mark", &id, "--clear-error"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(lines(&out.stdout)[0].get("error").is_none());
+    assert!(env.record(&id).get("error").is_none());
+    assert_eq!(env.record(&id)["history"].as_array().unwrap().len(), 1);
+}
