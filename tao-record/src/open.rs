@@ -826,9 +826,13 @@ fn open_retry(store: &Store, args: &OpenArgs, parent_id: &str) -> Result<JobLine
                 json!({"tier": st.get("tier").cloned().unwrap_or(json!(DEFAULT_TIER)),
                        "base_dir": st.get("base_dir").cloned().unwrap_or(Value::Null)}),
             );
+            // Only a node the classification blames: an infra fault (or a
+            // classification without a class). A program fault that names
+            // the node it ran on does not make the node bad.
             let blamed = p
                 .fields
                 .get("classification")
+                .filter(|c| matches!(c.get("class").and_then(Value::as_str), None | Some("infra")))
                 .and_then(|c| c.get("node"))
                 .and_then(Value::as_str)
                 .map(str::to_string);

@@ -837,3 +837,27 @@ fn a_stored_error_can_be_cleared_to_submit_again() {
     assert!(env.record(&id).get("error").is_none());
     assert_eq!(env.record(&id)["history"].as_array().unwrap().len(), 1);
 }
+
+#[test]
+fn a_program_fault_does_not_exclude_its_node() {
+    let env = Env::new();
+    let id = env.open(&[]);
+    let line = json!({"id": id, "state": "ERROR", "message": "FAILED exit 3:0",
+        "classification": {"class": "program", "node": "n1", "retry": false}});
+    env.cmd()
+        .arg("mark")
+        .write_stdin(format!("{line}\n"))
+        .assert()
+        .success();
+    let out = env
+        .cmd()
+        .args(["open", "--retry-of", &id, "--exclude", "n7"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(lines(&out.stdout)[0]["resources"]["exclude"], json!(["n7"]));
+}
