@@ -117,6 +117,7 @@ rec=$dir/marks/records
 a=$(now)
 for i in $(seq 0 $((p - 1))); do
   id=${ids[i % 16]}; s=RUNNING; (( i % 2 )) && s=PENDING
+  # shellcheck disable=SC2016 # expanded by the inner sh, on purpose
   flock "$rec/$id.lock" sh -c '
     at=$(date -u +%Y-%m-%dT%H:%M:%S.%6NZ)
     jq -c --arg s "$2" --arg m "b$3" --arg at "$at" \
