@@ -67,6 +67,7 @@ complete -c tao-record -n "__fish_tao_record_using_subcommand mark" -l backend-r
 complete -c tao-record -n "__fish_tao_record_using_subcommand mark" -l source -d 'Who observed it (recorded as the history entry\'s source)' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand mark" -l message -d 'Native sub-state and why' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand mark" -l at -d 'When it was observed (RFC 3339) [default: now]' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand mark" -l clear-error -d 'Remove the record\'s stored `error` (e.g. after a failed submit, before submitting again: tools pass lines that carry an `error` through untouched)'
 complete -c tao-record -n "__fish_tao_record_using_subcommand mark" -s h -l help -d 'Print help'
 complete -c tao-record -n "__fish_tao_record_using_subcommand show" -l json -d 'Print JSON even on a terminal'
 complete -c tao-record -n "__fish_tao_record_using_subcommand show" -l text -d 'Print text even on a pipe'
