@@ -34,9 +34,12 @@ case $host in *:*) port=${host##*:}; host=${host%:*};; esac
 ssh_cmd=(ssh -o BatchMode=yes -o UserKnownHostsFile="$SSH_KNOWN_HOSTS" -i "$SSH_KEY_PATH" -p "$port" "$SLURM_USER@$host")
 
 cleanup() {
+  # scancel --name takes one name, so the jobs are cancelled by id.
+  if [ -s "$work/ids" ]; then
+    "${ssh_cmd[@]}" "scancel $(paste -sd' ' "$work/ids")" < /dev/null || true
+  fi
   if [ -s "$work/names" ]; then
-    "${ssh_cmd[@]}" "scancel --name=$(paste -sd, "$work/names") 2>/dev/null; \
-      for n in $(paste -sd" " "$work/names"); do rm -rf \"$SLURM_BASE_RESULTS_DIR/jobs/\$n\" \"$SLURM_BASE_RESULTS_DIR/jobs/\$n-base\" \"$SLURM_BASE_RESULTS_DIR/results/\$n\"; done" || true
+    "${ssh_cmd[@]}" "for n in $(paste -sd' ' "$work/names"); do rm -rf \"$SLURM_BASE_RESULTS_DIR/jobs/\$n\" \"$SLURM_BASE_RESULTS_DIR/jobs/\$n-base\" \"$SLURM_BASE_RESULTS_DIR/results/\$n\"; done" < /dev/null || true
   fi
   rm -rf "$work"
 }
@@ -57,7 +60,8 @@ t0=$(now)
 "$bin/tao-submit" --stats < "$work/lines.jsonl" > "$work/out" 2> "$work/err"
 t1=$(now)
 ours=$(echo "$t1 - $t0" | bc -l)
-submitted=$(jq -r 'select(.slurm.job_id != null) | .slurm.job_id' "$work/out" | wc -l)
+jq -r 'select(.slurm.job_id != null) | .slurm.job_id' "$work/out" > "$work/ids"
+submitted=$(wc -l < "$work/ids")
 [ "$submitted" -eq "$N" ] || { echo "bench: tao-submit submitted $submitted of $N: $(cat "$work/err")" >&2; exit 1; }
 hs_ours=$(sed -n 's/.*handshakes=\([0-9]*\).*/\1/p' "$work/err" | tail -n 1)
 
@@ -74,11 +78,10 @@ while read -r name; do
   d="$SLURM_BASE_RESULTS_DIR/jobs/$name-base"
   "${ssh_cmd[@]}" "mkdir -p '$d/sbatch' '$d/slurm-logs'" < /dev/null
   "${ssh_cmd[@]}" "cat > '$d/sbatch/job.sbatch'" < "$work/script.$i"
-  "${ssh_cmd[@]}" "sbatch --parsable --hold --job-name='$name-base' '$d/sbatch/job.sbatch'" < /dev/null > /dev/null
+  "${ssh_cmd[@]}" "sbatch --parsable --hold --job-name='$name-base' '$d/sbatch/job.sbatch'" < /dev/null >> "$work/ids"
 done < "$work/names"
 t1=$(now)
 base=$(echo "$t1 - $t0" | bc -l)
-sed 's/$/-base/' "$work/names" >> "$work/names"
 hs_base=$((3 * N))
 
 fmt() { printf '%.3f' "$1"; }
