@@ -29,7 +29,7 @@ pub(crate) const LOCAL_MIN: usize = 64 << 10;
 /// start within that distance before its keyword (a name or a scheme is
 /// never that long); a match that reaches the end of the searched span is
 /// matched again over the whole fragment, so long secrets are not cut.
-pub(crate) const LOCAL_REACH: usize = 4096;
+pub(crate) const LOCAL_REACH: usize = 512;
 
 /// What a prefilter keyword triggers (see [`Prefilter`]).
 #[derive(Debug, Clone, Default)]
