@@ -71,13 +71,22 @@ man completions:
 	$(CARGO) run -q -p tao-man
 
 # Each fuzz target for FUZZ_SECONDS on the stable toolchain: cargo-fuzz needs
-# nightly -Z flags, which RUSTC_BOOTSTRAP=1 unlocks. Crashes land in
-# fuzz/artifacts/<target>/; keep them as tests under fuzz/regressions/.
+# nightly -Z flags, which RUSTC_BOOTSTRAP=1 unlocks. First the saved
+# regressions are replayed (those listed in fuzz/regressions/OPEN wait for a
+# fix elsewhere and are only named), then each target runs from its seeds in
+# fork mode, going on after a crash (-ignore_crashes=1) so that one known bug
+# does not hide the next. New crashes land in fuzz/artifacts/<target>/ and
+# fail the run: keep each in fuzz/regressions/<target>/.
 fuzz:
 	@command -v cargo-fuzz >/dev/null || { echo "make fuzz: cargo-fuzz is missing: cargo install cargo-fuzz --locked" >&2; exit 1; }
 	cd fuzz && rc=0; for t in $(FUZZ_TARGETS); do \
-	    mkdir -p corpus/$$t && cp -n seeds/$$t/* corpus/$$t/ 2>/dev/null; \
+	    mkdir -p corpus/$$t artifacts/$$t && cp -n seeds/$$t/* corpus/$$t/ 2>/dev/null; \
 	    for r in regressions/$$t/*; do [ -f "$$r" ] || continue; \
+	        if grep -q "^$$t/$${r##*/} " regressions/OPEN 2>/dev/null; then echo "make fuzz: $$r: open, see fuzz/regressions/OPEN" >&2; continue; fi; \
 	        RUSTC_BOOTSTRAP=1 $(CARGO) fuzz run $$t "$$r" >/dev/null 2>&1 || { echo "make fuzz: $$t fails on $$r" >&2; rc=1; }; done; \
-	    RUSTC_BOOTSTRAP=1 $(CARGO) fuzz run $$t corpus/$$t -- -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 || rc=1; \
+	    before=$$(ls artifacts/$$t | wc -l); \
+	    RUSTC_BOOTSTRAP=1 $(CARGO) fuzz run $$t corpus/$$t -- -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 \
+	        -fork=1 -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1 || rc=1; \
+	    after=$$(ls artifacts/$$t | wc -l); \
+	    if [ "$$after" -gt "$$before" ]; then echo "make fuzz: $$t: $$((after - before)) new crash(es) in fuzz/artifacts/$$t/" >&2; rc=1; fi; \
 	done; exit $$rc
