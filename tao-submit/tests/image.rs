@@ -169,6 +169,11 @@ fn registry_image_converts_on_cpu_chains_the_gpu_job_shares_and_then_hits_the_ca
     assert_eq!(code, 0, "{stderr}");
     assert!(got[0]["slurm"].get("dependency").is_none(), "{}", got[0]);
     assert_eq!(t.f.c.jobs_named(&conv_name(&image)).len(), 1);
+    let base = t.f.c.var("SLURM_BASE_RESULTS_DIR");
+    let _ = t.f.c.ssh(&format!(
+        "rm -rf -- {sqsh} {base}/jobs/{}",
+        conv_name(&image)
+    ));
 }
 
 #[test]
@@ -210,6 +215,10 @@ fn a_failed_or_truncated_conversion_fails_the_gpu_job_without_fallback() {
             t.f.c
                 .ssh(&format!("test -e {sqsh} && echo present || echo absent"));
         assert_eq!(ls.trim(), "absent", "{kind}");
+        let base = t.f.c.var("SLURM_BASE_RESULTS_DIR");
+        let _ =
+            t.f.c
+                .ssh(&format!("rm -rf -- {base}/jobs/{}", conv_name(&image)));
     }
 }
 

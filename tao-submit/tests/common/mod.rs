@@ -147,6 +147,26 @@ pub struct Fixture {
     pub c: Cluster,
     pub state: tempfile::TempDir,
     pub store: Store,
+    /// Record ids made by this fixture: their directories on the shared
+    /// storage are removed when it is dropped (set TAO_TEST_KEEP to keep them).
+    created: std::cell::RefCell<Vec<String>>,
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        let ids = self.created.borrow();
+        if ids.is_empty() || std::env::var_os("TAO_TEST_KEEP").is_some() {
+            return;
+        }
+        let base = self.c.var("SLURM_BASE_RESULTS_DIR").to_string();
+        let dirs: Vec<String> = ids
+            .iter()
+            .flat_map(|id| [format!("{base}/jobs/{id}"), format!("{base}/results/{id}")])
+            .collect();
+        if let Ok(r) = Remote::connect(&self.c.opts()) {
+            let _ = r.exec(&format!("rm -rf -- {}", tao_core::shell::join(&dirs)), None);
+        }
+    }
 }
 
 impl Fixture {
@@ -154,12 +174,18 @@ impl Fixture {
         let c = cluster()?;
         let state = tempfile::tempdir().unwrap();
         let store = Store::open(state.path().to_path_buf()).unwrap();
-        Some(Fixture { c, state, store })
+        Some(Fixture {
+            c,
+            state,
+            store,
+            created: Default::default(),
+        })
     }
 
     /// A job line whose record exists, with a test script running `body`.
     pub fn line(&self, tag: &str, body: &str) -> Value {
         let id = unique_id(tag);
+        self.created.borrow_mut().push(id.clone());
         let base = self.c.var("SLURM_BASE_RESULTS_DIR").to_string();
         let job_dir = format!("{base}/jobs/{id}");
         let script = format!(
