@@ -577,7 +577,7 @@ fn sbatch_script(plan: &Plan) -> String {
     args.extend(plan.extra_args.iter().cloned());
     args.push(plan.script_path());
     format!(
-        "d={d}; cd -- \"$d\" || exit 97; out=$({cmd}); rc=$?; \
+        "d={d}; cd -- \"$d\" || {{ echo '@@tao-nodir'; exit 0; }}; out=$({cmd}); rc=$?; \
          printf '@@tao-sbatch-begin\\n%s\\n@@tao-sbatch-end %s\\n' \"$out\" \"$rc\"; \
          [ \"$rc\" -eq 0 ] || exit 0; \
          case \"$out\" in ''|*[!0-9]*) jid=$(printf '%s\\n' \"$out\" | sed -n -E -e 's/^[[:space:]]*([0-9]+)[[:space:]]*$/\\1/p' \
@@ -626,6 +626,12 @@ fn staging_outcome(plan: &Plan, host: &str, out: &tao_ssh::Output) -> Result<()>
 
 /// Interpret the sbatch command's output.
 fn read_reply(stdout: &str, stderr: &str) -> SbatchReply {
+    if stdout.lines().any(|l| l == "@@tao-nodir") {
+        return SbatchReply::Failed(format!(
+            "the job directory is missing on the cluster, sbatch was not run: {}",
+            tao_core::cli::one_line(stderr.trim())
+        ));
+    }
     let Some((_, rest)) = stdout.split_once("@@tao-sbatch-begin\n") else {
         return SbatchReply::Ambiguous("no reply from the sbatch command".into());
     };
@@ -855,6 +861,7 @@ mod tests {
         assert!(
             matches!(read_reply(held, ""), SbatchReply::Submitted { released: false, cluster: Some(ref c), .. } if c == "west")
         );
+        assert!(matches!(read_reply("@@tao-nodir\n", ""), SbatchReply::Failed(_)));
         let failed = "@@tao-sbatch-begin\n\n@@tao-sbatch-end 1\n";
         assert!(
             matches!(read_reply(failed, "sbatch: error: Invalid partition"), SbatchReply::Failed(ref m) if m.contains("Invalid partition"))
