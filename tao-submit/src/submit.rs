@@ -861,7 +861,10 @@ mod tests {
         assert!(
             matches!(read_reply(held, ""), SbatchReply::Submitted { released: false, cluster: Some(ref c), .. } if c == "west")
         );
-        assert!(matches!(read_reply("@@tao-nodir\n", ""), SbatchReply::Failed(_)));
+        assert!(matches!(
+            read_reply("@@tao-nodir\n", ""),
+            SbatchReply::Failed(_)
+        ));
         let failed = "@@tao-sbatch-begin\n\n@@tao-sbatch-end 1\n";
         assert!(
             matches!(read_reply(failed, "sbatch: error: Invalid partition"), SbatchReply::Failed(ref m) if m.contains("Invalid partition"))
