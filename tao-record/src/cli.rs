@@ -256,6 +256,11 @@ fn cmd_mark(a: &MarkArgs) -> Result<i32> {
             mark::mark_stream(&store, text.as_bytes(), &mut out, &mut |m| warn(m))?
         }
         None => {
+            if std::io::stdin().is_terminal() {
+                return Err(Error::Usage(
+                    "no record id given and stdin is a terminal: give one (tao-record mark ID --state S) or pipe job lines (... | tao-record mark)".into(),
+                ));
+            }
             let stdin = std::io::stdin().lock();
             mark::mark_stream(&store, stdin, &mut out, &mut |m| warn(m))?
         }

@@ -125,11 +125,71 @@ pub fn list<W: Write>(
     } else {
         (store.ids()?, false)
     };
+    // Reading and rendering run on up to 4 threads, a batch of ids at a
+    // time; each thread renders a contiguous slice into its own buffer and
+    // the buffers are written in order, so the output order is the id order
+    // whatever the thread count and memory stays bounded by one batch.
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 4);
     let mut printed = 0;
     let mut missing = 0;
+    for batch in ids.chunks(BATCH) {
+        let per = batch.len().div_ceil(threads).max(MIN_PER_THREAD);
+        let parts: Vec<Result<Part>> = if batch.len() <= MIN_PER_THREAD || threads == 1 {
+            vec![render_part(store, batch, explicit, filter)]
+        } else {
+            std::thread::scope(|sc| {
+                let handles: Vec<_> = batch
+                    .chunks(per)
+                    .map(|slice| sc.spawn(move || render_part(store, slice, explicit, filter)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| {
+                        h.join().unwrap_or_else(|_| {
+                            Err(Error::Internal("a list thread panicked".into()))
+                        })
+                    })
+                    .collect()
+            })
+        };
+        for part in parts {
+            let part = part?;
+            for m in &part.warnings {
+                warn(m);
+            }
+            out.write_all(&part.out)
+                .map_err(|e| Error::io("writing standard output", e))?;
+            printed += part.printed;
+            missing += part.missing;
+        }
+    }
+    Ok((printed, missing))
+}
+
+/// Ids per batch of `list` (bounds the memory of the rendered lines).
+const BATCH: usize = 4096;
+/// Below this many ids a batch is rendered on one thread.
+const MIN_PER_THREAD: usize = 256;
+
+/// What one thread of `list` rendered.
+#[derive(Default)]
+struct Part {
+    out: Vec<u8>,
+    warnings: Vec<String>,
+    printed: u64,
+    missing: u64,
+}
+
+/// Render the records `ids` that pass `filter` as job lines.
+fn render_part(store: &Store, ids: &[String], explicit: bool, filter: &Filter) -> Result<Part> {
+    let mut part = Part {
+        out: Vec::with_capacity(ids.len() * 1024),
+        ..Default::default()
+    };
     let mut bytes = Vec::with_capacity(8192);
-    let mut line = Vec::with_capacity(8192);
-    for id in &ids {
+    for id in ids {
         let mut path = store.record_path(id);
         let mut found = read_into(&path, &mut bytes)?;
         if !found && explicit {
@@ -138,40 +198,37 @@ pub fn list<W: Write>(
         }
         if !found {
             if explicit {
-                warn(&format!(
+                part.warnings.push(format!(
                     "no record {id:?} in {:?}; check the id (`tao-record list`) or TAO_STATE_DIR",
                     store.dir()
                 ));
-                missing += 1;
+                part.missing += 1;
             }
             // Otherwise archived by a concurrent gc since the listing: skip.
             continue;
         }
-        line.clear();
-        match render_line(&bytes, filter, &mut line) {
-            Ok(true) => {}
-            Ok(false) => continue,
-            Err(_) => match parse_record(&bytes, &path) {
-                // Not compact JSON on one line: take the slow path.
-                Ok(rec) => {
-                    if !filter.matches(&rec) {
-                        continue;
+        let mark = part.out.len();
+        match render_line(&bytes, filter, &mut part.out) {
+            Ok(true) => part.printed += 1,
+            Ok(false) => {}
+            Err(_) => {
+                part.out.truncate(mark);
+                match parse_record(&bytes, &path) {
+                    // Not compact JSON on one line: take the slow path.
+                    Ok(rec) => {
+                        if filter.matches(&rec) {
+                            serde_json::to_writer(&mut part.out, &rec.into_job_line().fields)
+                                .map_err(|e| Error::Internal(e.to_string()))?;
+                            part.out.push(b'\n');
+                            part.printed += 1;
+                        }
                     }
-                    serde_json::to_writer(&mut line, &rec.into_job_line().fields)
-                        .map_err(|e| Error::Internal(e.to_string()))?;
-                    line.push(b'\n');
+                    Err(e) => part.warnings.push(e.to_string()),
                 }
-                Err(e) => {
-                    warn(&e.to_string());
-                    continue;
-                }
-            },
+            }
         }
-        out.write_all(&line)
-            .map_err(|e| Error::io("writing standard output", e))?;
-        printed += 1;
     }
-    Ok((printed, missing))
+    Ok(part)
 }
 
 /// Read a whole file into `buf` (reused between files); `Ok(false)` if it
@@ -372,6 +429,59 @@ mod tests {
         assert_eq!(render_line(text.as_bytes(), &since, &mut out), Ok(false));
         // Pretty-printed files go to the slow path.
         assert!(render_line(b"{\"id\":\n [1,\n 2]}", &Filter::default(), &mut out).is_err());
+    }
+
+    #[test]
+    fn threaded_list_keeps_id_order_and_reports_bad_files() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(tmp.path().to_path_buf()).unwrap();
+        let n = BATCH + 700; // two batches, several threads each
+        for i in 0..n {
+            let state = if i % 3 == 0 { "COMPLETE" } else { "RUNNING" };
+            let text = format!(
+                "{{\"id\":\"r-{i:05}\",\"state\":\"{state}\",\"history\":[{{\"at\":\"2026-11-29T10:00:00Z\"}}]}}\n"
+            );
+            std::fs::write(store.record_path(&format!("r-{i:05}")), text).unwrap();
+        }
+        // One pretty-printed record (slow path) and one broken file.
+        std::fs::write(
+            store.record_path("r-00001"),
+            "{\n  \"id\": \"r-00001\",\n  \"state\": \"RUNNING\"\n}\n",
+        )
+        .unwrap();
+        std::fs::write(store.record_path("r-00002"), "{\"id\": \"r-0").unwrap();
+        let mut out = Vec::new();
+        let mut warnings = Vec::new();
+        let (printed, missing) = list(&store, &Filter::default(), &mut out, &mut |w| {
+            warnings.push(w.to_string())
+        })
+        .unwrap();
+        assert_eq!((printed, missing), (n as u64 - 1, 0));
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        let ids: Vec<String> = String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<Value>(l).unwrap()["id"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        let mut sorted = ids.clone();
+        sorted.sort();
+        assert_eq!(ids, sorted);
+        assert_eq!(ids[1], "r-00001");
+        let mut out = Vec::new();
+        let live = Filter {
+            live: true,
+            ..Default::default()
+        };
+        let (printed, _) = list(&store, &live, &mut out, &mut |_| {}).unwrap();
+        assert_eq!(
+            printed as usize,
+            (0..n).filter(|i| i % 3 != 0 && *i != 2).count()
+        );
     }
 
     #[test]
