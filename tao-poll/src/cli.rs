@@ -17,10 +17,34 @@ use tao_core::{Error, JobLine, LineReader, LineWriter, Result};
 use crate::backend::ReplayBackend;
 use crate::poll::{self, Connector, Options, PollResult, Single, SshConnector};
 
+const AFTER_HELP: &str = "\
+States: PENDING RUNNING COMPLETE ERROR CANCELED UNKNOWN (Slurm's native state and
+reason ride along in `message` and `slurm.native_state`). COMPLETED is COMPLETE only
+when the job's status.json (last SUCCESS/FAILURE) or completion.json (exit_code 0)
+says so. A failed query never changes a state: the line gets `error` instead.
+
+Examples:
+  tao-record list --live | tao-poll | tao-classify | tao-record mark
+  tao-poll --watch 12345 12346
+  tao-poll --explain --replay-squeue squeue.txt --replay-sacct sacct.txt 12345
+  tao-poll logs tao-20261129-k3f9x2 -n 50 --follow
+
+Exit status: 0 all lines observed (with --watch: all COMPLETE); 1 some lines carry
+a tao-poll `error` (with --watch: not all COMPLETE, or interrupted); 2 usage;
+65 malformed input line; 69 no login host answered; 74 local I/O; 77 SSH
+authentication or host key; 78 configuration.";
+
 /// tao-poll: Slurm job states (squeue + sacct, batched per login host) in
 /// the tools' vocabulary.
 #[derive(Debug, Parser)]
-#[command(name = "tao-poll", version, about, long_about = None, args_conflicts_with_subcommands = true)]
+#[command(
+    name = "tao-poll",
+    version,
+    about,
+    long_about = None,
+    args_conflicts_with_subcommands = true,
+    after_long_help = AFTER_HELP
+)]
 pub struct Cli {
     #[command(subcommand)]
     /// `logs`: print a job's log tail.
@@ -64,6 +88,10 @@ pub struct StatusArgs {
     #[command(flatten)]
     /// Saved outputs to replay instead of asking the cluster.
     pub replay: ReplayArgs,
+    /// Say on stderr, for each job, which squeue/sacct/scontrol row (and
+    /// line number) decided its state: for reading a replayed paste.
+    #[arg(long)]
+    pub explain: bool,
     /// Print `tao-poll: stats: lines=N handshakes=N` on stderr (benchmarks).
     #[arg(long, hide = true)]
     pub stats: bool,
@@ -72,13 +100,13 @@ pub struct StatusArgs {
 /// Offline replay: saved command outputs stand in for the cluster.
 #[derive(Debug, Args, Clone, Default)]
 pub struct ReplayArgs {
-    /// Saved `squeue` output (ours: `-h -t all -O ...`; or any with its header line).
+    /// Saved `squeue` output (ours: `-h -t all -O ...`; or any with its header line); `-` reads stdin.
     #[arg(long, value_name = "FILE")]
     pub replay_squeue: Option<PathBuf>,
-    /// Saved `sacct` output (`-P` with or without header, or a default table).
+    /// Saved `sacct` output (`-P` with or without header, or a default table); `-` reads stdin.
     #[arg(long, value_name = "FILE")]
     pub replay_sacct: Option<PathBuf>,
-    /// Saved `scontrol show job` output (used when sacct says accounting is disabled).
+    /// Saved `scontrol show job` output (used when sacct says accounting is disabled); `-` reads stdin.
     #[arg(long, value_name = "FILE")]
     pub replay_scontrol: Option<PathBuf>,
     /// Local directory standing for the cluster's `/` (status.json, completion.json, logs).
@@ -102,6 +130,12 @@ impl ReplayArgs {
         let read = |p: &Option<PathBuf>| -> Result<Option<String>> {
             p.as_ref()
                 .map(|p| {
+                    if p.as_os_str() == "-" {
+                        let mut buf = Vec::new();
+                        std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf)
+                            .map_err(|e| Error::io("reading replay text from standard input", e))?;
+                        return Ok(String::from_utf8_lossy(&buf).into_owned());
+                    }
                     std::fs::read(p)
                         .map(|b| String::from_utf8_lossy(&b).into_owned())
                         .map_err(|e| {
@@ -215,12 +249,23 @@ pub fn run(cli: Cli) -> Result<i32> {
 }
 
 fn run_status(args: &StatusArgs) -> Result<i32> {
+    let r = &args.replay;
+    let dashes = [&r.replay_squeue, &r.replay_sacct, &r.replay_scontrol]
+        .iter()
+        .filter(|p| p.as_ref().is_some_and(|p| p.as_os_str() == "-"))
+        .count();
+    if dashes > 1 || (dashes == 1 && args.ids.is_empty()) {
+        return Err(Error::Usage(
+            "only one --replay-* FILE can be `-` (stdin), and then the job ids must be arguments: tao-poll --replay-sacct - 123 124 < sacct.txt".into(),
+        ));
+    }
     let (lines, input_err) = read_input(&args.ids);
     let redact = redactor()?;
     let opts = Options {
         requeue: args.requeue,
         evidence: args.evidence.then_some(args.evidence_lines),
         redact: &redact,
+        explain: args.explain,
     };
     let mut conn = connector(&args.replay)?;
     if args.watch {

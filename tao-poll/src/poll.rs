@@ -30,6 +30,33 @@ pub struct Options<'a> {
     pub evidence: Option<u32>,
     /// Filter for evidence text (tao-redact's masking of a multi-line text).
     pub redact: &'a dyn Fn(&str) -> String,
+    /// Print on stderr, per job, which reply decided its state (`--explain`).
+    pub explain: bool,
+}
+
+/// One `--explain` line: which command's row (and line number) decided.
+fn explain_outcome(p: &Prepared, o: &Outcome) -> String {
+    match o {
+        Outcome::Observed(ob) => format!(
+            "job {}: {} line {}: state {:?} -> {} ({}){}",
+            p.jref.job_id,
+            ob.row.source.map(|s| s.as_str()).unwrap_or("?"),
+            ob.row.line_no,
+            ob.row.state,
+            ob.state,
+            ob.native_state,
+            if ob.needs_verdict {
+                "; COMPLETED: the job's own status decides"
+            } else {
+                ""
+            }
+        ),
+        Outcome::NotFound { message } => format!("job {}: UNKNOWN: {message}", p.jref.job_id),
+        Outcome::Failed(f) => format!(
+            "job {}: no answer ({}): {}",
+            p.jref.job_id, f.code, f.message
+        ),
+    }
 }
 
 /// Opens a backend per login host (`None`: the default host list).
@@ -181,7 +208,13 @@ fn write_observation(
         set_str(line, &["slurm", "exit_code"], r.exit_code.as_deref());
         set_str(line, &["slurm", "nodes"], r.nodes.as_deref());
         set_str(line, &["slurm", "submit_time"], r.submit_time.as_deref());
-        set_str(line, &["slurm", "start_time"], r.start_time.as_deref());
+        // ...and for a pending job its StartTime is only the expected start.
+        let started = crate::native::map_state(&o.native_state).state != State::Pending;
+        set_str(
+            line,
+            &["slurm", "start_time"],
+            r.start_time.as_deref().filter(|_| started),
+        );
         // For a live job squeue prints the *expected* end (start + time
         // limit): not an end time yet.
         let ended = crate::native::map_state(&o.native_state).state.is_final();
@@ -296,6 +329,14 @@ pub fn poll(lines: Vec<JobLine>, conn: &mut dyn Connector, opts: &Options) -> Po
             .iter()
             .map(|(_, p)| resolve(&p.jref, &p.prev, p.requeue, &sq, &sa, sc.as_ref()))
             .collect();
+        if opts.explain {
+            for ((_, p), o) in jobs.iter().zip(&outcomes) {
+                eprintln!(
+                    "{TOOL}: explain: {}",
+                    tao_core::cli::one_line(&explain_outcome(p, o))
+                );
+            }
+        }
         // Which jobs need their own files read (one command for all).
         let mut reqs: Vec<FileRequest> = Vec::new();
         let mut req_of: Vec<Option<usize>> = vec![None; jobs.len()];

@@ -133,6 +133,13 @@ pub fn submit(
     let job_dir = format!("{base}/jobs/{id}");
     let results = format!("{base}/results/{id}");
     sh(&format!("mkdir -p {job_dir}/slurm-logs {job_dir}/sbatch {results} && chown -R {user} {job_dir} {results}"));
+    // The node-failure tests take n2 down: every other test job keeps off
+    // it, so one test's node failure never requeues another test's job.
+    let placement = if sbatch_args.contains("-w n2") {
+        ""
+    } else {
+        "--exclude=n2"
+    };
     let requeue = sbatch_args.contains("--requeue") && !sbatch_args.contains("--no-requeue");
     let script = format!(
         "#!/bin/bash\n#SBATCH --job-name={id}\n#SBATCH --output={job_dir}/slurm-logs/{id}-%j/main.out\n#SBATCH --error={job_dir}/slurm-logs/{id}-%j/main.err\n#SBATCH --open-mode=append\n#SBATCH --partition=gpu\nexport RESULTS_DIR={results}\nLOG={job_dir}/slurm-logs/{id}-$SLURM_JOB_ID\n( {body}\n); rc=$?\nprintf '{{\"exit_code\": %d, \"end\": \"%s\", \"slurm_job_id\": \"%s\", \"restart_count\": %d}}\\n' $rc \"$(date -u +%FT%TZ)\" \"$SLURM_JOB_ID\" \"${{SLURM_RESTART_COUNT:-0}}\" > \"$LOG/completion.json\"\nexit $rc\n"
@@ -142,7 +149,7 @@ pub fn submit(
     sh(&format!("chown {user} {path}"));
     let sid = as_user(
         env,
-        &format!("cd {job_dir} && sbatch --parsable --hold {sbatch_args} {path}"),
+        &format!("cd {job_dir} && sbatch --parsable --hold {placement} {sbatch_args} {path}"),
     )
     .trim()
     .to_string();
@@ -163,6 +170,13 @@ pub fn submit(
         "slurm": {"job_id": sid},
     });
     Job { id, sid, line }
+}
+
+impl Drop for Job {
+    /// Cancel the job whatever happened (a finished job: scancel does nothing).
+    fn drop(&mut self) {
+        cancel(&self.sid);
+    }
 }
 
 /// Poll one line once; returns the output line and the exit status.
