@@ -1,0 +1,822 @@
+//! The communication probe gate (issue 8; DESIGN, "Multi-node"): a job
+//! with more than one node, or with two or more GPUs on a node
+//! ([`tao_render::needs_probe`]), is submitted only after a cheap
+//! all-reduce across the same shape of allocation has passed, because a
+//! multi-node job that hangs in its first collective holds every GPU it
+//! asked for until its wall time runs out.
+//!
+//! Per cluster, once: the probe program (`assets/tao_probe.py`, compiled
+//! into the binary) is staged to `<base>/jobs/<probe-id>/inputs/action-helpers/`,
+//! tao-render's `probe` template (same partition, account, exclusions, node
+//! count and GPUs as the real job) is rendered and linted in-process
+//! (no lint, no launch applies to the probe too), submitted over the run's
+//! SSH session and waited for with a bounded poll. Its verdict is the
+//! `tao: TAO_PROBE_RESULT=...` line of its `main.out`
+//! ([`tao_render::probe_result`]). On a hang (or a failure) the site
+//! profile's NCCL knob sets ([`SiteProfile::nccl_knobs`]) are tried in
+//! order; the first environment that passes is cached in
+//! `$TAO_STATE_DIR/clusters/<cluster>/nccl.json` ([`cache_path`]) and later
+//! jobs on that cluster skip the probe. If none passes, the real job is not
+//! submitted and its `error` lists every environment tried and its outcome.
+//!
+//! The real job's approved script is never changed (its sha256 is the lint
+//! gate): the passing environment goes on the sbatch command line as
+//! `--export=ALL,NAME=value,...` ([`export_arg`]; names and values checked
+//! against a strict character set) and is recorded in the line's `probe`
+//! field: `{env, cached, skipped, probe_job_ids, tried: [{env, outcome,
+//! probe_job_id}]}`.
+//!
+//! The probe job's environment is the knob set, then the line's own `env`
+//! (which the real job's script exports after anything `--export` set, so
+//! the probe tests exactly the environment the real job will have), then
+//! `TAO_PROBE_TIMEOUT` (the program's own socket timeout).
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use tao_core::site::SiteProfile;
+use tao_core::{shell, Error, JobLine, Result};
+use tao_record::Store;
+use tao_render::{probe_result, ProbeLauncher};
+
+use crate::sessions::Sessions;
+use crate::stage::{Helper, Plan};
+use crate::submit::Submitted;
+
+/// The probe program shipped with the project (torch.distributed
+/// all-reduce under torchrun; plain TCP sockets without torch).
+pub const PROGRAM: &str = include_str!("../assets/tao_probe.py");
+
+/// The program's name in the probe job's supporting-file bundle.
+pub const PROGRAM_NAME: &str = "tao_probe.py";
+
+/// Where the program is staged, relative to the probe's job directory.
+pub const PROGRAM_REL: &str = "inputs/action-helpers/tao_probe.py";
+
+/// Seconds Slurm may keep a probe job pending (queued) before the probe is
+/// given up (`--probe-queue-wait` default).
+pub const DEFAULT_QUEUE_WAIT: u64 = 300;
+
+/// Seconds after the probe's hard timeout (plus its 10 s kill grace) that
+/// the poll still waits for the job's verdict (job epilogue, shared
+/// filesystem lag).
+const VERDICT_SLACK: u64 = 30;
+
+/// How the probe program is started on each node (`--probe-launcher`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LauncherChoice {
+    /// `torchrun` with one process per GPU (the container or host must have PyTorch).
+    Torchrun,
+    /// `python3` once per node (gloo with PyTorch, plain TCP sockets without).
+    Python3,
+}
+
+/// The probe flags of `tao-submit` (flattened into [`crate::Cli`]).
+#[derive(Debug, Clone, clap::Args)]
+pub struct ProbeArgs {
+    /// Submit multi-node and multi-GPU jobs without the communication probe
+    /// (a cached passing environment is still applied). For clusters where
+    /// you take the risk of a job hanging in its first collective.
+    #[arg(long)]
+    pub skip_probe: bool,
+    /// Hard timeout of one probe run in seconds; a probe still running then counts as a hang.
+    #[arg(long, default_value_t = 120, value_name = "SECS",
+          value_parser = clap::value_parser!(u64).range(5..=3600))]
+    pub probe_timeout: u64,
+    /// Seconds a probe job may wait in the queue before the probe is given up (the job is then not submitted).
+    #[arg(long, default_value_t = DEFAULT_QUEUE_WAIT, value_name = "SECS")]
+    pub probe_queue_wait: u64,
+    /// How the probe starts on each node [default: torchrun for runtime pyxis, python3 otherwise].
+    #[arg(long, value_enum, value_name = "HOW")]
+    pub probe_launcher: Option<LauncherChoice>,
+}
+
+impl ProbeArgs {
+    /// The settings these flags give.
+    pub fn config(&self) -> ProbeConfig {
+        ProbeConfig {
+            skip: self.skip_probe,
+            timeout_s: self.probe_timeout,
+            queue_wait: Duration::from_secs(self.probe_queue_wait),
+            launcher: self.probe_launcher,
+        }
+    }
+}
+
+/// Settings of the probe gate for one run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProbeConfig {
+    /// `--skip-probe`: never run a probe (a cached environment is still applied).
+    pub skip: bool,
+    /// Hard timeout of one probe run, seconds (the probe template's `timeout_s`).
+    pub timeout_s: u64,
+    /// How long a probe job may stay pending before the probe is given up.
+    pub queue_wait: Duration,
+    /// Launcher; `None` picks by runtime ([`launcher_for`]).
+    pub launcher: Option<LauncherChoice>,
+}
+
+impl Default for ProbeConfig {
+    fn default() -> Self {
+        ProbeConfig {
+            skip: false,
+            timeout_s: 120,
+            queue_wait: Duration::from_secs(DEFAULT_QUEUE_WAIT),
+            launcher: None,
+        }
+    }
+}
+
+/// One environment tried and what the probe said.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tried {
+    /// The knob set (`{}` for the cluster's own environment).
+    pub env: BTreeMap<String, String>,
+    /// `ok`, `timeout`, `failed exit=N`, or why there was no verdict.
+    pub outcome: String,
+    /// The probe's Slurm job id, when it was submitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe_job_id: Option<String>,
+}
+
+/// The cache file `clusters/<cluster>/nccl.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CacheEntry {
+    /// The environment that passed (`{}`: none needed).
+    pub env: BTreeMap<String, String>,
+    /// RFC 3339 UTC time of the passing probe.
+    pub passed_at: String,
+    /// Slurm job id of the passing probe.
+    pub probe_job_id: String,
+    /// Every environment tried before it passed, in order.
+    #[serde(default)]
+    pub tried: Vec<Tried>,
+}
+
+/// The line's `probe` field.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProbeRecord {
+    /// The environment the real job carries (`null` when none passed).
+    pub env: Option<BTreeMap<String, String>>,
+    /// Whether it came from the cluster's cache (no probe ran now).
+    pub cached: bool,
+    /// Whether `--skip-probe` was given.
+    pub skipped: bool,
+    /// Slurm job ids of the probes behind this environment.
+    pub probe_job_ids: Vec<String>,
+    /// What was tried in this run (empty when cached or skipped).
+    pub tried: Vec<Tried>,
+}
+
+/// What one run has learned, so that N lines cost one probe.
+#[derive(Debug, Default)]
+pub struct ProbeState {
+    /// Login host -> cluster key.
+    clusters: HashMap<String, String>,
+    /// Cluster key -> the error of a probe that found no environment in this run.
+    failed: HashMap<String, (String, Vec<Tried>)>,
+}
+
+/// The cache file of `cluster` under the record store's directory:
+/// `<state_dir>/clusters/<cluster>/nccl.json`.
+pub fn cache_path(state_dir: &Path, cluster: &str) -> PathBuf {
+    state_dir.join("clusters").join(cluster).join("nccl.json")
+}
+
+/// Read a cache file. `Ok(None)` when it does not exist.
+///
+/// Errors: [`Error::Io`] when it cannot be read; [`Error::Data`] when it
+/// is not a cache entry (naming the file: delete it to probe again).
+pub fn read_cache(path: &Path) -> Result<Option<CacheEntry>> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(format!("reading {path:?}"), e)),
+    };
+    let entry: CacheEntry = serde_json::from_slice(&bytes).map_err(|e| {
+        Error::Data(format!(
+            "{path:?} is not an NCCL cache entry ({e}); delete it and the probe runs again"
+        ))
+    })?;
+    check_env(&entry.env).map_err(|m| {
+        Error::Data(format!(
+            "{path:?}: {m}; delete it and the probe runs again"
+        ))
+    })?;
+    Ok(Some(entry))
+}
+
+/// Write a cache file atomically (a temporary file in the same directory,
+/// fsync, rename; mode 600 from tempfile), creating its directory.
+///
+/// Errors: [`Error::Io`].
+pub fn write_cache(path: &Path, entry: &CacheEntry) -> Result<()> {
+    let dir = path
+        .parent()
+        .ok_or_else(|| Error::Internal(format!("cache path {path:?} has no directory")))?;
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(format!("creating {dir:?}"), e))?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)
+        .map_err(|e| Error::io(format!("creating a temporary file in {dir:?}"), e))?;
+    let text = serde_json::to_string_pretty(entry).expect("a cache entry serialises") + "\n";
+    tmp.write_all(text.as_bytes())
+        .and_then(|()| tmp.as_file().sync_all())
+        .map_err(|e| Error::io(format!("writing {path:?}"), e))?;
+    tmp.persist(path)
+        .map_err(|e| Error::io(format!("renaming into {path:?}"), e.error))?;
+    Ok(())
+}
+
+/// Whether `c` may appear in a knob value on the sbatch command line:
+/// `[A-Za-z0-9_.:/@+^=-]` (interface lists such as `^docker0` or `=eth0`,
+/// numbers, paths). No comma: `--export` separates variables with commas.
+fn is_value_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "_.:/@+^=-".contains(c)
+}
+
+/// Check knob names (`[A-Z_][A-Z0-9_]*`) and values (see `--export`).
+///
+/// Errors: a message naming the variable and the rule.
+pub fn check_env(env: &BTreeMap<String, String>) -> std::result::Result<(), String> {
+    for (k, v) in env {
+        let mut b = k.bytes();
+        let name_ok = matches!(b.next(), Some(c) if c.is_ascii_uppercase() || c == b'_')
+            && b.all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'_');
+        if !name_ok {
+            return Err(format!(
+                "NCCL knob name {k:?} must be [A-Z_][A-Z0-9_]*"
+            ));
+        }
+        if v.is_empty() || !v.chars().all(is_value_char) {
+            return Err(format!(
+                "NCCL knob {k}={v:?}: the value must be non-empty [A-Za-z0-9_.:/@+^=-] (no commas or spaces: it travels in sbatch --export)"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The sbatch option carrying `env` to the real job:
+/// `--export=ALL,NAME=value,...` (sbatch(1): `ALL` keeps the submitting
+/// environment, the listed variables are added), or `None` for `{}`.
+///
+/// Errors: as [`check_env`], as [`Error::Config`].
+pub fn export_arg(env: &BTreeMap<String, String>) -> Result<Option<String>> {
+    check_env(env).map_err(Error::Config)?;
+    if env.is_empty() {
+        return Ok(None);
+    }
+    let parts: Vec<String> = env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    Ok(Some(format!("--export=ALL,{}", parts.join(","))))
+}
+
+/// Text of one environment for messages: `{}` or `{A=1 B=2}`.
+pub fn env_text(env: &BTreeMap<String, String>) -> String {
+    let parts: Vec<String> = env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    format!("{{{}}}", parts.join(" "))
+}
+
+/// The launcher for a line: the flag, else `torchrun` for runtime `pyxis`
+/// (GPU containers ship PyTorch) and `python3` otherwise (the host's
+/// Python; the program falls back to TCP sockets without PyTorch).
+pub fn launcher_for(line: &JobLine, choice: Option<LauncherChoice>) -> ProbeLauncher {
+    let choice = choice.unwrap_or(if line.get_str(&["runtime"]) == Some("pyxis") {
+        LauncherChoice::Torchrun
+    } else {
+        LauncherChoice::Python3
+    });
+    match choice {
+        LauncherChoice::Torchrun => ProbeLauncher::Torchrun,
+        LauncherChoice::Python3 => ProbeLauncher::Command(vec!["python3".into(), "-u".into()]),
+    }
+}
+
+/// A probe job id unique to this attempt: `<line id>-probe<N>-<hex>`,
+/// shortened to a valid record id (64 characters at most). Never reused,
+/// so a look-up by name after an ambiguous sbatch cannot adopt an older probe.
+pub fn probe_id(line_id: &str, attempt: usize) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let tail = format!("-probe{attempt}-{:06x}", (nanos ^ u128::from(std::process::id())) & 0xff_ffff);
+    let keep = 64usize.saturating_sub(tail.len());
+    let head: String = line_id.chars().take(keep).collect();
+    format!("{}{tail}", head.trim_end_matches('-'))
+}
+
+/// The line's non-secret `env` as strings (numbers and booleans as JSON text).
+fn line_env(line: &JobLine) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    if let Some(Value::Object(m)) = line.get_path(&["env"]) {
+        for (k, v) in m {
+            let s = match v {
+                Value::String(s) => s.clone(),
+                Value::Number(n) => n.to_string(),
+                Value::Bool(b) => b.to_string(),
+                _ => continue,
+            };
+            out.insert(k.clone(), s);
+        }
+    }
+    out
+}
+
+/// The probe job's plan for one environment: rendered with
+/// [`tao_render::render_probe`], linted with [`tao_redact::lint_script`],
+/// the program as its one supporting file.
+///
+/// Errors: from rendering ([`Error::Data`]); [`Error::LintBlocked`] when
+/// the rendered probe does not pass lint.
+pub fn probe_plan(
+    line: &JobLine,
+    profile: &SiteProfile,
+    id: &str,
+    knobs: &BTreeMap<String, String>,
+    cfg: &ProbeConfig,
+) -> Result<Plan> {
+    let mut req = tao_render::probe_request_for_line(line, profile, id, PROGRAM_REL)?;
+    req.timeout_s = cfg.timeout_s;
+    // Wall time: the timeout, the kill grace and a minute for set-up.
+    let wall = cfg.timeout_s + 10 + 60;
+    req.time = format!("{:02}:{:02}:{:02}", wall / 3600, wall / 60 % 60, wall % 60);
+    req.launcher = launcher_for(line, cfg.launcher);
+    let mut env = knobs.clone();
+    env.extend(line_env(line));
+    env.insert("TAO_PROBE_TIMEOUT".into(), cfg.timeout_s.to_string());
+    req.nccl_env = env;
+    let script = tao_render::render_probe(&req)?;
+    let lint = tao_redact::lint_script(&script.text);
+    if !lint.ok || lint.sha256 != tao_core::sha256_hex(script.text.as_bytes()) {
+        let rules: Vec<&str> = lint.findings.iter().map(|f| f.rule.as_str()).collect();
+        return Err(Error::LintBlocked(format!(
+            "the probe script for job {:?} did not pass tao-redact lint (rules {rules:?}); check the line's `env` for secret-looking values",
+            line.id().unwrap_or("")
+        )));
+    }
+    let meta = serde_json::to_string_pretty(&json!({
+        "id": id,
+        "probe_for": line.id(),
+        "nccl_env": knobs,
+        "script": {"template": "probe", "sha256": lint.sha256},
+        "lint": lint.to_value(),
+    }))
+    .expect("json")
+        + "\n";
+    let job_dir = req.job_dir.clone();
+    Ok(Plan {
+        id: id.to_string(),
+        // Nothing is written there: the job directory itself, so staging
+        // creates no results/<probe-id>.
+        results_dir: job_dir.clone(),
+        job_dir,
+        spec: None,
+        meta,
+        script: script.text,
+        helpers: vec![Helper {
+            source: PROGRAM_NAME.into(),
+            bytes: PROGRAM.as_bytes().to_vec(),
+            sha256: tao_core::sha256_hex(PROGRAM.as_bytes()),
+        }],
+        secrets: Vec::new(),
+        exclude: Vec::new(),
+        exclude_given: false,
+        extra_args: Vec::new(),
+    })
+}
+
+/// The cluster key of a login host: Slurm's `ClusterName`
+/// (`scontrol show config`), else the login host with every character
+/// outside `[A-Za-z0-9._-]` replaced by `_`. One remote command per host per run.
+///
+/// Errors: from the session.
+pub fn cluster_key(sessions: &mut Sessions, host: &str, state: &mut ProbeState) -> Result<String> {
+    if let Some(k) = state.clusters.get(host) {
+        return Ok(k.clone());
+    }
+    let out = sessions.run_on(host, "scontrol show config 2>/dev/null | grep -i '^ClusterName'", None)?;
+    let name = out
+        .stdout_text()
+        .lines()
+        .find_map(|l| l.split_once('=').map(|(_, v)| v.trim().to_string()))
+        .filter(|n| {
+            !n.is_empty()
+                && n.len() <= 64
+                && n.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+                && !n.starts_with('.')
+        });
+    let key = name.unwrap_or_else(|| {
+        host.chars()
+            .map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '_' })
+            .collect::<String>()
+            .trim_start_matches('.')
+            .to_string()
+    });
+    state.clusters.insert(host.to_string(), key.clone());
+    Ok(key)
+}
+
+/// Parse one poll: `@@q STATE|REASON` (squeue; empty once the job left
+/// it), `@@r tao: TAO_PROBE_RESULT=...` (the verdict line, if written).
+fn parse_poll(text: &str) -> (Option<String>, Option<String>) {
+    let mut q = None;
+    let mut r = None;
+    for l in text.lines() {
+        if let Some(s) = l.strip_prefix("@@q ") {
+            let s = s.trim();
+            if !s.is_empty() && q.is_none() {
+                q = Some(s.to_string());
+            }
+        } else if let Some(s) = l.strip_prefix("@@r ") {
+            let s = s.trim().trim_start_matches("tao: ");
+            if !s.is_empty() {
+                r = Some(s.to_string());
+            }
+        }
+    }
+    (q, r)
+}
+
+/// The outcome text of a verdict line.
+fn outcome_of(verdict: &str) -> String {
+    if verdict == probe_result::OK {
+        "ok".into()
+    } else if verdict == probe_result::TIMEOUT {
+        "timeout".into()
+    } else if let Some(rest) = verdict.strip_prefix(probe_result::FAILED_PREFIX) {
+        format!("failed{rest}")
+    } else {
+        format!("unreadable verdict {verdict:?}")
+    }
+}
+
+/// Wait (bounded) for a submitted probe's verdict. Pending longer than
+/// `queue_wait`: cancelled, [`Error::TempFail`]. Running longer than the
+/// timeout plus grace: cancelled, outcome `timeout`.
+///
+/// Errors: [`Error::TempFail`] for a probe that never started; from the session.
+fn wait_verdict(
+    sessions: &mut Sessions,
+    host: &str,
+    plan: &Plan,
+    job_id: &str,
+    cfg: &ProbeConfig,
+) -> Result<String> {
+    let log = format!("{}/main.out", plan.log_dir(job_id));
+    let script = format!(
+        "q=$(squeue -h -j {j} -o '%T|%r' 2>/dev/null); printf '@@q %s\\n' \"$q\"; \
+         r=$(grep -a '^tao: TAO_PROBE_RESULT=' {f} 2>/dev/null | tail -n 1); printf '@@r %s\\n' \"$r\"",
+        j = shell::quote(job_id),
+        f = shell::quote(&log)
+    );
+    let submitted = Instant::now();
+    let mut started: Option<Instant> = None;
+    let run_limit = Duration::from_secs(cfg.timeout_s + 10 + VERDICT_SLACK);
+    let mut gone_polls = 0;
+    loop {
+        let out = sessions.run_on(host, &script, None)?;
+        let (q, r) = parse_poll(&out.stdout_text());
+        if let Some(v) = r {
+            return Ok(outcome_of(&v));
+        }
+        match q.as_deref() {
+            Some(s) if s.starts_with("PENDING") || s.starts_with("CONFIGURING") => {
+                if submitted.elapsed() > cfg.queue_wait {
+                    cancel(sessions, host, job_id);
+                    return Err(Error::TempFail(format!(
+                        "probe job {job_id} was still queued after {} s ({s}); it was cancelled and the job was not submitted: submit again later, raise --probe-queue-wait, or use --skip-probe",
+                        cfg.queue_wait.as_secs()
+                    )));
+                }
+            }
+            Some(s) => {
+                let t = *started.get_or_insert_with(Instant::now);
+                if t.elapsed() > run_limit {
+                    cancel(sessions, host, job_id);
+                    return Ok(format!("timeout (no verdict after {} s, state {s}; cancelled)", run_limit.as_secs()));
+                }
+            }
+            None => {
+                // Left squeue with no verdict line: give the shared
+                // filesystem a few polls, then ask sacct why.
+                gone_polls += 1;
+                if gone_polls >= 5 {
+                    let o = sessions.run_on(
+                        host,
+                        &format!("sacct -n -X -P -j {} -o State,ExitCode", shell::quote(job_id)),
+                        None,
+                    )?;
+                    let st = o.stdout_text().lines().next().unwrap_or("").trim().to_string();
+                    return Ok(format!(
+                        "no verdict (Slurm state {}; see {log})",
+                        if st.is_empty() { "unknown" } else { &st }
+                    ));
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(if started.is_some() { 1000 } else { 500 }));
+    }
+}
+
+fn cancel(sessions: &mut Sessions, host: &str, job_id: &str) {
+    let _ = sessions.run_on(host, &format!("scancel {}", shell::quote(job_id)), None);
+}
+
+/// The gate, for one line about to be submitted. Sets the line's `probe`
+/// field (also when no environment passed) and, when the environment is
+/// not empty, appends [`export_arg`] to `plan.extra_args`.
+///
+/// `submit` stages and submits a plan (tao-submit's own never-twice path).
+///
+/// Errors: [`Error::Data`] when no environment passed (the message lists
+/// each environment and its outcome; the real job is not submitted);
+/// [`Error::TempFail`] for a probe that did not start in time;
+/// [`Error::Config`] for a bad profile or knob; session errors.
+#[allow(clippy::too_many_arguments)]
+pub fn gate(
+    sessions: &mut Sessions,
+    line: &mut JobLine,
+    plan: &mut Plan,
+    store: std::result::Result<&Store, &Error>,
+    profile: std::result::Result<&SiteProfile, &String>,
+    cfg: &ProbeConfig,
+    state: &mut ProbeState,
+    mut submit: impl FnMut(&mut Sessions, &Plan) -> Result<Submitted>,
+) -> Result<()> {
+    // The shape as given, for lines the profile cannot plan (they are
+    // submitted as before when they need no probe).
+    let num = |k: &str| line.get_path(&["resources", k]).and_then(Value::as_u64).unwrap_or(0);
+    let raw = num("nodes") > 1 || num("gpus_per_node") >= 2;
+    let needs = match profile {
+        Ok(p) => tao_render::needs_probe(line, p).unwrap_or(raw),
+        Err(_) => raw,
+    };
+    if !needs {
+        return Ok(());
+    }
+    let profile = profile.map_err(|m| Error::Config(m.clone()))?;
+    let store = store.map_err(|e| Error::Config(format!("cannot open the state directory: {e}")))?;
+    let host = sessions.primary()?.login_host().to_string();
+    let cluster = cluster_key(sessions, &host, state)?;
+    let path = cache_path(store.dir(), &cluster);
+    let finish = |line: &mut JobLine, plan: &mut Plan, rec: &ProbeRecord| -> Result<()> {
+        if let Some(env) = &rec.env {
+            if let Some(arg) = export_arg(env)? {
+                plan.extra_args.push(arg);
+            }
+        }
+        line.set_path(&["probe"], serde_json::to_value(rec).expect("json"));
+        Ok(())
+    };
+    if let Some(entry) = read_cache(&path)? {
+        let rec = ProbeRecord {
+            env: Some(entry.env),
+            cached: true,
+            skipped: cfg.skip,
+            probe_job_ids: vec![entry.probe_job_id],
+            tried: Vec::new(),
+        };
+        return finish(line, plan, &rec);
+    }
+    if cfg.skip {
+        let rec = ProbeRecord {
+            env: Some(BTreeMap::new()),
+            cached: false,
+            skipped: true,
+            probe_job_ids: Vec::new(),
+            tried: Vec::new(),
+        };
+        return finish(line, plan, &rec);
+    }
+    if let Some((msg, tried)) = state.failed.get(&cluster) {
+        let rec = ProbeRecord {
+            env: None,
+            cached: false,
+            skipped: false,
+            probe_job_ids: tried.iter().filter_map(|t| t.probe_job_id.clone()).collect(),
+            tried: tried.clone(),
+        };
+        line.set_path(&["probe"], serde_json::to_value(&rec).expect("json"));
+        return Err(Error::Data(format!(
+            "{msg} (probed earlier in this run)"
+        )));
+    }
+    let line_id = line.require_str(&["id"])?.to_string();
+    let mut envs: Vec<BTreeMap<String, String>> = vec![BTreeMap::new()];
+    for k in &profile.nccl_knobs {
+        check_env(&k.env).map_err(|m| Error::Config(format!("site profile {:?}: {m}", profile.name)))?;
+        envs.push(k.env.clone());
+    }
+    let mut tried: Vec<Tried> = Vec::new();
+    for (i, env) in envs.iter().enumerate() {
+        let id = probe_id(&line_id, i + 1);
+        let pplan = probe_plan(line, profile, &id, env, cfg)?;
+        let s = submit(sessions, &pplan)?;
+        tao_core::cli::warn(
+            crate::submit::TOOL,
+            &format!(
+                "job {line_id:?}: communication probe {} (Slurm job {}) with {} on cluster {cluster:?}",
+                i + 1,
+                s.job_id,
+                env_text(env)
+            ),
+        );
+        let outcome = wait_verdict(sessions, &s.login_host, &pplan, &s.job_id, cfg)?;
+        tried.push(Tried {
+            env: env.clone(),
+            outcome: outcome.clone(),
+            probe_job_id: Some(s.job_id.clone()),
+        });
+        if outcome == "ok" {
+            let entry = CacheEntry {
+                env: env.clone(),
+                passed_at: tao_core::time::now_rfc3339(),
+                probe_job_id: s.job_id.clone(),
+                tried: tried.clone(),
+            };
+            write_cache(&path, &entry)?;
+            let rec = ProbeRecord {
+                env: Some(env.clone()),
+                cached: false,
+                skipped: false,
+                probe_job_ids: tried.iter().filter_map(|t| t.probe_job_id.clone()).collect(),
+                tried,
+            };
+            return finish(line, plan, &rec);
+        }
+    }
+    let list: Vec<String> = tried
+        .iter()
+        .map(|t| {
+            format!(
+                "{} -> {} (probe job {})",
+                env_text(&t.env),
+                t.outcome,
+                t.probe_job_id.as_deref().unwrap_or("-")
+            )
+        })
+        .collect();
+    let msg = format!(
+        "the communication probe found no working environment on cluster {cluster:?}, so job {line_id:?} was not submitted; tried: {}; check the nodes' network (the probes' main.out/main.err under the base directory's jobs/), add knob sets to the site profile's [[nccl_knobs]], or submit with --skip-probe at your own risk",
+        list.join("; ")
+    );
+    let rec = ProbeRecord {
+        env: None,
+        cached: false,
+        skipped: false,
+        probe_job_ids: tried.iter().filter_map(|t| t.probe_job_id.clone()).collect(),
+        tried: tried.clone(),
+    };
+    line.set_path(&["probe"], serde_json::to_value(&rec).expect("json"));
+    state.failed.insert(cluster, (msg.clone(), tried));
+    Err(Error::Data(msg))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn export_arg_lists_knobs_and_refuses_unsafe_values() {
+        assert_eq!(export_arg(&env(&[])).unwrap(), None);
+        assert_eq!(
+            export_arg(&env(&[("NCCL_P2P_DISABLE", "1"), ("NCCL_SOCKET_IFNAME", "^docker0")]))
+                .unwrap()
+                .as_deref(),
+            Some("--export=ALL,NCCL_P2P_DISABLE=1,NCCL_SOCKET_IFNAME=^docker0")
+        );
+        for (k, v) in [
+            ("NCCL_SOCKET_IFNAME", "eth0,lo"),
+            ("NCCL_X", "a b"),
+            ("NCCL_X", "$(id)"),
+            ("NCCL_X", ""),
+            ("nccl_x", "1"),
+            ("1X", "1"),
+            ("NCCL_X", "a'b"),
+        ] {
+            let e = export_arg(&env(&[(k, v)])).unwrap_err();
+            assert_eq!(e.code(), 78, "{k}={v}: {e}");
+        }
+    }
+
+    #[test]
+    fn probe_ids_are_valid_unique_and_bounded() {
+        let long = "a".repeat(64);
+        let a = probe_id(&long, 1);
+        assert!(tao_core::id::is_valid(&a), "{a}");
+        assert!(a.len() <= 64);
+        let b = probe_id("tao-20261129-k3f9x2", 2);
+        assert!(b.starts_with("tao-20261129-k3f9x2-probe2-"), "{b}");
+        assert!(tao_core::id::is_valid(&b));
+    }
+
+    #[test]
+    fn cache_round_trip_is_atomic_and_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = cache_path(dir.path(), "tao-local");
+        assert_eq!(read_cache(&p).unwrap(), None);
+        let e = CacheEntry {
+            env: env(&[("NCCL_P2P_DISABLE", "1")]),
+            passed_at: "2026-11-29T20:00:00.000000Z".into(),
+            probe_job_id: "17".into(),
+            tried: vec![Tried {
+                env: env(&[]),
+                outcome: "timeout".into(),
+                probe_job_id: Some("16".into()),
+            }],
+        };
+        write_cache(&p, &e).unwrap();
+        assert_eq!(read_cache(&p).unwrap(), Some(e));
+        let left: Vec<_> = std::fs::read_dir(p.parent().unwrap()).unwrap().collect();
+        assert_eq!(left.len(), 1, "no temporary file left behind");
+        std::fs::write(&p, r#"{"env":{"NCCL_X":"a b"},"passed_at":"x","probe_job_id":"1"}"#).unwrap();
+        let err = read_cache(&p).unwrap_err();
+        assert!(err.to_string().contains("delete it"), "{err}");
+        std::fs::write(&p, "{").unwrap();
+        assert!(read_cache(&p).is_err());
+    }
+
+    #[test]
+    fn polls_and_verdicts() {
+        assert_eq!(
+            parse_poll("@@q RUNNING|None\n@@r \n"),
+            (Some("RUNNING|None".into()), None)
+        );
+        assert_eq!(
+            parse_poll("@@q \n@@r tao: TAO_PROBE_RESULT=ok\n"),
+            (None, Some("TAO_PROBE_RESULT=ok".into()))
+        );
+        assert_eq!(outcome_of(probe_result::OK), "ok");
+        assert_eq!(outcome_of(probe_result::TIMEOUT), "timeout");
+        assert_eq!(outcome_of("TAO_PROBE_RESULT=failed exit=3"), "failed exit=3");
+    }
+
+    fn line(v: Value) -> JobLine {
+        JobLine::parse(&v.to_string(), 1).unwrap()
+    }
+
+    fn multi_line() -> JobLine {
+        line(json!({
+            "id": "tao-20261129-abcdef", "runtime": "none", "command": "dino train -e {config_path}",
+            "resources": {"nodes": 2, "gpus_per_node": 2, "cpus_per_task": 2, "time": "01:00:00",
+                          "partition": "gpu", "account": null, "exclusive": false, "requeue": true, "exclude": []},
+            "storage": {"tier": "lustre", "base_dir": "/b", "job_dir": "/b/jobs/tao-20261129-abcdef",
+                        "results_dir": "/b/results/tao-20261129-abcdef"},
+            "env": {"TAO_PROBE_TEST_HANG_UNLESS": "NCCL_P2P_DISABLE", "NCCL_DEBUG": "INFO"},
+        }))
+    }
+
+    #[test]
+    fn probe_plan_is_rendered_linted_and_carries_the_program() {
+        let profile = SiteProfile::load(Some("local")).unwrap();
+        let l = multi_line();
+        assert!(tao_render::needs_probe(&l, &profile).unwrap());
+        let id = probe_id(l.id().unwrap(), 1);
+        let cfg = ProbeConfig { timeout_s: 15, ..Default::default() };
+        let p = probe_plan(&l, &profile, &id, &env(&[("NCCL_P2P_DISABLE", "1")]), &cfg).unwrap();
+        assert_eq!(p.job_dir, format!("/b/jobs/{id}"));
+        assert!(p.script.contains("#SBATCH --nodes=2"), "{}", p.script);
+        assert!(p.script.contains("#SBATCH --partition=gpu"));
+        assert!(p.script.contains("#SBATCH --no-requeue"));
+        assert!(p.script.contains("export NCCL_P2P_DISABLE='1'"), "{}", p.script);
+        assert!(p.script.contains("export TAO_PROBE_TEST_HANG_UNLESS='NCCL_P2P_DISABLE'"));
+        assert!(p.script.contains("export TAO_PROBE_TIMEOUT='15'"));
+        assert!(p.script.contains(&format!("/b/jobs/{id}/{PROGRAM_REL}")));
+        assert!(p.script.contains("'python3' '-u'"), "runtime none starts python3: {}", p.script);
+        assert_eq!(p.helpers.len(), 1);
+        assert_eq!(p.helpers[0].bytes, PROGRAM.as_bytes());
+        assert!(tao_redact::lint_script(&p.script).ok);
+        let one = line(json!({
+            "id": "tao-x", "runtime": "none", "command": "true",
+            "resources": {"nodes": 1, "gpus_per_node": 1, "cpus_per_task": 1, "time": "01:00:00",
+                          "partition": "gpu", "account": null, "exclusive": false, "requeue": true, "exclude": []},
+            "storage": {"tier": "lustre", "base_dir": "/b", "job_dir": "/b/jobs/tao-x", "results_dir": "/b/results/tao-x"},
+        }));
+        assert!(!tao_render::needs_probe(&one, &profile).unwrap(), "one node, one GPU: no probe");
+        let mut pyxis = multi_line();
+        pyxis.set_path(&["runtime"], json!("pyxis"));
+        assert_eq!(launcher_for(&pyxis, None), ProbeLauncher::Torchrun);
+        assert_eq!(
+            launcher_for(&pyxis, Some(LauncherChoice::Python3)),
+            ProbeLauncher::Command(vec!["python3".into(), "-u".into()])
+        );
+    }
+
+    #[test]
+    fn profiles_knobs_pass_the_export_charset() {
+        for name in SiteProfile::builtin_names() {
+            let p = SiteProfile::load(Some(name)).unwrap();
+            assert!(!p.nccl_knobs.is_empty(), "{name}");
+            for k in &p.nccl_knobs {
+                check_env(&k.env).unwrap();
+            }
+        }
+    }
+}
