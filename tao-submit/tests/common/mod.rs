@@ -76,20 +76,29 @@ impl Cluster {
             known_hosts: PathBuf::from(self.var("SSH_KNOWN_HOSTS")),
             ssh_config: None,
             accept_new_host_key: false,
-            connect_timeout: Duration::from_secs(5),
+            connect_timeout: Duration::from_secs(15),
             remote_prefix: String::new(),
         }
     }
 
     /// Run `cmd` on the login node as the cluster user; stdout as text.
+    /// (A test helper, not the product: it retries a connection that fails
+    /// on a loaded machine, up to 3 times, so an assertion never rests on it.)
     pub fn ssh(&self, cmd: &str) -> (i32, String, String) {
-        let r = Remote::connect(&self.opts()).expect("ssh to the local cluster");
-        let o = r.exec(cmd, None).expect("remote command");
-        (
-            o.status,
-            o.stdout_text(),
-            String::from_utf8_lossy(&o.stderr).into_owned(),
-        )
+        let mut last = String::new();
+        for _ in 0..3 {
+            match Remote::connect(&self.opts()).and_then(|r| r.exec(cmd, None)) {
+                Ok(o) => {
+                    return (
+                        o.status,
+                        o.stdout_text(),
+                        String::from_utf8_lossy(&o.stderr).into_owned(),
+                    );
+                }
+                Err(e) => last = e.to_string(),
+            }
+        }
+        panic!("test helper: ssh to the local cluster failed 3 times: {last}");
     }
 
     /// Slurm jobs named `name` (squeue -t all and sacct, union by id): id -> state.
