@@ -47,6 +47,10 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub stats: bool,
 
+    /// The communication probe of multi-node and multi-GPU jobs.
+    #[command(flatten)]
+    pub probe: crate::probe::ProbeArgs,
+
     /// The action; without one, submit the job lines read on stdin.
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -189,6 +193,7 @@ pub fn run_with<R: BufRead, W: std::io::Write>(
                 reconcile_wait: Duration::from_secs(cli.reconcile_wait),
                 profile: tao_core::site::SiteProfile::load(cli.conn.site_profile.as_deref())
                     .map_err(|e| e.to_string()),
+                probe: cli.probe.config(),
             };
             crate::submit::run(input, out, &mut sessions, store.as_ref(), &cfg)
         }

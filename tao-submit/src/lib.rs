@@ -13,6 +13,7 @@ pub mod cancel;
 pub mod cli;
 pub mod image;
 pub mod preflight;
+pub mod probe;
 pub mod sched;
 pub mod sessions;
 pub mod stage;

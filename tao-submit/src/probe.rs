@@ -202,11 +202,8 @@ pub fn read_cache(path: &Path) -> Result<Option<CacheEntry>> {
             "{path:?} is not an NCCL cache entry ({e}); delete it and the probe runs again"
         ))
     })?;
-    check_env(&entry.env).map_err(|m| {
-        Error::Data(format!(
-            "{path:?}: {m}; delete it and the probe runs again"
-        ))
-    })?;
+    check_env(&entry.env)
+        .map_err(|m| Error::Data(format!("{path:?}: {m}; delete it and the probe runs again")))?;
     Ok(Some(entry))
 }
 
@@ -246,9 +243,7 @@ pub fn check_env(env: &BTreeMap<String, String>) -> std::result::Result<(), Stri
         let name_ok = matches!(b.next(), Some(c) if c.is_ascii_uppercase() || c == b'_')
             && b.all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'_');
         if !name_ok {
-            return Err(format!(
-                "NCCL knob name {k:?} must be [A-Z_][A-Z0-9_]*"
-            ));
+            return Err(format!("NCCL knob name {k:?} must be [A-Z_][A-Z0-9_]*"));
         }
         if v.is_empty() || !v.chars().all(is_value_char) {
             return Err(format!(
@@ -302,7 +297,10 @@ pub fn probe_id(line_id: &str, attempt: usize) -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos())
         .unwrap_or(0);
-    let tail = format!("-probe{attempt}-{:06x}", (nanos ^ u128::from(std::process::id())) & 0xff_ffff);
+    let tail = format!(
+        "-probe{attempt}-{:06x}",
+        (nanos ^ u128::from(std::process::id())) & 0xff_ffff
+    );
     let keep = 64usize.saturating_sub(tail.len());
     let head: String = line_id.chars().take(keep).collect();
     format!("{}{tail}", head.trim_end_matches('-'))
@@ -397,7 +395,11 @@ pub fn cluster_key(sessions: &mut Sessions, host: &str, state: &mut ProbeState) 
     if let Some(k) = state.clusters.get(host) {
         return Ok(k.clone());
     }
-    let out = sessions.run_on(host, "scontrol show config 2>/dev/null | grep -i '^ClusterName'", None)?;
+    let out = sessions.run_on(
+        host,
+        "scontrol show config 2>/dev/null | grep -i '^ClusterName'",
+        None,
+    )?;
     let name = out
         .stdout_text()
         .lines()
@@ -405,12 +407,19 @@ pub fn cluster_key(sessions: &mut Sessions, host: &str, state: &mut ProbeState) 
         .filter(|n| {
             !n.is_empty()
                 && n.len() <= 64
-                && n.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+                && n.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
                 && !n.starts_with('.')
         });
     let key = name.unwrap_or_else(|| {
         host.chars()
-            .map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .collect::<String>()
             .trim_start_matches('.')
             .to_string()
@@ -496,7 +505,10 @@ fn wait_verdict(
                 let t = *started.get_or_insert_with(Instant::now);
                 if t.elapsed() > run_limit {
                     cancel(sessions, host, job_id);
-                    return Ok(format!("timeout (no verdict after {} s, state {s}; cancelled)", run_limit.as_secs()));
+                    return Ok(format!(
+                        "timeout (no verdict after {} s, state {s}; cancelled)",
+                        run_limit.as_secs()
+                    ));
                 }
             }
             None => {
@@ -506,10 +518,19 @@ fn wait_verdict(
                 if gone_polls >= 5 {
                     let o = sessions.run_on(
                         host,
-                        &format!("sacct -n -X -P -j {} -o State,ExitCode", shell::quote(job_id)),
+                        &format!(
+                            "sacct -n -X -P -j {} -o State,ExitCode",
+                            shell::quote(job_id)
+                        ),
                         None,
                     )?;
-                    let st = o.stdout_text().lines().next().unwrap_or("").trim().to_string();
+                    let st = o
+                        .stdout_text()
+                        .lines()
+                        .next()
+                        .unwrap_or("")
+                        .trim()
+                        .to_string();
                     return Ok(format!(
                         "no verdict (Slurm state {}; see {log})",
                         if st.is_empty() { "unknown" } else { &st }
@@ -517,7 +538,11 @@ fn wait_verdict(
                 }
             }
         }
-        std::thread::sleep(Duration::from_millis(if started.is_some() { 1000 } else { 500 }));
+        std::thread::sleep(Duration::from_millis(if started.is_some() {
+            1000
+        } else {
+            500
+        }));
     }
 }
 
@@ -548,7 +573,11 @@ pub fn gate(
 ) -> Result<()> {
     // The shape as given, for lines the profile cannot plan (they are
     // submitted as before when they need no probe).
-    let num = |k: &str| line.get_path(&["resources", k]).and_then(Value::as_u64).unwrap_or(0);
+    let num = |k: &str| {
+        line.get_path(&["resources", k])
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+    };
     let raw = num("nodes") > 1 || num("gpus_per_node") >= 2;
     let needs = match profile {
         Ok(p) => tao_render::needs_probe(line, p).unwrap_or(raw),
@@ -558,7 +587,8 @@ pub fn gate(
         return Ok(());
     }
     let profile = profile.map_err(|m| Error::Config(m.clone()))?;
-    let store = store.map_err(|e| Error::Config(format!("cannot open the state directory: {e}")))?;
+    let store =
+        store.map_err(|e| Error::Config(format!("cannot open the state directory: {e}")))?;
     let host = sessions.primary()?.login_host().to_string();
     let cluster = cluster_key(sessions, &host, state)?;
     let path = cache_path(store.dir(), &cluster);
@@ -596,18 +626,20 @@ pub fn gate(
             env: None,
             cached: false,
             skipped: false,
-            probe_job_ids: tried.iter().filter_map(|t| t.probe_job_id.clone()).collect(),
+            probe_job_ids: tried
+                .iter()
+                .filter_map(|t| t.probe_job_id.clone())
+                .collect(),
             tried: tried.clone(),
         };
         line.set_path(&["probe"], serde_json::to_value(&rec).expect("json"));
-        return Err(Error::Data(format!(
-            "{msg} (probed earlier in this run)"
-        )));
+        return Err(Error::Data(format!("{msg} (probed earlier in this run)")));
     }
     let line_id = line.require_str(&["id"])?.to_string();
     let mut envs: Vec<BTreeMap<String, String>> = vec![BTreeMap::new()];
     for k in &profile.nccl_knobs {
-        check_env(&k.env).map_err(|m| Error::Config(format!("site profile {:?}: {m}", profile.name)))?;
+        check_env(&k.env)
+            .map_err(|m| Error::Config(format!("site profile {:?}: {m}", profile.name)))?;
         envs.push(k.env.clone());
     }
     let mut tried: Vec<Tried> = Vec::new();
@@ -642,7 +674,10 @@ pub fn gate(
                 env: Some(env.clone()),
                 cached: false,
                 skipped: false,
-                probe_job_ids: tried.iter().filter_map(|t| t.probe_job_id.clone()).collect(),
+                probe_job_ids: tried
+                    .iter()
+                    .filter_map(|t| t.probe_job_id.clone())
+                    .collect(),
                 tried,
             };
             return finish(line, plan, &rec);
@@ -667,7 +702,10 @@ pub fn gate(
         env: None,
         cached: false,
         skipped: false,
-        probe_job_ids: tried.iter().filter_map(|t| t.probe_job_id.clone()).collect(),
+        probe_job_ids: tried
+            .iter()
+            .filter_map(|t| t.probe_job_id.clone())
+            .collect(),
         tried: tried.clone(),
     };
     line.set_path(&["probe"], serde_json::to_value(&rec).expect("json"));
@@ -680,16 +718,22 @@ mod tests {
     use super::*;
 
     fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]
     fn export_arg_lists_knobs_and_refuses_unsafe_values() {
         assert_eq!(export_arg(&env(&[])).unwrap(), None);
         assert_eq!(
-            export_arg(&env(&[("NCCL_P2P_DISABLE", "1"), ("NCCL_SOCKET_IFNAME", "^docker0")]))
-                .unwrap()
-                .as_deref(),
+            export_arg(&env(&[
+                ("NCCL_P2P_DISABLE", "1"),
+                ("NCCL_SOCKET_IFNAME", "^docker0")
+            ]))
+            .unwrap()
+            .as_deref(),
             Some("--export=ALL,NCCL_P2P_DISABLE=1,NCCL_SOCKET_IFNAME=^docker0")
         );
         for (k, v) in [
@@ -736,7 +780,11 @@ mod tests {
         assert_eq!(read_cache(&p).unwrap(), Some(e));
         let left: Vec<_> = std::fs::read_dir(p.parent().unwrap()).unwrap().collect();
         assert_eq!(left.len(), 1, "no temporary file left behind");
-        std::fs::write(&p, r#"{"env":{"NCCL_X":"a b"},"passed_at":"x","probe_job_id":"1"}"#).unwrap();
+        std::fs::write(
+            &p,
+            r#"{"env":{"NCCL_X":"a b"},"passed_at":"x","probe_job_id":"1"}"#,
+        )
+        .unwrap();
         let err = read_cache(&p).unwrap_err();
         assert!(err.to_string().contains("delete it"), "{err}");
         std::fs::write(&p, "{").unwrap();
@@ -755,7 +803,10 @@ mod tests {
         );
         assert_eq!(outcome_of(probe_result::OK), "ok");
         assert_eq!(outcome_of(probe_result::TIMEOUT), "timeout");
-        assert_eq!(outcome_of("TAO_PROBE_RESULT=failed exit=3"), "failed exit=3");
+        assert_eq!(
+            outcome_of("TAO_PROBE_RESULT=failed exit=3"),
+            "failed exit=3"
+        );
     }
 
     fn line(v: Value) -> JobLine {
@@ -770,6 +821,7 @@ mod tests {
             "storage": {"tier": "lustre", "base_dir": "/b", "job_dir": "/b/jobs/tao-20261129-abcdef",
                         "results_dir": "/b/results/tao-20261129-abcdef"},
             "env": {"TAO_PROBE_TEST_HANG_UNLESS": "NCCL_P2P_DISABLE", "NCCL_DEBUG": "INFO"},
+            "spec": {"name": "spec.yaml", "text": "train: {}\n"},
         }))
     }
 
@@ -779,17 +831,30 @@ mod tests {
         let l = multi_line();
         assert!(tao_render::needs_probe(&l, &profile).unwrap());
         let id = probe_id(l.id().unwrap(), 1);
-        let cfg = ProbeConfig { timeout_s: 15, ..Default::default() };
+        let cfg = ProbeConfig {
+            timeout_s: 15,
+            ..Default::default()
+        };
         let p = probe_plan(&l, &profile, &id, &env(&[("NCCL_P2P_DISABLE", "1")]), &cfg).unwrap();
         assert_eq!(p.job_dir, format!("/b/jobs/{id}"));
         assert!(p.script.contains("#SBATCH --nodes=2"), "{}", p.script);
         assert!(p.script.contains("#SBATCH --partition=gpu"));
         assert!(p.script.contains("#SBATCH --no-requeue"));
-        assert!(p.script.contains("export NCCL_P2P_DISABLE='1'"), "{}", p.script);
-        assert!(p.script.contains("export TAO_PROBE_TEST_HANG_UNLESS='NCCL_P2P_DISABLE'"));
-        assert!(p.script.contains("export TAO_PROBE_TIMEOUT='15'"));
+        assert!(
+            p.script.contains("export 'NCCL_P2P_DISABLE'='1'"),
+            "{}",
+            p.script
+        );
+        assert!(p
+            .script
+            .contains("export 'TAO_PROBE_TEST_HANG_UNLESS'='NCCL_P2P_DISABLE'"));
+        assert!(p.script.contains("export 'TAO_PROBE_TIMEOUT'='15'"));
         assert!(p.script.contains(&format!("/b/jobs/{id}/{PROGRAM_REL}")));
-        assert!(p.script.contains("'python3' '-u'"), "runtime none starts python3: {}", p.script);
+        assert!(
+            p.script.contains("'python3' '-u'"),
+            "runtime none starts python3: {}",
+            p.script
+        );
         assert_eq!(p.helpers.len(), 1);
         assert_eq!(p.helpers[0].bytes, PROGRAM.as_bytes());
         assert!(tao_redact::lint_script(&p.script).ok);
@@ -799,7 +864,10 @@ mod tests {
                           "partition": "gpu", "account": null, "exclusive": false, "requeue": true, "exclude": []},
             "storage": {"tier": "lustre", "base_dir": "/b", "job_dir": "/b/jobs/tao-x", "results_dir": "/b/results/tao-x"},
         }));
-        assert!(!tao_render::needs_probe(&one, &profile).unwrap(), "one node, one GPU: no probe");
+        assert!(
+            !tao_render::needs_probe(&one, &profile).unwrap(),
+            "one node, one GPU: no probe"
+        );
         let mut pyxis = multi_line();
         pyxis.set_path(&["runtime"], json!("pyxis"));
         assert_eq!(launcher_for(&pyxis, None), ProbeLauncher::Torchrun);

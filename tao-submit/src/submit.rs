@@ -45,6 +45,8 @@ pub struct SubmitConfig {
     /// The site profile (conversion partition and resources), or why it
     /// did not load (an error only for lines that need a conversion).
     pub profile: std::result::Result<tao_core::site::SiteProfile, String>,
+    /// The communication probe gate of multi-node jobs ([`crate::probe`]).
+    pub probe: crate::probe::ProbeConfig,
 }
 
 /// The outcome of one line.
@@ -267,6 +269,7 @@ pub fn run<R: BufRead, W: Write>(
 
     let mut conversions: HashMap<String, std::result::Result<String, String>> = HashMap::new();
     let mut this_run: HashMap<String, Submitted> = HashMap::new();
+    let mut probes = crate::probe::ProbeState::default();
     for item in items.drain(..) {
         let line = match item {
             Item::Done(line) => line,
@@ -286,15 +289,27 @@ pub fn run<R: BufRead, W: Write>(
                             ..prev.clone()
                         }),
                         (None, Some(found)) => settle_found(sessions, &plan, found.clone()),
-                        (None, None) => submit_with_image(
+                        (None, None) => crate::probe::gate(
                             sessions,
-                            &line,
+                            &mut line,
                             &mut plan,
-                            &need,
-                            &since,
-                            cfg,
-                            &mut conversions,
-                        ),
+                            store,
+                            cfg.profile.as_ref(),
+                            &cfg.probe,
+                            &mut probes,
+                            |s, p| submit_one(s, p, &since, cfg),
+                        )
+                        .and_then(|()| {
+                            submit_with_image(
+                                sessions,
+                                &line,
+                                &mut plan,
+                                &need,
+                                &since,
+                                cfg,
+                                &mut conversions,
+                            )
+                        }),
                     };
                     if let Ok(s) = &res {
                         this_run.entry(plan.id.clone()).or_insert_with(|| s.clone());
@@ -373,7 +388,7 @@ fn submit_with_image(
         }
     };
     if let Some((conv_id, _)) = &conv {
-        plan.extra_args = image::dependency_args(conv_id);
+        plan.extra_args.extend(image::dependency_args(conv_id));
     }
     let mut s = submit_one(sessions, plan, since, cfg)?;
     if let Some((conv_id, sqsh)) = conv {
