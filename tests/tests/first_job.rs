@@ -42,11 +42,15 @@ tao-record history "$id" --json
     (id, slurm_id, record, history)
 }
 
+/// The sequence of states the record went through (consecutive repeats,
+/// such as PENDING when opened and PENDING when submitted, collapsed).
 fn states(history: &[serde_json::Value]) -> Vec<String> {
-    history
+    let mut out: Vec<String> = history
         .iter()
         .map(|h| h["state"].as_str().unwrap_or("?").to_string())
-        .collect()
+        .collect();
+    out.dedup();
+    out
 }
 
 #[test]
