@@ -12,7 +12,9 @@
 #   BENCH_DS_SAMPLE_MIB  detect-secrets sample size (default 4; it scans about
 #                        0.1-0.2 MB/s here, so 1 GiB would take hours: its
 #                        rate is measured on the first N MiB of the same log)
-#   BENCH_CORE           CPU to pin every tool to with taskset (default 0)
+#   BENCH_CORE           pin every tool to this CPU with taskset (default: no
+#                        pinning; every tool is single-threaded anyway, and on
+#                        a shared machine pinning to a busy CPU only slows it)
 #
 # Prints one line per comparison:
 #   BENCH|<name>|<ours>|<baseline>|<ratio ours/baseline>|<note>
@@ -26,7 +28,9 @@ ROOT=$(cd "$HERE/../.." && pwd)
 DIR=${BENCH_DIR:-/var/tmp/tao-redact-bench}
 SIZE_MIB=${BENCH_SIZE_MIB:-1024}
 DS_MIB=${BENCH_DS_SAMPLE_MIB:-4}
-CORE=${BENCH_CORE:-0}
+CORE=${BENCH_CORE:-}
+PIN=()
+if [ -n "$CORE" ]; then PIN=(taskset -c "$CORE"); fi
 mkdir -p "$DIR"
 
 if [ ! -x /usr/bin/time ]; then
@@ -63,20 +67,20 @@ if [ -z "$DS" ]; then
     DS="$DIR/venv/bin/detect-secrets"
 fi
 
-# measure NAME INPUT CMD...: runs CMD < INPUT > /dev/null pinned to one CPU
-# under /usr/bin/time -v; sets WALL (s), CPU (user+sys s), RSS (KiB).
+# measure NAME INPUT CMD...: runs CMD < INPUT > /dev/null (pinned with
+# BENCH_CORE) under /usr/bin/time -v; sets WALL (s), CPU (user+sys s), RSS (KiB).
 measure() {
     local name=$1 input=$2
     shift 2
     local tf="$DIR/$name.time"
-    /usr/bin/time -v -o "$tf" taskset -c "$CORE" "$@" <"$input" >/dev/null
+    /usr/bin/time -v -o "$tf" ${PIN[@]+"${PIN[@]}"} "$@" <"$input" >/dev/null
     WALL=$(awk -F': ' '/Elapsed \(wall clock\)/ {
         n = split($2, p, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + p[i]; print s }' "$tf")
     CPU=$(awk -F': ' '/User time/ {u = $2} /System time/ {s = $2} END {print u + s}' "$tf")
     RSS=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$tf")
     echo "bench: $name: wall ${WALL}s cpu ${CPU}s peak RSS ${RSS} KiB" >&2
 }
-mbps() { awk -v b="$1" -v t="$2" 'BEGIN { printf "%.1f", (t > 0 ? b / t / 1e6 : 0) }'; }
+mbps() { awk -v b="$1" -v t="$2" 'BEGIN { r = (t > 0 ? b / t / 1e6 : 0); printf (r < 10 ? "%.3f" : "%.1f"), r }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 
 bytes=$(stat -c %s "$LOG")
@@ -88,7 +92,7 @@ measure ours-short "$LOG" env -i "$BIN"
 ours_wall=$(mbps "$bytes" "$WALL"); ours_cpu=$(mbps "$bytes" "$CPU"); ours_rss=$RSS
 
 measure ours-one-line "$ONE" env -i "$BIN"
-one_wall=$(mbps "$bytes_one" "$WALL"); one_rss=$RSS
+one_wall=$(mbps "$bytes_one" "$WALL"); one_cpu=$(mbps "$bytes_one" "$CPU"); one_rss=$RSS
 
 measure sed "$LOG" env -i LC_ALL=C sed -E -f "$HERE/patterns.sed"
 sed_wall=$(mbps "$bytes" "$WALL"); sed_cpu=$(mbps "$bytes" "$CPU")
@@ -105,9 +109,11 @@ masked_ours=$(env -i "$BIN" <"$SAMPLE" | grep -c 'REDACTED' || true)
 masked_sed=$(env -i LC_ALL=C sed -E -f "$HERE/patterns.sed" <"$SAMPLE" | grep -c 'REDACTED' || true)
 
 echo "bench: load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-echo "BENCH|filter-vs-sed-wall|$ours_wall|$sed_wall|$(ratio "$ours_wall" "$sed_wall")|MB/s wall, ${SIZE_MIB} MiB log of short lines, both pinned to CPU $CORE; sed -E -f bench/patterns.sed (LC_ALL=C)"
+echo "BENCH|filter-vs-sed-wall|$ours_wall|$sed_wall|$(ratio "$ours_wall" "$sed_wall")|MB/s wall, ${SIZE_MIB} MiB log of short lines; sed -E -f bench/patterns.sed (LC_ALL=C); load average $(cut -d' ' -f1 /proc/loadavg) on $(nproc) CPUs"
 echo "BENCH|filter-vs-sed-cpu|$ours_cpu|$sed_cpu|$(ratio "$ours_cpu" "$sed_cpu")|MB/s per CPU second (user+sys), same runs"
 echo "BENCH|filter-vs-detect-secrets|$ours_wall|$ds_wall|$(ratio "$ours_wall" "$ds_wall")|MB/s wall; detect-secrets 1.5.0 'scan' timed on the first ${DS_MIB} MiB of the same log (1 GiB would take hours) and taken as its rate ($ds_found findings there); ours on the full log"
+echo "BENCH|filter-vs-detect-secrets-cpu|$ours_cpu|$ds_cpu|$(ratio "$ours_cpu" "$ds_cpu")|MB/s per CPU second, same runs"
 echo "BENCH|filter-one-line-vs-short-lines|$one_wall|$ours_wall|$(ratio "$one_wall" "$ours_wall")|MB/s wall, one ${SIZE_MIB} MiB line vs short lines"
+echo "BENCH|filter-one-line-vs-short-lines-cpu|$one_cpu|$ours_cpu|$(ratio "$one_cpu" "$ours_cpu")|MB/s per CPU second, same runs"
 echo "BENCH|peak-rss-one-line-vs-short-lines|$one_rss|$ours_rss|$(ratio "$one_rss" "$ours_rss")|KiB peak RSS (/usr/bin/time -v), one ${SIZE_MIB} MiB line vs short lines"
 echo "BENCH|masked-lines-sample|$masked_ours|$masked_sed|$(ratio "$masked_ours" "$masked_sed")|lines with a mask in the ${DS_MIB} MiB sample; sed has no entropy/placeholder checks, so it also masks e.g. pad_token=3"

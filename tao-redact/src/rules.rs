@@ -1,6 +1,6 @@
 //! The rule catalogue as data: `rules/builtin.toml` is compiled into the
 //! binary, and a rules file of the same shape (`--rules FILE`) extends it.
-//! This module parses and compiles rules; [`crate::scan`] runs them.
+//! This module parses and compiles rules; the scanner (`scan.rs`) runs them.
 //!
 //! The file format is documented at the top of `rules/builtin.toml`; every
 //! built-in rule there cites the source of its format.

@@ -426,3 +426,32 @@ fn rules_file_extends_the_catalogue_and_bad_ones_are_refused() {
         .assert()
         .code(74);
 }
+
+#[test]
+fn filter_exits_quietly_when_the_reader_goes_away() {
+    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("tao-redact"))
+        .env_clear()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let writer = std::thread::spawn(move || {
+        let line = b"an ordinary log line that goes on and on\n".repeat(1000);
+        for _ in 0..2000 {
+            if stdin.write_all(&line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    assert_eq!(first, "an ordinary log line that goes on and on\n");
+    drop(stdout);
+    writer.join().unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+}
