@@ -94,8 +94,8 @@ pub struct OpenArgs {
     /// Number of nodes [default: 1].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub nodes: Option<u32>,
-    /// GPUs per node [default: 4].
-    #[arg(long, value_name = "N")]
+    /// GPUs per node [default: 4]. `--gpus` is an alias.
+    #[arg(long, visible_alias = "gpus", value_name = "N")]
     pub gpus_per_node: Option<u32>,
     /// CPUs per task [default: 16].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
@@ -146,6 +146,11 @@ pub struct OpenArgs {
     /// JSON file with the model lifecycle (pre_commands, command, post_commands, launcher, supporting_files).
     #[arg(long, value_name = "FILE")]
     pub execution: Option<PathBuf>,
+    /// A file the job needs (a training script, a helper module), staged
+    /// checksum-closed to `$TAO_ACTION_HELPERS/<file name>`; repeatable.
+    /// Its sha256 and size are recorded now and verified at submit and in the job.
+    #[arg(long = "supporting-file", value_name = "FILE")]
+    pub supporting_files: Vec<PathBuf>,
     /// Make the next attempt of this failed (ERROR or CANCELED) record.
     #[arg(long, value_name = "ID")]
     pub retry_of: Option<String>,
@@ -251,7 +256,13 @@ pub fn build_request(args: &OpenArgs) -> Result<Map<String, Value>> {
     }
 
     let spec = args.spec.as_ref().map(read_spec).transpose()?;
-    let execution = args.execution.as_ref().map(read_execution).transpose()?;
+    let mut execution = args.execution.as_ref().map(read_execution).transpose()?;
+    if !args.supporting_files.is_empty() {
+        add_supporting_files(
+            execution.get_or_insert_with(Map::new),
+            &args.supporting_files,
+        )?;
+    }
 
     let command = match (&args.command, execution.as_ref().and_then(|e| e.get("command"))) {
         (Some(c), _) => c.clone(),
@@ -540,6 +551,48 @@ fn read_spec(path: &PathBuf) -> Result<Value> {
     Ok(json!({"name": name, "text": text, "sha256": sha}))
 }
 
+/// Append `--supporting-file` paths to `execution.supporting_files` as
+/// `{source: <file name>, local_path: <absolute path>, sha256, size}`.
+///
+/// Errors: a usage error naming the file when it cannot be read or its
+/// name collides with another supporting file.
+fn add_supporting_files(execution: &mut Map<String, Value>, paths: &[PathBuf]) -> Result<()> {
+    let list = execution
+        .entry("supporting_files")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    let Value::Array(list) = list else {
+        return Err(usage("--execution", "`supporting_files` must be an array"));
+    };
+    for path in paths {
+        let flag = "--supporting-file";
+        let abs = std::fs::canonicalize(path)
+            .map_err(|e| usage(flag, format!("{path:?}: {e}; give a readable file")))?;
+        let bytes = std::fs::read(&abs)
+            .map_err(|e| usage(flag, format!("{path:?}: {e}; give a readable file")))?;
+        let source = abs
+            .file_name()
+            .and_then(|n| n.to_str())
+            .ok_or_else(|| usage(flag, format!("{path:?} has no UTF-8 file name")))?
+            .to_string();
+        if list
+            .iter()
+            .any(|f| f.get("source").and_then(Value::as_str) == Some(&source))
+        {
+            return Err(usage(
+                flag,
+                format!("two supporting files are named {source:?}; rename one"),
+            ));
+        }
+        list.push(json!({
+            "source": source,
+            "local_path": abs.to_string_lossy(),
+            "sha256": tao_core::sha256_hex(&bytes),
+            "size": bytes.len(),
+        }));
+    }
+    Ok(())
+}
+
 fn read_execution(path: &PathBuf) -> Result<Map<String, Value>> {
     let bytes = std::fs::read(path).map_err(|e| {
         usage(
@@ -773,6 +826,7 @@ fn request_flags_given(a: &OpenArgs) -> Vec<&'static str> {
     chk(!a.env.is_empty(), "--env");
     chk(!a.secrets.is_empty(), "--secret");
     chk(a.execution.is_some(), "--execution");
+    chk(!a.supporting_files.is_empty(), "--supporting-file");
     chk(a.attempt.is_some(), "--attempt");
     v
 }

@@ -861,3 +861,70 @@ fn a_program_fault_does_not_exclude_its_node() {
     );
     assert_eq!(lines(&out.stdout)[0]["resources"]["exclude"], json!(["n7"]));
 }
+
+#[test]
+fn supporting_files_are_recorded_with_checksum_and_size() {
+    let env = Env::new();
+    let script = env.file("train.py", "print('hi')\n");
+    let exec = env.file("exec.json", r#"{"pre_commands":["true"]}"#);
+    let o = open_line(
+        &env,
+        &[
+            "--runtime",
+            "none",
+            "--command",
+            "python3 \"$TAO_ACTION_HELPERS/train.py\"",
+            "--execution",
+            exec.to_str().unwrap(),
+            "--supporting-file",
+            script.to_str().unwrap(),
+            "--gpus",
+            "2",
+        ],
+    );
+    assert_eq!(o.resources.gpus_per_node, 2, "--gpus is an alias");
+    let exec = o.execution.unwrap();
+    assert_eq!(
+        exec["pre_commands"],
+        json!(["true"]),
+        "merged into --execution"
+    );
+    let files = exec["supporting_files"].as_array().unwrap();
+    assert_eq!(files.len(), 1);
+    assert_eq!(files[0]["source"], "train.py");
+    assert_eq!(files[0]["size"], 12);
+    assert_eq!(
+        files[0]["sha256"],
+        tao_core::sha256_hex(b"print('hi')\n").as_str()
+    );
+    assert!(files[0]["local_path"].as_str().unwrap().starts_with('/'));
+
+    // Two files of one name would overwrite each other on the cluster.
+    let other = env.dir.path().join("sub");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("train.py"), "x").unwrap();
+    env.cmd()
+        .args(["open", "--runtime", "none", "--command", "true"])
+        .arg("--supporting-file")
+        .arg(&script)
+        .arg("--supporting-file")
+        .arg(other.join("train.py"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "two supporting files are named \"train.py\"",
+        ));
+    env.cmd()
+        .args([
+            "open",
+            "--runtime",
+            "none",
+            "--command",
+            "true",
+            "--supporting-file",
+            "/nonexistent/x.py",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--supporting-file"));
+}
