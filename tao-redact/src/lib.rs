@@ -298,6 +298,12 @@ mod tests {
     }
 
     #[test]
+    fn redactor_can_be_shared_between_threads() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<Redactor>();
+    }
+
+    #[test]
     fn lint_script_uses_builtin_rules() {
         assert!(lint_script("echo hello\n").ok);
         assert!(!lint_script("export GH_TOKEN=ghp_FAKEtaoRedactTest0123456789abcdefABCD\n").ok);

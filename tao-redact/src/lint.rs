@@ -61,17 +61,25 @@ impl Redactor {
         let mut findings = Vec::new();
         for (i, line) in text.as_bytes().split(|&b| b == b'\n').enumerate() {
             self.scan(line, true, usize::MAX, &mut state, &mut scratch);
-            let mut new: Vec<(usize, usize)> = scratch
+            // One finding per masked span: overlapping hits (a token that
+            // is also a literal assignment) merge, the first rule names it.
+            let mut sorted: Vec<(usize, usize, usize, bool)> = scratch
                 .hits
                 .iter()
-                .filter(|h| !h.cont)
-                .map(|h| (h.start, h.label))
+                .map(|h| (h.start, h.label, h.end, h.cont))
                 .collect();
+            sorted.sort_unstable();
+            let mut new: Vec<(usize, usize)> = Vec::new();
+            let mut covered = 0;
+            for (start, label, end, cont) in sorted {
+                if start >= covered && !cont {
+                    new.push((start, label));
+                }
+                covered = covered.max(end);
+            }
             if new.is_empty() {
                 continue;
             }
-            new.sort_unstable();
-            new.dedup_by_key(|(s, _)| *s);
             let mut masked = Vec::with_capacity(line.len());
             let mut hits = scratch.hits.clone();
             self.apply(line, &mut hits, line.len(), &mut masked);
@@ -151,6 +159,16 @@ mod tests {
                 preview: "  éx HF_TOKEN=[REDACTED:huggingface-token] run".into(),
             }]
         );
+    }
+
+    #[test]
+    fn overlapping_hits_are_one_finding() {
+        let red = Redactor::builder().build().unwrap();
+        // secret-assignment (value) and url-credentials / github-token overlap.
+        let text = "export GIT_TOKEN=ghp_FAKEtaoRedactTest0123456789abcdefABCD\n";
+        let lint = red.lint(text);
+        assert_eq!(lint.findings.len(), 1, "{lint:?}");
+        assert_eq!(lint.findings[0].rule, "github-token");
     }
 
     #[test]
