@@ -200,3 +200,31 @@ fn man_renders_every_page() {
         }
     }
 }
+
+#[test]
+fn bash_completions_load_and_complete_options() {
+    for (tool, _) in tao_man::commands::all() {
+        let script = man_dir().join("completions/bash").join(tool);
+        // Load the completion, then ask it for the words after `tool --`
+        // the way bash would on TAB.
+        let probe = format!(
+            "source {} && complete -p {tool} >/dev/null && \
+             COMP_WORDS=({tool} --) COMP_CWORD=1 COMP_LINE='{tool} --' COMP_POINT=${{#COMP_LINE}} && \
+             $(complete -p {tool} | sed -E 's/.*-F ([^ ]+).*/\\1/') {tool} -- {tool} && \
+             printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            script.display()
+        );
+        let out = Command::new("bash")
+            .args(["--norc", "--noprofile", "-c", &probe])
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.lines().any(|l| l == "--help"),
+            "bash completion of {tool}: {stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
