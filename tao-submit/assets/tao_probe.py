@@ -11,7 +11,8 @@ all-reduce over plain TCP sockets between one process per node, which still
 proves that every node reaches MASTER_ADDR:MASTER_PORT.
 
 Environment: MASTER_ADDR, MASTER_PORT, and either torchrun's RANK/WORLD_SIZE
-or Slurm's SLURM_NODEID/SLURM_NNODES.
+or Slurm's SLURM_NODEID/SLURM_NNODES (started once per node without
+torchrun, it sets RANK/WORLD_SIZE/LOCAL_RANK from them for torch).
 Output: `TAO_PROBE_OK world=<n> sum=<s> backend=<b>` on success (rank 0).
 Exit status: 0 success, 1 wrong sum or error, 124 when the timeout runs out.
 
@@ -86,10 +87,15 @@ def main():
     rank, world = rank_world()
     value = rank + 1
     try:
+        import datetime
         import torch
         import torch.distributed as dist
         backend = "nccl" if torch.cuda.is_available() else "gloo"
-        dist.init_process_group(backend=backend)
+        if "LOCAL_RANK" not in os.environ:
+            # Started once per node without torchrun (tao-submit
+            # --probe-launcher python3): one process per node.
+            os.environ.update(RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK="0")
+        dist.init_process_group(backend=backend, timeout=datetime.timedelta(seconds=TIMEOUT))
         t = torch.tensor([value], dtype=torch.int64)
         if backend == "nccl":
             t = t.cuda(int(os.environ.get("LOCAL_RANK", "0")))

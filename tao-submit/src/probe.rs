@@ -636,6 +636,18 @@ pub fn gate(
         return Err(Error::Data(format!("{msg} (probed earlier in this run)")));
     }
     let line_id = line.require_str(&["id"])?.to_string();
+    // Runtime pyxis: the probe runs in the job's own image, which must be
+    // a squashfs already (a conversion still to come cannot be probed).
+    if let Some(img) =
+        tao_render::probe_request_for_line(line, profile, &line_id, PROGRAM_REL)?.image
+    {
+        let found = crate::image::check(sessions, &host, &[&img])?;
+        if found.get(img.as_str()) != Some(&crate::image::Found::Squashfs) {
+            return Err(Error::TempFail(format!(
+                "job {line_id:?} must pass the communication probe first, which runs in its image, but {img:?} is not a converted .sqsh yet; convert the image first (any single-node job with it starts the conversion), then submit again, or use --skip-probe"
+            )));
+        }
+    }
     let mut envs: Vec<BTreeMap<String, String>> = vec![BTreeMap::new()];
     for k in &profile.nccl_knobs {
         check_env(&k.env)
