@@ -1,12 +1,14 @@
 //! The scanner: finds the secret spans in one line (or one window of a very
 //! long line) and writes the line with those spans masked.
 //!
-//! Fast path first, as gitleaks does with its keywords: one case-insensitive
-//! Aho-Corasick automaton holds every rule keyword and every exact secret
-//! value; a line without a hit is never given to a regex. On a line with
-//! hits only the rules whose keywords occur run, then their post-match
-//! checks ([`crate::validate`]). Multi-line blocks (PEM private keys) carry
-//! a small [`ScanState`] from one line to the next.
+//! Fast path first, as gitleaks does with its keywords: a [`Prefilter`]
+//! finds every rule keyword and every exact secret value (ASCII
+//! case-insensitively, with aho-corasick's packed SIMD searcher over a
+//! lowercased copy); a line without a keyword never meets a regex. On a
+//! line with keywords only the rules whose keywords occur run (near their
+//! keywords, in very long lines), then their post-match checks
+//! ([`crate::validate`]). Multi-line blocks (PEM private keys) carry a
+//! small [`ScanState`] from one line to the next.
 
 use aho_corasick::AhoCorasick;
 
@@ -443,18 +445,23 @@ fn starts_with_at(hay: &[u8], at: usize, needle: &[u8]) -> bool {
 ///
 /// Every rule keyword and every exact secret value, ASCII-lowercased, is a
 /// *keyword*. Each keyword has an *anchor*: one window of at most
-/// [`ANCHOR_LEN`] of its bytes ([`anchor_offset`]). A leftmost-first
-/// automaton over the distinct anchors (about 45 for the built-in rules, so
-/// aho-corasick can use its packed SIMD searcher) runs over a lowercased
-/// copy of the input. An anchor match is only a candidate: at each match
+/// [`ANCHOR_LEN`] of its bytes ([`anchor_offset`]). Leftmost-first
+/// searches over the distinct anchors (about 54 for the built-in rules,
+/// split by length into two sets the packed SIMD searcher takes) run over
+/// a lowercased copy of the input. An anchor match is only a candidate: at each match
 /// `[s, e)`, every anchor that occurs at any position in `[s, e)` is
 /// checked, and for each, the keywords around it byte by byte. Every
 /// keyword occurrence contains its anchor, and an anchor occurrence is
-/// either reported or starts inside a reported match (that is all a
-/// non-overlapping search can hide), so no keyword is missed.
+/// either reported or starts inside a match reported by the same search
+/// (that is all a non-overlapping search can hide), so no keyword is
+/// missed.
 #[derive(Debug)]
 pub(crate) struct Prefilter {
-    automaton: AhoCorasick,
+    /// Finder for the anchors of 4 or more bytes (Teddy compares 4-byte
+    /// masks, so few false candidates) and for the shorter ones: two passes
+    /// of the packed searcher beat one over all anchors with 3-byte masks.
+    long: Option<Finder>,
+    short: Option<Finder>,
     /// Distinct anchors.
     anchors: Vec<Vec<u8>>,
     /// Per first byte: indices of the anchors starting with it.
@@ -465,6 +472,85 @@ pub(crate) struct Prefilter {
     keywords: Vec<Vec<u8>>,
     /// Per keyword: what it triggers.
     triggers: Vec<Trigger>,
+}
+
+/// One anchor searcher: aho-corasick's packed (SIMD) searcher when it
+/// accepts the anchors (at most 64), else its DFA.
+enum Finder {
+    Packed(aho_corasick::packed::Searcher),
+    Dfa(AhoCorasick),
+}
+
+impl std::fmt::Debug for Finder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Finder::Packed(_) => f.write_str("Finder::Packed"),
+            Finder::Dfa(_) => f.write_str("Finder::Dfa"),
+        }
+    }
+}
+
+impl Finder {
+    fn build(patterns: &[&Vec<u8>]) -> tao_core::Result<Option<Finder>> {
+        if patterns.is_empty() {
+            return Ok(None);
+        }
+        let packed = aho_corasick::packed::Config::new()
+            .match_kind(aho_corasick::packed::MatchKind::LeftmostFirst)
+            .builder()
+            .extend(patterns.iter())
+            .build();
+        if let Some(p) = packed {
+            return Ok(Some(Finder::Packed(p)));
+        }
+        let ac = AhoCorasick::builder()
+            .match_kind(aho_corasick::MatchKind::LeftmostFirst)
+            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+            .build(patterns)
+            .map_err(|e| {
+                tao_core::Error::Internal(format!("building the keyword automaton: {e}"))
+            })?;
+        Ok(Some(Finder::Dfa(ac)))
+    }
+
+    fn iter<'a>(
+        &'a self,
+        low: &'a [u8],
+        start: usize,
+    ) -> Box<dyn Iterator<Item = aho_corasick::Match> + 'a> {
+        match self {
+            Finder::Packed(p) => Box::new(p.find_iter(&low[start..]).map(move |m| {
+                aho_corasick::Match::must(
+                    m.pattern().as_usize(),
+                    m.start() + start..m.end() + start,
+                )
+            })),
+            Finder::Dfa(ac) => {
+                Box::new(ac.find_iter(aho_corasick::Input::new(low).span(start..low.len())))
+            }
+        }
+    }
+}
+
+/// Two match streams, each in order of start, merged in order of start.
+struct Merge<A: Iterator<Item = aho_corasick::Match>, B: Iterator<Item = aho_corasick::Match>> {
+    a: std::iter::Peekable<A>,
+    b: std::iter::Peekable<B>,
+}
+
+impl<A, B> Iterator for Merge<A, B>
+where
+    A: Iterator<Item = aho_corasick::Match>,
+    B: Iterator<Item = aho_corasick::Match>,
+{
+    type Item = aho_corasick::Match;
+    fn next(&mut self) -> Option<aho_corasick::Match> {
+        match (self.a.peek(), self.b.peek()) {
+            (Some(x), Some(y)) if y.start() < x.start() => self.b.next(),
+            (Some(_), _) => self.a.next(),
+            (None, _) => self.b.next(),
+        }
+    }
 }
 
 impl Prefilter {
@@ -516,15 +602,11 @@ impl Prefilter {
         for (ai, a) in anchors.iter().enumerate() {
             by_first[a[0] as usize].push(ai);
         }
-        let automaton = AhoCorasick::builder()
-            .match_kind(aho_corasick::MatchKind::LeftmostFirst)
-            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
-            .build(&anchors)
-            .map_err(|e| {
-                tao_core::Error::Internal(format!("building the keyword automaton: {e}"))
-            })?;
+        let (long, short): (Vec<&Vec<u8>>, Vec<&Vec<u8>>) =
+            anchors.iter().partition(|a| a.len() >= 4);
         Ok(Prefilter {
-            automaton,
+            long: Finder::build(&long)?,
+            short: Finder::build(&short)?,
             anchors,
             by_first,
             keywords_of,
@@ -539,17 +621,22 @@ impl Prefilter {
         self.anchors.len()
     }
 
-    /// Anchor matches in `low[span]` (an ASCII-lowercased haystack).
+    /// Anchor matches in `low[span]` (an ASCII-lowercased haystack; `span`
+    /// runs to its end), in order of their start.
     pub(crate) fn find_iter<'a>(
         &'a self,
         low: &'a [u8],
         span: std::ops::Range<usize>,
     ) -> impl Iterator<Item = aho_corasick::Match> + 'a {
-        self.automaton
-            .find_iter(aho_corasick::Input::new(low).span(span))
+        debug_assert_eq!(span.end, low.len());
+        let a = self.long.as_ref().map(|f| f.iter(low, span.start));
+        let b = self.short.as_ref().map(|f| f.iter(low, span.start));
+        Merge {
+            a: a.into_iter().flatten().peekable(),
+            b: b.into_iter().flatten().peekable(),
+        }
     }
 
-    /// Record in `scratch` what the keywords around anchor match `m` trigger.
     /// With `positions`, also record (rule, keyword start) for each rule.
     pub(crate) fn verify(
         &self,
