@@ -59,12 +59,14 @@ fn a_hanging_probe_is_retried_with_the_knob_cached_and_later_jobs_carry_it() {
 
     let out = f
         .cmd()
-        .args(["--probe-timeout", "15"])
+        .args(["--probe-timeout", "15", "--stats"])
         .write_stdin(stdin_of(std::slice::from_ref(&a)))
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+    // Probes, their polls and the real job: all over one SSH session.
+    assert!(stderr.contains("stats: handshakes=1 "), "{stderr}");
     let got = lines_of(&out.stdout);
     let l = &got[0];
     assert!(l.get("error").is_none(), "{l}");
