@@ -13,7 +13,7 @@ mod common;
 mod probe_support;
 
 use common::{lines_of, stdin_of, Fixture};
-use probe_support::{main_out, multi_line, probe_jobs_of, Cleanup};
+use probe_support::{job_line, main_out, multi_line, probe_jobs_of, Cleanup};
 use serde_json::{json, Value};
 
 /// Prints, on every node, the knob the job sees and the TAO rendezvous values.
@@ -238,4 +238,57 @@ fn skip_probe_submits_without_a_probe_and_says_so() {
     let j = l["slurm"]["job_id"].as_str().unwrap().to_string();
     let text = finished_output(&f, &d, &j);
     assert!(text.contains("tao-test node=1 knob=unset"), "{text}");
+}
+
+#[test]
+fn one_node_with_two_gpus_is_probed_once_and_needs_no_knob() {
+    let Some(f) = Fixture::new() else { return };
+    let one = job_line(
+        &f,
+        "pe",
+        1,
+        2,
+        "echo \"tao-test knob=${NCCL_P2P_DISABLE:-unset}\"",
+        json!({}),
+    );
+    let small = job_line(&f, "pf", 1, 1, "true", json!({}));
+    let (ide, idf) = (
+        one["id"].as_str().unwrap().to_string(),
+        small["id"].as_str().unwrap().to_string(),
+    );
+    let _clean = Cleanup {
+        f: &f,
+        ids: vec![ide.clone(), idf.clone()],
+    };
+    let out = f
+        .cmd()
+        .args(["--probe-timeout", "30"])
+        .write_stdin(stdin_of(&[one.clone(), small.clone()]))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got = lines_of(&out.stdout);
+    assert_eq!(got.len(), 2);
+    let p = &got[0]["probe"];
+    assert_eq!(p["env"], json!({}), "{p}");
+    assert_eq!(p["cached"], false);
+    assert_eq!(p["tried"][0]["outcome"], "ok", "{p}");
+    assert_eq!(p["tried"].as_array().unwrap().len(), 1);
+    assert_eq!(probe_jobs_of(&f, &ide).len(), 1);
+    // One node with one GPU: no probe, no `probe` field.
+    assert!(got[1].get("probe").is_none(), "{}", got[1]);
+    assert!(probe_jobs_of(&f, &idf).is_empty());
+    let cache: Value = serde_json::from_slice(&std::fs::read(cache_file(&f)).unwrap()).unwrap();
+    assert_eq!(cache["env"], json!({}));
+    let j = got[0]["slurm"]["job_id"].as_str().unwrap().to_string();
+    let text = finished_output(&f, &one, &j);
+    assert!(
+        text.contains("tao-test knob=unset"),
+        "no --export without a knob: {text}"
+    );
 }

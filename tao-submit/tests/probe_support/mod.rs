@@ -14,6 +14,11 @@ use crate::common::{unique_id, Fixture};
 /// A rendered, linted 2-node job line (record created in `f.store`)
 /// running `command` on every node, with the line's non-secret `env`.
 pub fn multi_line(f: &Fixture, tag: &str, command: &str, env: Value) -> Value {
+    job_line(f, tag, 2, 1, command, env)
+}
+
+/// A rendered, linted job line of `nodes` nodes and `gpus` GPUs per node.
+pub fn job_line(f: &Fixture, tag: &str, nodes: u32, gpus: u32, command: &str, env: Value) -> Value {
     let id = unique_id(tag);
     let base = f.c.var("SLURM_BASE_RESULTS_DIR").to_string();
     let mut line = json!({
@@ -24,7 +29,7 @@ pub fn multi_line(f: &Fixture, tag: &str, command: &str, env: Value) -> Value {
         "image": null,
         "runtime": "none",
         "command": command,
-        "resources": {"nodes": 2, "gpus_per_node": 1, "cpus_per_task": 1, "time": "00:05:00",
+        "resources": {"nodes": nodes, "gpus_per_node": gpus, "cpus_per_task": 1, "time": "00:05:00",
                       "child_timeout": null, "partition": "gpu", "account": null,
                       "exclusive": false, "requeue": false, "exclude": [], "mem": null},
         "storage": {"tier": "lustre", "base_dir": base, "job_dir": format!("{base}/jobs/{id}"),
@@ -37,7 +42,7 @@ pub fn multi_line(f: &Fixture, tag: &str, command: &str, env: Value) -> Value {
     let profile = tao_core::site::SiteProfile::load(Some("local")).unwrap();
     let jl = JobLine::parse(&line.to_string(), 1).unwrap();
     let script = tao_render::render_line(&jl, &profile).unwrap();
-    assert_eq!(script.template, "multi");
+    assert_eq!(script.template, if nodes > 1 { "multi" } else { "single" });
     let lint = tao_redact::lint_script(&script.text);
     assert!(lint.ok, "{:?}", lint.findings);
     line["script"] = serde_json::to_value(&script).unwrap();
