@@ -270,6 +270,13 @@ fn run_status(args: &StatusArgs) -> Result<i32> {
     let mut conn = connector(&args.replay)?;
     if args.watch {
         if let Some(e) = input_err {
+            // Nothing is watched on malformed input; the lines read before
+            // it go out untouched so none is lost.
+            let stdout = std::io::stdout();
+            let mut w = LineWriter::new(stdout.lock());
+            for l in &lines {
+                w.write(l)?;
+            }
             return Err(e);
         }
         return crate::watch::run(lines, conn.as_mut(), &opts, args.interval);

@@ -642,6 +642,26 @@ fn malformed_input_line_keeps_earlier_lines() {
 }
 
 #[test]
+fn watch_with_a_malformed_line_loses_nothing() {
+    let out = cmd()
+        .args([
+            "--watch",
+            "--replay-squeue",
+            "/dev/null",
+            "--replay-sacct",
+            "/dev/null",
+        ])
+        .write_stdin("{\"id\":\"a\",\"slurm\":{\"job_id\":\"1\"}}\n[\n")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(65));
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "{\"id\":\"a\",\"slurm\":{\"job_id\":\"1\"}}\n"
+    );
+}
+
+#[test]
 fn lines_without_a_job_id_and_unknown_fields() {
     let dir = tempfile::tempdir().unwrap();
     let sqf = write(
