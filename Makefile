@@ -30,6 +30,7 @@ FISHDIR = $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 INSTALLED = $(TOOLS:%=$(BINDIR)/%) $(TOOLS:%=$(MAN1DIR)/%.1) $(MAN7DIR)/tao-jobline.7 \
 	$(TOOLS:%=$(BASHDIR)/%) $(TOOLS:%=$(ZSHDIR)/_%) $(TOOLS:%=$(FISHDIR)/%.fish)
 FUZZ_SECONDS ?= 60
+FUZZ_FLAGS ?=
 FUZZ_TARGETS = jobline squeue_sacct redact classify
 
 demo:
@@ -73,10 +74,11 @@ man completions:
 # Each fuzz target for FUZZ_SECONDS on the stable toolchain: cargo-fuzz needs
 # nightly -Z flags, which RUSTC_BOOTSTRAP=1 unlocks. First the saved
 # regressions are replayed (those listed in fuzz/regressions/OPEN wait for a
-# fix elsewhere and are only named), then each target runs from its seeds in
-# fork mode, going on after a crash (-ignore_crashes=1) so that one known bug
-# does not hide the next. New crashes land in fuzz/artifacts/<target>/ and
-# fail the run: keep each in fuzz/regressions/<target>/.
+# fix elsewhere and are only named), then each target runs from its seeds; a
+# crash ends that target (the others still run). To go on past a known crash,
+# FUZZ_FLAGS='-fork=1 -ignore_crashes=1' (slower: fewer runs per second).
+# New crashes land in fuzz/artifacts/<target>/ and fail the run: keep each
+# in fuzz/regressions/<target>/.
 fuzz:
 	@command -v cargo-fuzz >/dev/null || { echo "make fuzz: cargo-fuzz is missing: cargo install cargo-fuzz --locked" >&2; exit 1; }
 	cd fuzz && rc=0; for t in $(FUZZ_TARGETS); do \
@@ -85,8 +87,7 @@ fuzz:
 	        if grep -q "^$$t/$${r##*/} " regressions/OPEN 2>/dev/null; then echo "make fuzz: $$r: open, see fuzz/regressions/OPEN" >&2; continue; fi; \
 	        RUSTC_BOOTSTRAP=1 $(CARGO) fuzz run $$t "$$r" >/dev/null 2>&1 || { echo "make fuzz: $$t fails on $$r" >&2; rc=1; }; done; \
 	    before=$$(ls artifacts/$$t | wc -l); \
-	    RUSTC_BOOTSTRAP=1 $(CARGO) fuzz run $$t corpus/$$t -- -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 \
-	        -fork=1 -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1 || rc=1; \
+	    RUSTC_BOOTSTRAP=1 $(CARGO) fuzz run $$t corpus/$$t -- -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 $(FUZZ_FLAGS) || rc=1; \
 	    after=$$(ls artifacts/$$t | wc -l); \
 	    if [ "$$after" -gt "$$before" ]; then echo "make fuzz: $$t: $$((after - before)) new crash(es) in fuzz/artifacts/$$t/" >&2; rc=1; fi; \
 	done; exit $$rc
