@@ -41,7 +41,7 @@ complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l runtime -
 none\t''"
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l command -d 'Command run in the container; may use {config_path}, {job_id}, {results_dir} [default: "ARCH ACTION -e {config_path}" when --spec, --network-arch and --action are given]' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l nodes -d 'Number of nodes [default: 1]' -r
-complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l gpus-per-node -d 'GPUs per node [default: 4]' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l gpus-per-node -l gpus -d 'GPUs per node [default: 4]. `--gpus` is an alias' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l cpus-per-task -d 'CPUs per task [default: 16]' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l time -d 'Wall time, a Slurm time string [default: 04:00:00]' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l child-timeout -d 'Time after which the job\'s command is stopped so the job can finish cleanly [default: 95% of --time]' -r
@@ -56,6 +56,7 @@ complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l mount -d 
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l env -d 'Non-secret environment variable for the job, K=V; repeatable' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l secret -d 'Name of a secret read from the environment at submit time; repeatable. Names only' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l execution -d 'JSON file with the model lifecycle (pre_commands, command, post_commands, launcher, supporting_files)' -r -F
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l supporting-file -d 'A file the job needs (a training script, a helper module), staged checksum-closed to `$TAO_ACTION_HELPERS/<file name>`; repeatable. Its sha256 and size are recorded now and verified at submit and in the job' -r -F
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l retry-of -d 'Make the next attempt of this failed (ERROR or CANCELED) record' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l attempt -d 'Attempt number of a first try opened by hand [default: 1]' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l exclusive -d 'Ask for whole nodes (sbatch --exclusive)'

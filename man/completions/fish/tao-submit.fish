@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_tao_submit_global_optspecs
-    string join \n hosts= user= key= known-hosts= ssh-config= site-profile= accept-new-host-key state-dir= reconcile-wait= stats h/help V/version
+    string join \n hosts= user= key= known-hosts= ssh-config= site-profile= accept-new-host-key state-dir= reconcile-wait= stats skip-probe probe-timeout= probe-queue-wait= probe-launcher= h/help V/version
 end
 
 function __fish_tao_submit_needs_command
@@ -32,8 +32,13 @@ complete -c tao-submit -n "__fish_tao_submit_needs_command" -l ssh-config -d 'Op
 complete -c tao-submit -n "__fish_tao_submit_needs_command" -l site-profile -d 'Site profile: built-in name (`local`, `cs-oci-ord`) or a TOML file' -r
 complete -c tao-submit -n "__fish_tao_submit_needs_command" -l state-dir -d 'Record store directory, to check each line\'s record exists' -r -F
 complete -c tao-submit -n "__fish_tao_submit_needs_command" -l reconcile-wait -d 'Seconds to look for a job by name after an ambiguous submit (connection lost after sending, empty reply) before submitting again' -r
+complete -c tao-submit -n "__fish_tao_submit_needs_command" -l probe-timeout -d 'Hard timeout of one probe run in seconds; a probe still running then counts as a hang' -r
+complete -c tao-submit -n "__fish_tao_submit_needs_command" -l probe-queue-wait -d 'Seconds a probe job may wait in the queue before the probe is given up (the job is then not submitted)' -r
+complete -c tao-submit -n "__fish_tao_submit_needs_command" -l probe-launcher -d 'How the probe starts on each node [default: torchrun for runtime pyxis, python3 otherwise]' -r -f -a "torchrun\t'`torchrun` with one process per GPU (the container or host must have PyTorch)'
+python3\t'`python3` once per node (gloo with PyTorch, plain TCP sockets without)'"
 complete -c tao-submit -n "__fish_tao_submit_needs_command" -l accept-new-host-key -d 'Add an unknown login-node host key to known_hosts instead of refusing it (a changed key is always refused)'
 complete -c tao-submit -n "__fish_tao_submit_needs_command" -l stats -d 'Print `tao-submit: stats: handshakes=N commands=M seconds=S` on stderr at the end (SSH handshakes and remote commands of this run)'
+complete -c tao-submit -n "__fish_tao_submit_needs_command" -l skip-probe -d 'Submit multi-node and multi-GPU jobs without the communication probe (a cached passing environment is still applied). For clusters where you take the risk of a job hanging in its first collective'
 complete -c tao-submit -n "__fish_tao_submit_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tao-submit -n "__fish_tao_submit_needs_command" -s V -l version -d 'Print version'
 complete -c tao-submit -n "__fish_tao_submit_needs_command" -f -a "cancel" -d 'Cancel the Slurm jobs of the job lines on stdin; emit each with state CANCELED'
