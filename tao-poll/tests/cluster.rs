@@ -432,3 +432,66 @@ fn logs_follow_streams_until_the_job_ends() {
         "first\nsecond\nthird\n"
     );
 }
+
+/// An older Slurm without squeue -O fields and a cluster without
+/// accounting, simulated on the login node: the site profile's
+/// remote_prefix puts wrappers first on PATH that refuse `squeue -O` the
+/// way Slurm does and make sacct say accounting is disabled.
+#[test]
+fn older_squeue_and_no_accounting_fall_back_to_o_and_scontrol() {
+    let Some(mut env) = need_cluster() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    std::fs::write(
+        bin.join("squeue"),
+        format!(
+            "#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = -O ] && {{ echo refused-O >> {log}; echo 'squeue: error: Invalid job format specification: JobArrayID' >&2; exit 1; }}; done\necho ran-o >> {log}\nexec /usr/bin/squeue \"$@\"\n",
+            log = dir.path().join("calls").display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        bin.join("sacct"),
+        "#!/bin/sh\necho 'sacct: error: Slurm accounting storage is disabled' >&2\nexit 1\n",
+    )
+    .unwrap();
+    sh(&format!(
+        "touch {0}/calls && chmod 666 {0}/calls && chmod 755 {0} {0}/bin {0}/bin/squeue {0}/bin/sacct",
+        dir.path().display()
+    ));
+    let profile = dir.path().join("site.toml");
+    let local = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tao-core/profiles/local.toml"
+    ))
+    .unwrap();
+    std::fs::write(
+        &profile,
+        local.replace(
+            "remote_prefix = \"\"",
+            &format!(
+                "remote_prefix = \"PATH={}:$PATH; export PATH;\"",
+                bin.display()
+            ),
+        ),
+    )
+    .unwrap();
+    env.insert("TAO_SITE_PROFILE".into(), profile.to_str().unwrap().into());
+    let job = submit(&env, "old", "exit 4", "", true);
+    let v = poll_until(&env, &job.line, Duration::from_secs(60), |v| {
+        state(v) == "ERROR"
+    });
+    // The exit code and restart count come from scontrol (squeue -o has neither).
+    assert_eq!(message(&v), "FAILED exit 4:0", "{v}");
+    assert_eq!(v["slurm"]["restart_count"], 0);
+    // An id neither squeue nor scontrol knows, without accounting: UNKNOWN, said why.
+    let out = tao_poll(&env).arg("99999990").output().unwrap();
+    let u: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(state(&u), "UNKNOWN", "{u}");
+    assert!(message(&u).contains("no accounting"), "{u}");
+    let calls = std::fs::read_to_string(dir.path().join("calls")).unwrap();
+    assert!(calls.starts_with("refused-O\nran-o\n"), "{calls}");
+}

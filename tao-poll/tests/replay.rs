@@ -695,6 +695,24 @@ fn lines_failed_by_another_tool_pass_through_untouched() {
 }
 
 #[test]
+fn replay_text_from_stdin() {
+    let out = cmd()
+        .args(["--replay-squeue", "/dev/null", "--replay-sacct", "-", "4"])
+        .write_stdin("4|4|FAILED|3:0|n1|1|2|3|00:00:01|None\n")
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(s(&v, &["message"]), Some("FAILED exit 3:0"));
+    // `-` needs the ids as arguments (stdin holds the replay text).
+    let out = cmd()
+        .args(["--replay-sacct", "-"])
+        .write_stdin("")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
 fn usage_errors() {
     let out = cmd().args(["--interval", "0", "1"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
