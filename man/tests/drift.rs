@@ -127,6 +127,8 @@ fn mandoc_lint_is_clean() {
         let out = Command::new("mandoc")
             .args(["-T", "lint", "-W", "warning"])
             .arg(&p)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
             .output()
             .unwrap();
         let text = format!(
