@@ -298,6 +298,18 @@ mod tests {
     }
 
     #[test]
+    fn redact_text_follows_pem_blocks_and_borrows_clean_text() {
+        let red = Redactor::builder().build().unwrap();
+        let clean = b"a\nb\n";
+        assert!(matches!(red.redact_text(clean), Cow::Borrowed(_)));
+        let text = b"x\n-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIFakeFakeFakeFakeFake\n-----END EC PRIVATE KEY-----\ny";
+        assert_eq!(
+            &*red.redact_text(text),
+            &b"x\n[REDACTED:pem-private-key]\n[REDACTED:pem-private-key]\n[REDACTED:pem-private-key]\ny"[..]
+        );
+    }
+
+    #[test]
     fn redactor_can_be_shared_between_threads() {
         fn assert_send_sync<T: Send + Sync>() {}
         assert_send_sync::<Redactor>();
