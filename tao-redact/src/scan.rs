@@ -282,16 +282,18 @@ impl Redactor {
         for &(s0, e0) in spans {
             let mut at = s0.max(next);
             while at <= e0 {
-                let Some(mut caps) = rule.regex.captures_at(&hay[..e0], at) else {
+                // Find the match with the DFA first; resolve capture groups
+                // (slower) only for a match that may be kept.
+                let Some(mut whole) = rule.regex.find_at(&hay[..e0], at) else {
                     break;
                 };
-                let mut whole = caps.get(0).expect("group 0 always participates");
+                let mut searched = &hay[..e0];
                 if whole.end() == e0 && e0 < hay.len() {
-                    match rule.regex.captures_at(hay, whole.start()) {
-                        Some(c) => caps = c,
+                    searched = hay;
+                    match rule.regex.find_at(hay, whole.start()) {
+                        Some(m) => whole = m,
                         None => break,
                     }
-                    whole = caps.get(0).expect("group 0 always participates");
                 }
                 if from + whole.start() >= limit {
                     return;
@@ -302,6 +304,11 @@ impl Redactor {
                     whole.end()
                 };
                 at = next;
+                if rule.validator == Validator::Assignment
+                    && !validate::assignment_may_hold_secret(whole.as_bytes())
+                {
+                    continue;
+                }
                 if let Some(end_re) = &rule.end {
                     if let Some(e) = end_re.find_at(hay, whole.end()) {
                         hits.push(Hit {
@@ -326,6 +333,10 @@ impl Redactor {
                     }
                     continue;
                 }
+                let Some(caps) = rule.regex.captures_at(searched, whole.start()) else {
+                    continue;
+                };
+                let whole = caps.get(0).expect("group 0 always participates");
                 let g = rule
                     .secret_groups
                     .iter()

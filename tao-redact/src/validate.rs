@@ -230,6 +230,23 @@ pub fn assignment_value_is_secret(name: &[u8], value: &[u8]) -> bool {
     }
 }
 
+/// A cheap test on the whole text matched by an assignment rule (optional
+/// boundary byte, name, separator, value), before its capture groups are
+/// resolved: false when the value cannot pass [`assignment_value_is_secret`]
+/// (shorter than 6 bytes or without a letter), e.g. `pad_token=3`.
+///
+/// The name holds no `=` or `:`, so the value is everything after the first
+/// of them past the first byte; the quotes and spaces counted with it only
+/// make the estimate longer, never shorter.
+pub fn assignment_may_hold_secret(matched: &[u8]) -> bool {
+    let body = matched.get(1..).unwrap_or(b"");
+    let Some(sep) = body.iter().position(|&b| b == b'=' || b == b':') else {
+        return true;
+    };
+    let value = &body[sep + 1..];
+    value.len() >= 6 && value.iter().any(u8::is_ascii_alphabetic)
+}
+
 /// `a.b`, `os.environ`, `self.token`: identifiers joined by dots.
 fn is_dotted_identifier(v: &[u8]) -> bool {
     if !v.contains(&b'.') {
@@ -336,6 +353,15 @@ mod tests {
         assert!(!yes("cache_key", "12345"));
         assert!(!yes("password", "hunter"));
         assert!(!yes("sort_key", "resnet50"));
+    }
+
+    #[test]
+    fn assignment_precheck_is_conservative() {
+        assert!(!assignment_may_hold_secret(b" pad_token=3"));
+        assert!(!assignment_may_hold_secret(b"max_key: 1024"));
+        assert!(assignment_may_hold_secret(b" DB_PASSWORD='hunter22'"));
+        assert!(assignment_may_hold_secret(b"=api_key=abcdef=="));
+        assert!(assignment_may_hold_secret(b"\"key\": \"Zk3vQ9\""));
     }
 
     #[test]
