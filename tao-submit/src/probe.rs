@@ -655,10 +655,12 @@ pub fn gate(
         envs.push(k.env.clone());
     }
     let mut tried: Vec<Tried> = Vec::new();
+    let mut logs: Vec<String> = Vec::new();
     for (i, env) in envs.iter().enumerate() {
         let id = probe_id(&line_id, i + 1);
         let pplan = probe_plan(line, profile, &id, env, cfg)?;
         let s = submit(sessions, &pplan)?;
+        logs.push(pplan.log_dir(&s.job_id));
         tao_core::cli::warn(
             crate::submit::TOOL,
             &format!(
@@ -697,9 +699,10 @@ pub fn gate(
     }
     let list: Vec<String> = tried
         .iter()
-        .map(|t| {
+        .zip(&logs)
+        .map(|(t, log)| {
             format!(
-                "{} -> {} (probe job {})",
+                "{} -> {} (probe job {}, logs {log}/)",
                 env_text(&t.env),
                 t.outcome,
                 t.probe_job_id.as_deref().unwrap_or("-")
@@ -707,7 +710,7 @@ pub fn gate(
         })
         .collect();
     let msg = format!(
-        "the communication probe found no working environment on cluster {cluster:?}, so job {line_id:?} was not submitted; tried: {}; check the nodes' network (the probes' main.out/main.err under the base directory's jobs/), add knob sets to the site profile's [[nccl_knobs]], or submit with --skip-probe at your own risk",
+        "the communication probe found no working environment on cluster {cluster:?}, so job {line_id:?} was not submitted; tried: {}; check the nodes' network (the probes' main.out and main.err), add knob sets to the site profile's [[nccl_knobs]], or submit with --skip-probe at your own risk",
         list.join("; ")
     );
     let rec = ProbeRecord {
