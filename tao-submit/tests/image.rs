@@ -147,11 +147,7 @@ fn registry_image_converts_on_cpu_chains_the_gpu_job_shares_and_then_hits_the_ca
         "no GPU for the conversion: {show}"
     );
     // The conversion builds the cache; then the GPU jobs run.
-    assert_eq!(
-        t.f.c
-            .wait_state(&conv, 180, |s| s != "PENDING" && s != "RUNNING"),
-        "COMPLETED"
-    );
+    assert_eq!(t.f.c.wait_state(&conv, 180, common::ended), "COMPLETED");
     let sqsh = got[0]["script"]["image"]["sqsh"].as_str().unwrap();
     let (_, magic, _) = t.f.c.ssh(&format!("head -c 4 {sqsh}"));
     assert_eq!(magic, "hsqs");
@@ -190,8 +186,7 @@ fn a_failed_or_truncated_conversion_fails_the_gpu_job_without_fallback() {
             .to_string();
         let job = got[0]["slurm"]["job_id"].as_str().unwrap();
         assert_eq!(
-            t.f.c
-                .wait_state(&conv, 180, |s| s != "PENDING" && s != "RUNNING"),
+            t.f.c.wait_state(&conv, 180, common::ended),
             "FAILED",
             "{kind}"
         );

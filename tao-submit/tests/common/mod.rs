@@ -135,6 +135,25 @@ impl Cluster {
     }
 }
 
+/// Whether a native state (as squeue/sacct print it) is one a job ends in:
+/// not empty (not listed yet), not queued, running or still completing.
+pub fn ended(state: &str) -> bool {
+    !state.is_empty()
+        && !matches!(
+            state,
+            "PENDING"
+                | "RUNNING"
+                | "COMPLETING"
+                | "CONFIGURING"
+                | "SUSPENDED"
+                | "REQUEUED"
+                | "RESIZING"
+                | "SIGNALING"
+                | "STAGE_OUT"
+                | "STOPPED"
+        )
+}
+
 static COUNTER: AtomicU32 = AtomicU32::new(0);
 
 /// A fresh record id for this test run.
