@@ -157,15 +157,21 @@ fn commands_section(out: &mut String, tool: &str, cmd: &Command) {
             out.push_str(&options);
         }
     }
-    if cmd.is_subcommand_required_set() {
-        return;
-    }
+    let globals = cmd.get_arguments().any(|a| a.is_global_set());
+    let note = match (globals, cmd.is_subcommand_required_set()) {
+        (true, _) => format!(
+            "The options under OPTIONS may be given before or after the command name \
+({tool} COMMAND --option works as {tool} --option COMMAND does)."
+        ),
+        (false, false) => format!(
+            "Without a command, {tool} does its default action (see DESCRIPTION); the \
+options under OPTIONS belong to that action."
+        ),
+        (false, true) => return,
+    };
     let mut r = Roff::new();
     r.control("PP", []);
-    r.text([roman(format!(
-        "Options of the parent command may be given before or after the command name; \
-see OPTIONS. Without a command, {tool} does its default action (see DESCRIPTION)."
-    ))]);
+    r.text([roman(note)]);
     out.push_str(&r.to_roff());
 }
 
