@@ -428,25 +428,54 @@ pub fn cluster_key(sessions: &mut Sessions, host: &str, state: &mut ProbeState) 
     Ok(key)
 }
 
-/// Parse one poll: `@@q STATE|REASON` (squeue; empty once the job left
-/// it), `@@r tao: TAO_PROBE_RESULT=...` (the verdict line, if written).
-fn parse_poll(text: &str) -> (Option<String>, Option<String>) {
-    let mut q = None;
-    let mut r = None;
+/// One poll of a probe job.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Poll {
+    /// squeue's `STATE|REASON`, `None` once the job left squeue (or squeue failed).
+    queue: Option<String>,
+    /// sacct's `State|ExitCode`, asked only when squeue said nothing.
+    acct: Option<String>,
+    /// The verdict line without `tao: `, once written.
+    verdict: Option<String>,
+}
+
+/// Parse one poll: `@@q STATE|REASON`, `@@a STATE|EXIT` and
+/// `@@r tao: TAO_PROBE_RESULT=...` lines (empty values are absent).
+fn parse_poll(text: &str) -> Poll {
+    let mut p = Poll::default();
     for l in text.lines() {
-        if let Some(s) = l.strip_prefix("@@q ") {
-            let s = s.trim();
-            if !s.is_empty() && q.is_none() {
-                q = Some(s.to_string());
-            }
-        } else if let Some(s) = l.strip_prefix("@@r ") {
-            let s = s.trim().trim_start_matches("tao: ");
-            if !s.is_empty() {
-                r = Some(s.to_string());
-            }
+        let (slot, rest) = if let Some(r) = l.strip_prefix("@@q ") {
+            (&mut p.queue, r)
+        } else if let Some(r) = l.strip_prefix("@@a ") {
+            (&mut p.acct, r)
+        } else if let Some(r) = l.strip_prefix("@@r ") {
+            (&mut p.verdict, r.trim().trim_start_matches("tao: "))
+        } else {
+            continue;
+        };
+        let v = rest.trim();
+        if !v.is_empty() && slot.is_none() {
+            *slot = Some(v.to_string());
         }
     }
-    (q, r)
+    p
+}
+
+/// Whether sacct's state is one a job does not leave (the job has ended).
+fn ended(acct: &str) -> bool {
+    let st = acct.split('|').next().unwrap_or("");
+    !st.is_empty()
+        && ![
+            "PENDING",
+            "RUNNING",
+            "REQUEUED",
+            "RESIZING",
+            "SUSPENDED",
+            "CONFIGURING",
+            "COMPLETING",
+        ]
+        .iter()
+        .any(|live| st.starts_with(live))
 }
 
 /// The outcome text of a verdict line.
@@ -462,6 +491,19 @@ fn outcome_of(verdict: &str) -> String {
     }
 }
 
+/// The remote command of one poll: squeue first, sacct only when squeue
+/// says nothing (it failed, or the job left it), the verdict line of `log`
+/// last (a job seen ended has written it). Parsed by [`parse_poll`].
+fn poll_script(job_id: &str, log: &str) -> String {
+    format!(
+        "q=$(squeue -h -j {j} -o '%T|%r' 2>/dev/null); printf '@@q %s\\n' \"$q\"; \
+         if [ -z \"$q\" ]; then a=$(sacct -n -X -P -j {j} -o State,ExitCode 2>/dev/null | head -n 1); printf '@@a %s\\n' \"$a\"; fi; \
+         r=$(grep -a '^tao: TAO_PROBE_RESULT=' {f} 2>/dev/null | tail -n 1); printf '@@r %s\\n' \"$r\"",
+        j = shell::quote(job_id),
+        f = shell::quote(log)
+    )
+}
+
 /// Wait (bounded) for a submitted probe's verdict. Pending longer than
 /// `queue_wait`: cancelled, [`Error::TempFail`]. Running longer than the
 /// timeout plus grace: cancelled, outcome `timeout`.
@@ -475,24 +517,31 @@ fn wait_verdict(
     cfg: &ProbeConfig,
 ) -> Result<String> {
     let log = format!("{}/main.out", plan.log_dir(job_id));
-    let script = format!(
-        "q=$(squeue -h -j {j} -o '%T|%r' 2>/dev/null); printf '@@q %s\\n' \"$q\"; \
-         r=$(grep -a '^tao: TAO_PROBE_RESULT=' {f} 2>/dev/null | tail -n 1); printf '@@r %s\\n' \"$r\"",
-        j = shell::quote(job_id),
-        f = shell::quote(&log)
-    );
+    let script = poll_script(job_id, &log);
     let submitted = Instant::now();
     let mut started: Option<Instant> = None;
     let run_limit = Duration::from_secs(cfg.timeout_s + 10 + VERDICT_SLACK);
-    let mut gone_polls = 0;
+    // Whatever squeue and sacct say (a busy controller, accounting lag),
+    // the poll ends by then.
+    let hard_limit = cfg.queue_wait + run_limit;
+    let mut ended_polls = 0;
     loop {
         let out = sessions.run_on(host, &script, None)?;
-        let (q, r) = parse_poll(&out.stdout_text());
-        if let Some(v) = r {
-            return Ok(outcome_of(&v));
+        let poll = parse_poll(&out.stdout_text());
+        if let Some(v) = &poll.verdict {
+            return Ok(outcome_of(v));
         }
-        match q.as_deref() {
-            Some(s) if s.starts_with("PENDING") || s.starts_with("CONFIGURING") => {
+        if submitted.elapsed() > hard_limit {
+            cancel(sessions, host, job_id);
+            return Ok(format!(
+                "no verdict within {} s (squeue {:?}, sacct {:?}; cancelled; see {log})",
+                hard_limit.as_secs(),
+                poll.queue.as_deref().unwrap_or(""),
+                poll.acct.as_deref().unwrap_or("")
+            ));
+        }
+        match (poll.queue.as_deref(), poll.acct.as_deref()) {
+            (Some(s), _) if s.starts_with("PENDING") || s.starts_with("CONFIGURING") => {
                 if submitted.elapsed() > cfg.queue_wait {
                     cancel(sessions, host, job_id);
                     return Err(Error::TempFail(format!(
@@ -501,7 +550,7 @@ fn wait_verdict(
                     )));
                 }
             }
-            Some(s) => {
+            (Some(s), _) => {
                 let t = *started.get_or_insert_with(Instant::now);
                 if t.elapsed() > run_limit {
                     cancel(sessions, host, job_id);
@@ -511,32 +560,16 @@ fn wait_verdict(
                     ));
                 }
             }
-            None => {
-                // Left squeue with no verdict line: give the shared
-                // filesystem a few polls, then ask sacct why.
-                gone_polls += 1;
-                if gone_polls >= 5 {
-                    let o = sessions.run_on(
-                        host,
-                        &format!(
-                            "sacct -n -X -P -j {} -o State,ExitCode",
-                            shell::quote(job_id)
-                        ),
-                        None,
-                    )?;
-                    let st = o
-                        .stdout_text()
-                        .lines()
-                        .next()
-                        .unwrap_or("")
-                        .trim()
-                        .to_string();
-                    return Ok(format!(
-                        "no verdict (Slurm state {}; see {log})",
-                        if st.is_empty() { "unknown" } else { &st }
-                    ));
+            (None, Some(a)) if ended(a) => {
+                // Ended without a verdict line: give the shared filesystem
+                // a few polls before concluding.
+                ended_polls += 1;
+                if ended_polls >= 5 {
+                    return Ok(format!("no verdict (Slurm state {a}; see {log})"));
                 }
             }
+            // squeue failed or sacct lags: poll again (bounded above).
+            (None, _) => {}
         }
         std::thread::sleep(Duration::from_millis(if started.is_some() {
             1000
@@ -806,16 +839,68 @@ mod tests {
         assert!(read_cache(&p).is_err());
     }
 
+    /// The poll command run by sh against fake squeue and sacct.
+    #[test]
+    fn poll_script_runs_in_sh() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        for (name, var) in [("squeue", "FAKE_Q"), ("sacct", "FAKE_A")] {
+            let p = bin.join(name);
+            std::fs::write(
+                &p,
+                format!("#!/bin/sh\n[ -n \"${var}\" ] && echo \"${var}\"\nexit 0\n"),
+            )
+            .unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let log = dir.path().join("it's main.out");
+        let run = |q: &str, a: &str| {
+            let out = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(poll_script("42", log.to_str().unwrap()))
+                .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+                .env("FAKE_Q", q)
+                .env("FAKE_A", a)
+                .output()
+                .unwrap();
+            parse_poll(&String::from_utf8(out.stdout).unwrap())
+        };
+        let p = run("RUNNING|None", "COMPLETED|0:0");
+        assert_eq!(p.queue.as_deref(), Some("RUNNING|None"));
+        assert_eq!(p.acct, None, "sacct only when squeue is silent");
+        std::fs::write(
+            &log,
+            "tao: step probe: exit 124\ntao: TAO_PROBE_RESULT=timeout\n",
+        )
+        .unwrap();
+        let p = run("", "FAILED|124:0");
+        assert_eq!(p.acct.as_deref(), Some("FAILED|124:0"));
+        assert_eq!(p.verdict.as_deref(), Some(probe_result::TIMEOUT));
+    }
+
     #[test]
     fn polls_and_verdicts() {
         assert_eq!(
             parse_poll("@@q RUNNING|None\n@@r \n"),
-            (Some("RUNNING|None".into()), None)
+            Poll {
+                queue: Some("RUNNING|None".into()),
+                ..Poll::default()
+            }
         );
         assert_eq!(
-            parse_poll("@@q \n@@r tao: TAO_PROBE_RESULT=ok\n"),
-            (None, Some("TAO_PROBE_RESULT=ok".into()))
+            parse_poll("@@q \n@@a COMPLETED|0:0\n@@r tao: TAO_PROBE_RESULT=ok\n"),
+            Poll {
+                queue: None,
+                acct: Some("COMPLETED|0:0".into()),
+                verdict: Some("TAO_PROBE_RESULT=ok".into()),
+            }
         );
+        assert!(ended("FAILED|124:0"));
+        assert!(ended("CANCELLED by 1001|0:15"));
+        assert!(!ended("RUNNING|0:0"));
+        assert!(!ended(""));
         assert_eq!(outcome_of(probe_result::OK), "ok");
         assert_eq!(outcome_of(probe_result::TIMEOUT), "timeout");
         assert_eq!(
