@@ -8,6 +8,8 @@
 //! file is missing or the cluster does not answer, [`cluster`] fails the test
 //! under CI (`CI=true`) and skips it otherwise, with the reason printed.
 
+pub mod fixture;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
