@@ -5,6 +5,8 @@
 //! when a property fails.
 //!
 //! - [`jobline`]: any bytes into `tao_core::LineReader`: no panic; every
+//!   non-blank input line is reported once, as a job line or an error,
+//!   under its own 1-based number (nothing lost); every
 //!   line it returns re-serialises (`JobLine::to_json`) to one line that
 //!   parses back to the same fields (pass-through is lossless); line
 //!   numbers increase; errors are one line with exit status 65 or 74.
@@ -36,6 +38,25 @@ use tao_redact::Redactor;
 
 /// See the module doc.
 pub fn jobline(data: &[u8]) {
+    // The lines a reader must report, by number: every line that is not
+    // blank (a line that is not UTF-8 is not blank). Nothing is lost.
+    let mut expected = Vec::new();
+    let mut rest = data;
+    let mut no = 0u64;
+    while !rest.is_empty() {
+        let end = rest
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(rest.len(), |i| i + 1);
+        let (line, tail) = rest.split_at(end);
+        rest = tail;
+        no += 1;
+        match std::str::from_utf8(line) {
+            Ok(t) if t.trim().is_empty() => {}
+            _ => expected.push(no),
+        }
+    }
+    let mut reported = Vec::new();
     let mut reader = LineReader::new(data);
     let mut last = 0u64;
     // Every line of the input is read at most once; the bound only guards
@@ -49,6 +70,7 @@ pub fn jobline(data: &[u8]) {
                 assert!(!text.contains('\n'), "a job line spans lines: {text:?}");
                 let again = JobLine::parse(&text, line.line_no).expect("re-parse own output");
                 assert_eq!(again.fields, line.fields, "round trip changed the line");
+                reported.push(line.line_no);
             }
             Ok(None) => break,
             Err(e) => {
@@ -58,9 +80,11 @@ pub fn jobline(data: &[u8]) {
                     "unexpected exit {}",
                     e.code()
                 );
+                reported.push(reader.line_no());
             }
         }
     }
+    assert_eq!(reported, expected, "lines reported (ok or error) by number");
     if let Ok(text) = std::str::from_utf8(data) {
         let _ = JobLine::parse(text, 1);
     }
