@@ -230,3 +230,61 @@ fn bash_completions_load_and_complete_options() {
         );
     }
 }
+
+/// Variables named by `[env: NAME...]` in a tool's help text.
+fn help_env_vars(help: &str) -> BTreeSet<String> {
+    let mut set = BTreeSet::new();
+    let mut rest = help;
+    while let Some(i) = rest.find("[env: ") {
+        let tail = &rest[i + 6..];
+        let end = tail
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(tail.len());
+        set.insert(tail[..end].to_string());
+        rest = &tail[end..];
+    }
+    set
+}
+
+#[test]
+fn every_variable_of_help_is_in_environment() {
+    let mut problems = Vec::new();
+    for (tool, cmd) in tao_man::commands::all() {
+        let mut help = run_help(tool, &["--help"]);
+        for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+            help.push_str(&run_help(tool, &[sub.get_name(), "--help"]));
+        }
+        let page = std::fs::read_to_string(man_dir().join(format!("{tool}.1"))).unwrap();
+        let env = page
+            .split(".SH ENVIRONMENT\n")
+            .nth(1)
+            .and_then(|s| s.split("\n.SH ").next())
+            .unwrap_or("");
+        for var in help_env_vars(&help) {
+            let documented = env.lines().any(|l| {
+                l.starts_with("\\fB")
+                    && l.replace("\\fB", "")
+                        .replace("\\fR", "")
+                        .split(", ")
+                        .any(|n| n == var)
+            });
+            if !documented {
+                problems.push(format!(
+                    "{tool}: --help names {var} but ENVIRONMENT of {tool}.1 does not (man/src/extras.rs)"
+                ));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn env_parser_of_this_test_works() {
+    let got: Vec<String> =
+        help_env_vars("x [env: SLURM_HOSTNAME=] y [env: TAO_RUNTIME; default: z]")
+            .into_iter()
+            .collect();
+    assert_eq!(got, ["SLURM_HOSTNAME", "TAO_RUNTIME"]);
+    let help = run_help("tao-submit", &["--help"]);
+    assert!(help_env_vars(&help).len() >= 5, "{help}");
+}
