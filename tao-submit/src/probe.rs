@@ -29,7 +29,9 @@
 //! The probe job's environment is the knob set, then the line's own `env`
 //! (which the real job's script exports after anything `--export` set, so
 //! the probe tests exactly the environment the real job will have), then
-//! `TAO_PROBE_TIMEOUT` (the program's own socket timeout).
+//! `TAO_PROBE_TIMEOUT` (the program's own socket timeout). For runtime
+//! pyxis the probe runs in the job's own image, which must already be a
+//! converted `.sqsh` (otherwise a temporary error names the fix).
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
@@ -591,7 +593,8 @@ fn cancel(sessions: &mut Sessions, host: &str, job_id: &str) {
 ///
 /// Errors: [`Error::Data`] when no environment passed (the message lists
 /// each environment and its outcome; the real job is not submitted);
-/// [`Error::TempFail`] for a probe that did not start in time;
+/// [`Error::TempFail`] for a probe that did not start in time or a pyxis
+/// image that is not converted yet;
 /// [`Error::Config`] for a bad profile or knob; session errors.
 #[allow(clippy::too_many_arguments)]
 pub fn gate(

@@ -238,6 +238,36 @@ fn skip_probe_submits_without_a_probe_and_says_so() {
     let j = l["slurm"]["job_id"].as_str().unwrap().to_string();
     let text = finished_output(&f, &d, &j);
     assert!(text.contains("tao-test node=1 knob=unset"), "{text}");
+
+    // A cached environment is still applied under --skip-probe.
+    std::fs::create_dir_all(cache_file(&f).parent().unwrap()).unwrap();
+    std::fs::write(
+        cache_file(&f),
+        json!({"env": {"NCCL_P2P_DISABLE": "1"}, "passed_at": "2026-11-29T20:00:00.000000Z",
+               "probe_job_id": "1", "tried": []})
+        .to_string(),
+    )
+    .unwrap();
+    let e = multi_line(&f, "pg", REPORT, json!({}));
+    let ide = e["id"].as_str().unwrap().to_string();
+    let _clean_e = Cleanup {
+        f: &f,
+        ids: vec![ide.clone()],
+    };
+    let out = f
+        .cmd()
+        .arg("--skip-probe")
+        .write_stdin(stdin_of(std::slice::from_ref(&e)))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let l = &lines_of(&out.stdout)[0];
+    assert_eq!(l["probe"]["cached"], true, "{l}");
+    assert_eq!(l["probe"]["skipped"], true);
+    assert!(probe_jobs_of(&f, &ide).is_empty());
+    let j = l["slurm"]["job_id"].as_str().unwrap().to_string();
+    let text = finished_output(&f, &e, &j);
+    assert!(text.contains("tao-test node=1 knob=1"), "{text}");
 }
 
 #[test]
