@@ -388,6 +388,29 @@ pub fn probe_plan(
     })
 }
 
+/// Take the cluster's probe lock, `nccl.lock` beside the cache file
+/// (`flock(2)` via fs4, blocking; released when the file is dropped).
+///
+/// Errors: [`Error::Io`].
+pub fn lock_cluster(cache: &Path) -> Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = cache
+        .parent()
+        .ok_or_else(|| Error::Internal(format!("cache path {cache:?} has no directory")))?;
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(format!("creating {dir:?}"), e))?;
+    let path = dir.join("nccl.lock");
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .open(&path)
+        .map_err(|e| Error::io(format!("opening lock {path:?}"), e))?;
+    fs4::FileExt::lock(&file).map_err(|e| Error::io(format!("locking {path:?}"), e))?;
+    Ok(file)
+}
+
 /// The cluster key of a login host: Slurm's `ClusterName`
 /// (`scontrol show config`), else the login host with every character
 /// outside `[A-Za-z0-9._-]` replaced by `_`. One remote command per host per run.
@@ -672,6 +695,19 @@ pub fn gate(
         return Err(Error::Data(format!("{msg} (probed earlier in this run)")));
     }
     let line_id = line.require_str(&["id"])?.to_string();
+    // One probe per cluster at a time across concurrent runs (cron and a
+    // user): the later run waits, then finds the earlier one's result.
+    let _lock = lock_cluster(&path)?;
+    if let Some(entry) = read_cache(&path)? {
+        let rec = ProbeRecord {
+            env: Some(entry.env),
+            cached: true,
+            skipped: false,
+            probe_job_ids: vec![entry.probe_job_id],
+            tried: Vec::new(),
+        };
+        return finish(line, plan, &rec);
+    }
     // Runtime pyxis: the probe runs in the job's own image, which must be
     // a squashfs already (a conversion still to come cannot be probed).
     if let Some(img) =
@@ -831,6 +867,14 @@ mod tests {
         assert_eq!(read_cache(&p).unwrap(), Some(e));
         let left: Vec<_> = std::fs::read_dir(p.parent().unwrap()).unwrap().collect();
         assert_eq!(left.len(), 1, "no temporary file left behind");
+        let held = lock_cluster(&p).unwrap();
+        let again = std::fs::File::open(p.parent().unwrap().join("nccl.lock")).unwrap();
+        assert!(
+            fs4::FileExt::try_lock(&again).is_err(),
+            "the lock is exclusive while held"
+        );
+        drop(held);
+        fs4::FileExt::try_lock(&again).unwrap();
         std::fs::write(
             &p,
             r#"{"env":{"NCCL_X":"a b"},"passed_at":"x","probe_job_id":"1"}"#,
