@@ -13,7 +13,7 @@ mod common;
 mod probe_support;
 
 use common::{lines_of, stdin_of, Fixture};
-use probe_support::{job_line, main_out, multi_line, probe_jobs_of, Cleanup};
+use probe_support::{job_line, main_out, multi_line, probe_jobs_of, submit_clean, Cleanup};
 use serde_json::{json, Value};
 
 /// Prints, on every node, the knob the job sees and the TAO rendezvous values.
@@ -41,28 +41,28 @@ fn finished_output(f: &Fixture, line: &Value, job_id: &str) -> String {
 #[test]
 fn a_hanging_probe_is_retried_with_the_knob_cached_and_later_jobs_carry_it() {
     let Some(f) = Fixture::new() else { return };
-    let a = multi_line(
+    let mut ids = Vec::new();
+    let (a, out) = submit_clean(
         &f,
-        "pa",
-        REPORT,
-        json!({"TAO_PROBE_TEST_HANG_UNLESS": "NCCL_P2P_DISABLE"}),
+        || {
+            multi_line(
+                &f,
+                "pa",
+                REPORT,
+                json!({"TAO_PROBE_TEST_HANG_UNLESS": "NCCL_P2P_DISABLE"}),
+            )
+        },
+        &["--probe-timeout", "15", "--stats"],
+        &mut ids,
     );
     let b = multi_line(&f, "pb", REPORT, json!({}));
     let (ida, idb) = (
         a["id"].as_str().unwrap().to_string(),
         b["id"].as_str().unwrap().to_string(),
     );
-    let _clean = Cleanup {
-        f: &f,
-        ids: vec![ida.clone(), idb.clone()],
-    };
+    ids.push(idb.clone());
+    let _clean = Cleanup { f: &f, ids };
 
-    let out = f
-        .cmd()
-        .args(["--probe-timeout", "15", "--stats"])
-        .write_stdin(stdin_of(std::slice::from_ref(&a)))
-        .output()
-        .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
     // Probes, their polls and the real job: all over one SSH session.
@@ -165,23 +165,22 @@ fn a_hanging_probe_is_retried_with_the_knob_cached_and_later_jobs_carry_it() {
 #[test]
 fn a_probe_that_never_passes_blocks_the_job_and_says_what_was_tried() {
     let Some(f) = Fixture::new() else { return };
-    let c = multi_line(
+    let mut ids = Vec::new();
+    let (c, out) = submit_clean(
         &f,
-        "pc",
-        REPORT,
-        json!({"TAO_PROBE_TEST_HANG_UNLESS": "TAO_TEST_NO_KNOB_SETS_THIS"}),
+        || {
+            multi_line(
+                &f,
+                "pc",
+                REPORT,
+                json!({"TAO_PROBE_TEST_HANG_UNLESS": "TAO_TEST_NO_KNOB_SETS_THIS"}),
+            )
+        },
+        &["--probe-timeout", "8"],
+        &mut ids,
     );
     let id = c["id"].as_str().unwrap().to_string();
-    let _clean = Cleanup {
-        f: &f,
-        ids: vec![id.clone()],
-    };
-    let out = f
-        .cmd()
-        .args(["--probe-timeout", "8"])
-        .write_stdin(stdin_of(std::slice::from_ref(&c)))
-        .output()
-        .unwrap();
+    let _clean = Cleanup { f: &f, ids };
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "stderr: {stderr}");
     let got = lines_of(&out.stdout);

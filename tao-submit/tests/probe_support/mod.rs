@@ -106,3 +106,36 @@ pub fn main_out(f: &Fixture, job_dir: &str, name: &str, job_id: &str) -> String 
     ));
     out
 }
+
+/// Submit a fresh line from `make` with `args` until none of its probes met
+/// a node failure, at most 3 times: other tests on the shared local cluster
+/// take nodes down on purpose, and a probe job killed by NODE_FAIL is not
+/// the hang this test drives. Every id tried is pushed to `ids` (cleanup);
+/// the cluster cache of `f` is cleared before a new try.
+pub fn submit_clean(
+    f: &Fixture,
+    make: impl Fn() -> Value,
+    args: &[&str],
+    ids: &mut Vec<String>,
+) -> (Value, std::process::Output) {
+    for attempt in 1..=3 {
+        let line = make();
+        ids.push(line["id"].as_str().unwrap().to_string());
+        let out = f
+            .cmd()
+            .args(args)
+            .write_stdin(format!("{line}\n"))
+            .output()
+            .unwrap();
+        if attempt < 3 && String::from_utf8_lossy(&out.stdout).contains("NODE_FAIL") {
+            eprintln!(
+                "probe test: a node failed under a probe job (another test took it down); trying again: {}",
+                String::from_utf8_lossy(&out.stdout)
+            );
+            let _ = std::fs::remove_dir_all(f.state.path().join("clusters"));
+            continue;
+        }
+        return (line, out);
+    }
+    unreachable!("the third attempt returns")
+}
