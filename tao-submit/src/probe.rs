@@ -503,6 +503,12 @@ fn ended(acct: &str) -> bool {
         .any(|live| st.starts_with(live))
 }
 
+/// Whether a failure's ` exit=N` is the shell's "cannot execute" (126) or
+/// "not found" (127): no NCCL knob changes that, so no knob is tried after it.
+fn launcher_missing(rest: &str) -> bool {
+    matches!(rest.trim(), "exit=126" | "exit=127")
+}
+
 /// The outcome text of a verdict line.
 fn outcome_of(verdict: &str) -> String {
     if verdict == probe_result::OK {
@@ -510,7 +516,11 @@ fn outcome_of(verdict: &str) -> String {
     } else if verdict == probe_result::TIMEOUT {
         "timeout".into()
     } else if let Some(rest) = verdict.strip_prefix(probe_result::FAILED_PREFIX) {
-        format!("failed{rest}")
+        if launcher_missing(rest) {
+            format!("failed{rest} (the launcher could not be run: is it on the nodes' PATH? see --probe-launcher)")
+        } else {
+            format!("failed{rest}")
+        }
     } else {
         format!("unreadable verdict {verdict:?}")
     }
@@ -768,6 +778,9 @@ pub fn gate(
             };
             return finish(line, plan, &rec);
         }
+        if outcome.contains("the launcher could not be run") {
+            break;
+        }
     }
     let list: Vec<String> = tried
         .iter()
@@ -954,6 +967,8 @@ mod tests {
             outcome_of("TAO_PROBE_RESULT=failed exit=3"),
             "failed exit=3"
         );
+        assert!(outcome_of("TAO_PROBE_RESULT=failed exit=127").contains("--probe-launcher"));
+        assert!(!launcher_missing(" exit=1"));
     }
 
     fn line(v: Value) -> JobLine {
