@@ -23,6 +23,8 @@ options:
   --max-attempts N    retry budget: retry infra faults while attempt < N (default 3)
   --rules FILE        add or replace rules from a TOML file; repeatable
   --list-rules        print the rule catalogue as JSON lines and exit
+  -q, --quiet         print no warnings (errors are always printed)
+  -v, --verbose       print what the tool does (one line per classified job)
   -h, --help          short / long help
   --version           print the version
 ";
@@ -67,6 +69,8 @@ options:
                       replaces it. A named group (?P<node>...) names the node to avoid.
   --list-rules        print the catalogue as JSON lines (id, class, subclass, priority,
                       keywords, pattern, reason, source) and exit
+  -q, --quiet         print no warnings (errors are always printed)
+  -v, --verbose       print what the tool does (one line per classified job)
   -h, --help          short / long help
   --version           print the version
 
@@ -92,6 +96,10 @@ pub struct Args {
     pub list_rules: bool,
     /// `-h` / `--help` / `--version`: text to print and exit 0.
     pub print: Option<String>,
+    /// `-q`/`--quiet`: no warnings.
+    pub quiet: bool,
+    /// Number of `-v`/`--verbose`.
+    pub verbose: u8,
 }
 
 /// Parse arguments (without the program name).
@@ -107,6 +115,8 @@ pub fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Args> {
     };
     while let Some(arg) = parser.next().map_err(usage)? {
         match arg {
+            Short('q') | Long("quiet") => out.quiet = true,
+            Short('v') | Long("verbose") => out.verbose = out.verbose.saturating_add(1),
             Short('h') => out.print = Some(SHORT_HELP.into()),
             Long("help") => out.print = Some(LONG_HELP.into()),
             Long("version") => {
@@ -159,6 +169,7 @@ pub fn run(
     mut errors: impl Write,
 ) -> Result<i32> {
     let args = parse_args(args)?;
+    tao_core::cli::set_verbosity(args.quiet, args.verbose);
     let mut out = LineWriter::new(output);
     if let Some(text) = &args.print {
         out.write_raw(text.as_bytes())?;
@@ -258,7 +269,23 @@ pub fn filter<W: Write>(
                 bytes.push(b'\n');
                 out.write_raw(&bytes)?;
             }
-            Ok(Some(_)) => out.write(&line)?,
+            Ok(Some(c)) => {
+                tao_core::cli::note(
+                    "tao-classify",
+                    &format!(
+                        "{}: {} ({}), rule {}, retry {}",
+                        line.id().unwrap_or("?"),
+                        serde_json::to_value(c.class)
+                            .ok()
+                            .and_then(|v| v.as_str().map(str::to_string))
+                            .unwrap_or_default(),
+                        c.subclass,
+                        c.rule,
+                        c.retry
+                    ),
+                );
+                out.write(&line)?
+            }
             Err(e @ (Error::BadLine { .. } | Error::BadJson { .. })) => {
                 // Loses nothing: the line goes on unclassified, the status says so.
                 report(errors, &e)?;

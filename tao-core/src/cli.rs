@@ -6,7 +6,29 @@
 //! effects (submit, record) must not report success when its output was
 //! lost, so it exits 74.
 
+use std::sync::atomic::{AtomicI8, Ordering};
+
 use crate::error::Error;
+
+/// Process-wide verbosity: -1 quiet (`-q`), 0 normal, 1+ verbose (`-v`, `-vv`).
+static VERBOSITY: AtomicI8 = AtomicI8::new(0);
+
+/// Set the verbosity from a tool's `-q/--quiet` flag and its count of
+/// `-v/--verbose` flags. Quiet wins: `-q` silences warnings and notes;
+/// errors are always printed (they explain the exit status).
+pub fn set_verbosity(quiet: bool, verbose: u8) {
+    let level = if quiet {
+        -1
+    } else {
+        i8::try_from(verbose).unwrap_or(i8::MAX)
+    };
+    VERBOSITY.store(level, Ordering::Relaxed);
+}
+
+/// The current verbosity (see [`set_verbosity`]).
+pub fn verbosity() -> i8 {
+    VERBOSITY.load(Ordering::Relaxed)
+}
 
 /// How a tool treats a broken pipe on stdout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,9 +58,19 @@ pub fn one_line(msg: &str) -> String {
     out
 }
 
-/// Print `tool: warning: msg` on stderr (one line).
+/// Print `tool: warning: msg` on stderr (one line), unless `-q` was given.
 pub fn warn(tool: &str, msg: &str) {
-    eprintln!("{tool}: warning: {}", one_line(msg));
+    if verbosity() >= 0 {
+        eprintln!("{tool}: warning: {}", one_line(msg));
+    }
+}
+
+/// Print `tool: msg` on stderr (one line) only with `-v`: what the tool is
+/// doing (connections, remote commands, per-job outcomes).
+pub fn note(tool: &str, msg: &str) {
+    if verbosity() >= 1 {
+        eprintln!("{tool}: {}", one_line(msg));
+    }
 }
 
 /// Print `tool: error: msg` on stderr (one line).
@@ -67,6 +99,16 @@ mod tests {
     #[test]
     fn one_line_escapes_controls() {
         assert_eq!(one_line("a\nb\tc"), "a\\nb\\tc");
+    }
+
+    #[test]
+    fn quiet_wins_over_verbose() {
+        set_verbosity(true, 3);
+        assert_eq!(verbosity(), -1);
+        set_verbosity(false, 2);
+        assert_eq!(verbosity(), 2);
+        set_verbosity(false, 0);
+        assert_eq!(verbosity(), 0);
     }
 
     #[test]

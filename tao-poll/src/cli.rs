@@ -46,6 +46,12 @@ authentication or host key; 78 configuration.";
     after_long_help = AFTER_HELP
 )]
 pub struct Cli {
+    /// Print no warnings (errors are always printed).
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    /// Print what the tool does (connections, remote commands); repeatable.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
     #[command(subcommand)]
     /// `logs`: print a job's log tail.
     pub command: Option<Command>,
@@ -242,6 +248,7 @@ pub fn connector(replay: &ReplayArgs) -> Result<Box<dyn Connector>> {
 /// Errors: usage, configuration, I/O and malformed-input errors as
 /// [`Error`] (mapped to exit codes by `tao_core::cli::main_with`).
 pub fn run(cli: Cli) -> Result<i32> {
+    tao_core::cli::set_verbosity(cli.quiet, cli.verbose);
     match cli.command {
         Some(Command::Logs(args)) => crate::logs::run(&args),
         None => run_status(&cli.status),

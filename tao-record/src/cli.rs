@@ -33,6 +33,12 @@ else ~/.local/state/tao-slurm), one file per job, written atomically under a loc
 65 bad input data, 74 local I/O error, 78 configuration error."
 )]
 pub struct Cli {
+    /// Print no warnings (errors are always printed).
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    /// Print what the tool does (records written, transitions applied); repeatable.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
     /// The subcommand.
     #[command(subcommand)]
     pub command: Command,
@@ -145,6 +151,7 @@ where
         Ok(c) => c,
         Err(e) => return clap_error(e),
     };
+    tao_core::cli::set_verbosity(cli.quiet, cli.verbose);
     // Readers changed nothing: a reader that went away (`list | head`) is
     // not a failure, as for ripgrep. Writers keep the Fail policy of main.
     let quiet_pipe = |r: Result<i32>| match r {
@@ -194,6 +201,14 @@ fn warn(msg: &str) {
 fn cmd_open(a: &OpenArgs) -> Result<i32> {
     let store = Store::open_default()?;
     let line = crate::open::open(&store, a)?;
+    tao_core::cli::note(
+        TOOL,
+        &format!(
+            "opened record {} in {}",
+            line.id().unwrap_or_default(),
+            store.dir().display()
+        ),
+    );
     let mut out = LineWriter::new(std::io::stdout().lock());
     if a.print_id {
         let id = line.id().unwrap_or_default();

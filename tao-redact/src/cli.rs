@@ -25,6 +25,8 @@ Options:
       --rules FILE        add the rules of FILE to the built-in catalogue
       --secret-env NAME   also mask the exact value of $NAME (repeatable)
       --list-rules        print the rule catalogue and exit
+  -q, --quiet             print no warnings
+  -v, --verbose           print what the tool does
   -h, --help              print help (--help for more)
   -V, --version           print version
 ";
@@ -59,6 +61,8 @@ Options:
       --secret-env NAME   also mask the exact value of the variable NAME
                           (repeatable; HF_TOKEN and NGC_KEY always are)
       --list-rules        print the rule catalogue (id, description, source)
+  -q, --quiet             print no warnings (errors are always printed)
+  -v, --verbose           print what the tool does (lint verdicts)
   -h, --help              print help
   -V, --version           print version
 
@@ -89,6 +93,10 @@ pub struct Args {
     pub help: Option<bool>,
     /// `-V`/`--version`.
     pub version: bool,
+    /// `-q`/`--quiet`: no warnings.
+    pub quiet: bool,
+    /// Number of `-v`/`--verbose`.
+    pub verbose: u8,
 }
 
 /// Parse the arguments (without the program name).
@@ -109,6 +117,8 @@ where
             Short('h') => a.help = Some(false),
             Long("help") => a.help = Some(true),
             Short('V') | Long("version") => a.version = true,
+            Short('q') | Long("quiet") => a.quiet = true,
+            Short('v') | Long("verbose") => a.verbose = a.verbose.saturating_add(1),
             Long("list-rules") => a.list_rules = true,
             Long("rules") => a.rules.push(p.value().map_err(usage)?.into()),
             Long("secret-env") => {
@@ -149,6 +159,7 @@ where
     I::Item: Into<std::ffi::OsString>,
 {
     let a = parse_args(args)?;
+    tao_core::cli::set_verbosity(a.quiet, a.verbose);
     let stdout = std::io::stdout();
     if let Some(long) = a.help {
         let mut out = stdout.lock();
@@ -243,6 +254,16 @@ fn lint_stdin(red: &Redactor) -> Result<usize> {
                 .into(),
         })?;
         let lint = red.lint(text);
+        tao_core::cli::note(
+            TOOL,
+            &format!(
+                "line {} ({}): {} ({} findings)",
+                line.line_no,
+                line.id().unwrap_or("no id"),
+                if lint.ok { "approved" } else { "blocked" },
+                lint.findings.len()
+            ),
+        );
         if !lint.ok {
             blocked += 1;
             let who = match line.id() {

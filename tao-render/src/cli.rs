@@ -57,6 +57,8 @@ Usage: tao-render [--print] [--allow-unlimited] [--site-profile NAME|FILE] < lin
   --print                 print the bare script of one job line
   --allow-unlimited       accept an unlimited wall time (0, UNLIMITED)
   --site-profile NAME     site profile (built-in name or TOML file)
+  -q, --quiet             print no warnings (errors are always printed)
+  -v, --verbose           print what the tool does
   -h, --help              short / long help
       --version           print the version
 ";
@@ -87,6 +89,10 @@ Options:
   --site-profile NAME|FILE
       Site profile: `local`, `cs-oci-ord`, or a TOML file. Default: the
       TAO_SITE_PROFILE environment variable, else `cs-oci-ord`.
+  -q, --quiet
+      Print no warnings on standard error; errors are always printed.
+  -v, --verbose
+      Print what the tool does on standard error (one line per line rendered).
   -h, --help
       Print short (-h) or long (--help) help.
   --version
@@ -108,9 +114,12 @@ where
     use lexopt::prelude::*;
     let usage = |e: lexopt::Error| Error::Usage(format!("{e}; see `tao-render --help`"));
     let mut opts = Options::default();
+    let (mut quiet, mut verbose) = (false, 0u8);
     let mut parser = lexopt::Parser::from_args(args);
     while let Some(arg) = parser.next().map_err(usage)? {
         match arg {
+            Short('q') | Long("quiet") => quiet = true,
+            Short('v') | Long("verbose") => verbose = verbose.saturating_add(1),
             Short('h') => return Ok(Command::Help { long: false }),
             Long("help") => return Ok(Command::Help { long: true }),
             Long("version") => return Ok(Command::Version),
@@ -126,6 +135,7 @@ where
             other => return Err(usage(other.unexpected())),
         }
     }
+    tao_core::cli::set_verbosity(quiet, verbose);
     Ok(Command::Run(opts))
 }
 
@@ -191,6 +201,15 @@ fn render_one(
     };
     match render_line_with(&line, profile, ropts) {
         Ok(script) => {
+            tao_core::cli::note(
+                TOOL,
+                &format!(
+                    "rendered {} with template {} (sha256 {})",
+                    line.id().unwrap_or("?"),
+                    script.template,
+                    script.sha256
+                ),
+            );
             let text = script.text.clone();
             let value = serde_json::to_value(&script)
                 .map_err(|e| Error::Internal(format!("serialising script: {e}")))?;

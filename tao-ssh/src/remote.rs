@@ -196,6 +196,13 @@ impl Remote {
         )?;
         auth::authenticate(&sess, &target, opts.key_path.as_deref(), &opts.known_hosts)?;
         sess.set_keepalive(false, KEEPALIVE_SECS);
+        tao_core::cli::note(
+            &crate::program_name(),
+            &format!(
+                "connected to {}@{}:{} (login host {:?}, host key verified)",
+                target.user, target.host, target.port, target.spec
+            ),
+        );
         Ok(Remote {
             sess,
             sock,
@@ -242,6 +249,14 @@ impl Remote {
         } else {
             format!("{} {}", self.prefix, command)
         };
+        // Commands carry no secrets (those travel on stdin), so -vv may show them.
+        if tao_core::cli::verbosity() >= 2 {
+            let shown: String = full.chars().take(300).collect();
+            tao_core::cli::note(
+                &crate::program_name(),
+                &format!("remote command on {:?}: {shown}", self.target.spec),
+            );
+        }
         let lost = |what: &str, e: &dyn std::fmt::Display| {
             Error::Unavailable(format!(
                 "connection to login host {:?} lost while {what}: {e}; the command may or may not have run",
