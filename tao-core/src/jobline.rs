@@ -269,7 +269,9 @@ mod tests {
     #[test]
     fn non_object_is_a_shape_error() {
         let err = JobLine::parse("[1,2]", 3).unwrap_err();
-        assert!(err.to_string().contains("line 3: expected a JSON object, got an array"));
+        assert!(err
+            .to_string()
+            .contains("line 3: expected a JSON object, got an array"));
     }
 
     #[test]
@@ -296,13 +298,16 @@ mod tests {
         line.set_path(&["slurm", "job_id"], Value::String("42".into()));
         assert_eq!(line.get_str(&["slurm", "job_id"]), Some("42"));
         let err = line.require_str(&["slurm", "cluster"]).unwrap_err();
-        assert!(err.to_string().contains("missing string field `slurm.cluster`"));
+        assert!(err
+            .to_string()
+            .contains("missing string field `slurm.cluster`"));
     }
 
     #[test]
     fn writer_emits_whole_lines() {
         let mut w = LineWriter::new(Vec::new());
-        w.write(&JobLine::parse(r#"{"id":"a"}"#, 1).unwrap()).unwrap();
+        w.write(&JobLine::parse(r#"{"id":"a"}"#, 1).unwrap())
+            .unwrap();
         assert_eq!(w.into_inner(), b"{\"id\":\"a\"}\n");
     }
 }

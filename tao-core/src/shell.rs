@@ -65,14 +65,14 @@ mod tests {
         // Round trip through a real shell when one is present.
         let Ok(out) = std::process::Command::new("sh")
             .arg("-c")
-            .arg(format!(
-                "printf '%s' {}",
-                quote("a'b\"c$(d)`e`\n;f\\g ü")
-            ))
+            .arg(format!("printf '%s' {}", quote("a'b\"c$(d)`e`\n;f\\g ü")))
             .output()
         else {
             return;
         };
-        assert_eq!(String::from_utf8_lossy(&out.stdout), "a'b\"c$(d)`e`\n;f\\g ü");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "a'b\"c$(d)`e`\n;f\\g ü"
+        );
     }
 }
