@@ -30,6 +30,14 @@ arguments, scripts, records, logs or output.";
 #[derive(Debug, Parser)]
 #[command(name = "tao-submit", version, after_long_help = AFTER_HELP)]
 pub struct Cli {
+    /// Print no warnings (errors are always printed).
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+
+    /// Print what the tool does (connections, submissions); -vv also the remote commands.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+
     /// Connection settings (flags override the environment).
     #[command(flatten)]
     pub conn: ConnArgs,
@@ -157,6 +165,7 @@ impl ConnArgs {
 ///
 /// Output: the exit status. Errors: see each action.
 pub fn run(cli: Cli) -> Result<i32> {
+    tao_core::cli::set_verbosity(cli.quiet, cli.verbose);
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
     let mut out = LineWriter::new(stdout.lock());

@@ -185,6 +185,15 @@ fn annotate(line: &mut JobLine, s: &Submitted) {
         line.fields
             .insert("observed_by".into(), Value::String(TOOL.into()));
     }
+    tao_core::cli::note(
+        TOOL,
+        &format!(
+            "{}: Slurm job {} on {}: {message}",
+            line.id().unwrap_or("?"),
+            s.job_id,
+            s.login_host
+        ),
+    );
     line.fields.insert("message".into(), Value::String(message));
 }
 
