@@ -32,6 +32,27 @@ pub fn all() -> Vec<(&'static str, Command)> {
     ]
 }
 
+/// `-q`/`--quiet` and `-v`/`--verbose` (repeatable), as every tool parses
+/// them (`tao_core::cli::set_verbosity`); `what` says what -v prints.
+fn verbosity(global: bool, what: &str) -> [Arg; 2] {
+    [
+        Arg::new("quiet")
+            .short('q')
+            .long("quiet")
+            .action(ArgAction::SetTrue)
+            .global(global)
+            .help("Print no warnings on standard error; errors are always printed"),
+        Arg::new("verbose")
+            .short('v')
+            .long("verbose")
+            .action(ArgAction::Count)
+            .global(global)
+            .help(format!(
+                "Print what the tool does on standard error ({what})"
+            )),
+    ]
+}
+
 /// A long-only `--version` flag (tao-render and tao-classify have no `-V`).
 fn version_long_only() -> Arg {
     Arg::new("version")
@@ -41,8 +62,8 @@ fn version_long_only() -> Arg {
 }
 
 /// `tao-render`, mirroring `tao_render::cli::parse_args`: `--print`,
-/// `--allow-unlimited`, `--site-profile NAME|FILE`, `-h`/`--help`,
-/// `--version`; no positional arguments.
+/// `--allow-unlimited`, `--site-profile NAME|FILE`, `-q`/`--quiet`,
+/// `-v`/`--verbose`, `-h`/`--help`, `--version`; no positional arguments.
 pub fn render() -> Command {
     Command::new("tao-render")
         .version(VERSION)
@@ -86,13 +107,15 @@ refused on a partition whose profile limit is finite).",
                 .env("TAO_SITE_PROFILE")
                 .help("Site profile: `local`, `cs-oci-ord` (default), or a TOML file"),
         )
+        .args(verbosity(false, "one line per line rendered"))
         .arg(version_long_only())
 }
 
 /// `tao-redact`, mirroring `tao_redact::cli::parse_args`: filter mode
 /// without a command, `lint [FILE...]`, and the options `--rules FILE`,
-/// `--secret-env NAME` (both repeatable), `--list-rules`, `-h`/`--help`,
-/// `-V`/`--version`, accepted before or after `lint`.
+/// `--secret-env NAME` (both repeatable), `--list-rules`, `-q`/`--quiet`,
+/// `-v`/`--verbose`, `-h`/`--help`, `-V`/`--version`, accepted before or
+/// after `lint`.
 pub fn redact() -> Command {
     Command::new("tao-redact")
         .version(VERSION)
@@ -130,6 +153,7 @@ HF_TOKEN, NGC_KEY and every --secret-env variable are masked too, whatever their
                 .global(true)
                 .help("Print the rule catalogue (id, description, source) and exit"),
         )
+        .args(verbosity(true, "lint verdicts"))
         .subcommand(
             Command::new("lint")
                 .about("Lint job lines (stdin) or script files: the secret gate before submit")
@@ -155,7 +179,8 @@ printed per file.",
 
 /// `tao-classify`, mirroring `tao_classify::cli::parse_args`: `--log FILE`
 /// and `--rules FILE` (repeatable), `--max-attempts N` (default 3, N >= 1),
-/// `--list-rules`, `-h`/`--help`, `--version`; no positional arguments.
+/// `--list-rules`, `-q`/`--quiet`, `-v`/`--verbose`, `-h`/`--help`,
+/// `--version`; no positional arguments.
 pub fn classify() -> Command {
     Command::new("tao-classify")
         .version(VERSION)
@@ -220,6 +245,7 @@ pattern, reason, source); a rule with a built-in id replaces it. A named group \
 keywords, pattern, reason, source) and exit.",
                 ),
         )
+        .args(verbosity(false, "one line per classified job"))
         .arg(version_long_only())
 }
 
@@ -250,5 +276,12 @@ mod tests {
             .try_get_matches_from(["tao-classify", "--max-attempts", "0"])
             .is_err());
         assert!(render().try_get_matches_from(["tao-render", "-V"]).is_err());
+        let m = classify()
+            .try_get_matches_from(["tao-classify", "-vv", "-q"])
+            .unwrap();
+        assert_eq!(m.get_count("verbose"), 2);
+        redact()
+            .try_get_matches_from(["tao-redact", "lint", "-v", "--quiet"])
+            .unwrap();
     }
 }

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_tao_poll_global_optspecs
-    string join \n watch interval= evidence evidence-lines= requeue= replay-squeue= replay-sacct= replay-scontrol= replay-root= explain stats h/help V/version
+    string join \n q/quiet v/verbose watch interval= evidence evidence-lines= requeue= replay-squeue= replay-sacct= replay-scontrol= replay-root= explain stats h/help V/version
 end
 
 function __fish_tao_poll_needs_command
@@ -31,6 +31,8 @@ complete -c tao-poll -n "__fish_tao_poll_needs_command" -l replay-squeue -d 'Sav
 complete -c tao-poll -n "__fish_tao_poll_needs_command" -l replay-sacct -d 'Saved `sacct` output (`-P` with or without header, or a default table); `-` reads stdin' -r -F
 complete -c tao-poll -n "__fish_tao_poll_needs_command" -l replay-scontrol -d 'Saved `scontrol show job` output (used when sacct says accounting is disabled); `-` reads stdin' -r -F
 complete -c tao-poll -n "__fish_tao_poll_needs_command" -l replay-root -d 'Local directory standing for the cluster\'s `/` (status.json, completion.json, logs)' -r -F
+complete -c tao-poll -n "__fish_tao_poll_needs_command" -s q -l quiet -d 'Print no warnings (errors are always printed)'
+complete -c tao-poll -n "__fish_tao_poll_needs_command" -s v -l verbose -d 'Print what the tool does (connections, remote commands); repeatable'
 complete -c tao-poll -n "__fish_tao_poll_needs_command" -l watch -d 'Keep polling until every job is final; print a line per transition (a live table on a terminal). Exit 0 when all jobs are COMPLETE'
 complete -c tao-poll -n "__fish_tao_poll_needs_command" -l evidence -d 'Attach redacted tails of main.out/main.err to ERROR lines (`evidence`)'
 complete -c tao-poll -n "__fish_tao_poll_needs_command" -l explain -d 'Say on stderr, for each job, which squeue/sacct/scontrol row (and line number) decided its state: for reading a replayed paste'
@@ -44,6 +46,8 @@ complete -c tao-poll -n "__fish_tao_poll_using_subcommand logs" -l state-dir -d 
 complete -c tao-poll -n "__fish_tao_poll_using_subcommand logs" -l err -d 'main.err instead of main.out'
 complete -c tao-poll -n "__fish_tao_poll_using_subcommand logs" -s f -l follow -d 'Keep printing new lines until the job ends'
 complete -c tao-poll -n "__fish_tao_poll_using_subcommand logs" -l no-redact -d 'Print secrets as they are (no masking)'
+complete -c tao-poll -n "__fish_tao_poll_using_subcommand logs" -s q -l quiet -d 'Print no warnings (errors are always printed)'
+complete -c tao-poll -n "__fish_tao_poll_using_subcommand logs" -s v -l verbose -d 'Print what the tool does (connections, remote commands); repeatable'
 complete -c tao-poll -n "__fish_tao_poll_using_subcommand logs" -s h -l help -d 'Print help'
 complete -c tao-poll -n "__fish_tao_poll_using_subcommand help; and not __fish_seen_subcommand_from logs help" -f -a "logs" -d 'Print the last lines of a job\'s main.out (or main.err), redacted'
 complete -c tao-poll -n "__fish_tao_poll_using_subcommand help; and not __fish_seen_subcommand_from logs help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

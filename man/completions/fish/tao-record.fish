@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_tao_record_global_optspecs
-    string join \n h/help V/version
+    string join \n q/quiet v/verbose h/help V/version
 end
 
 function __fish_tao_record_needs_command
@@ -24,6 +24,8 @@ function __fish_tao_record_using_subcommand
     contains -- $cmd[1] $argv
 end
 
+complete -c tao-record -n "__fish_tao_record_needs_command" -s q -l quiet -d 'Print no warnings (errors are always printed)'
+complete -c tao-record -n "__fish_tao_record_needs_command" -s v -l verbose -d 'Print what the tool does (records written, transitions applied); repeatable'
 complete -c tao-record -n "__fish_tao_record_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tao-record -n "__fish_tao_record_needs_command" -s V -l version -d 'Print version'
 complete -c tao-record -n "__fish_tao_record_needs_command" -f -a "open" -d 'Mint an id, bind the job\'s directories and write a new record (state PENDING)'
@@ -62,6 +64,8 @@ complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l attempt -
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l exclusive -d 'Ask for whole nodes (sbatch --exclusive)'
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l no-requeue -d 'Do not let Slurm requeue the job [default from SLURM_USE_REQUEUE, else requeue]'
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l print-id -d 'Print only the id (for JOB_ID=$(tao-record open ... --print-id))'
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -s q -l quiet -d 'Print no warnings (errors are always printed)'
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -s v -l verbose -d 'Print what the tool does (records written, transitions applied); repeatable'
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -s h -l help -d 'Print help'
 complete -c tao-record -n "__fish_tao_record_using_subcommand mark" -l state -d 'New state: PENDING RUNNING COMPLETE ERROR CANCELED UNKNOWN' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand mark" -l backend-ref -d 'Slurm job id (sets slurm.job_id)' -r
@@ -69,12 +73,18 @@ complete -c tao-record -n "__fish_tao_record_using_subcommand mark" -l source -d
 complete -c tao-record -n "__fish_tao_record_using_subcommand mark" -l message -d 'Native sub-state and why' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand mark" -l at -d 'When it was observed (RFC 3339) [default: now]' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand mark" -l clear-error -d 'Remove the record\'s stored `error` (e.g. after a failed submit, before submitting again: tools pass lines that carry an `error` through untouched)'
+complete -c tao-record -n "__fish_tao_record_using_subcommand mark" -s q -l quiet -d 'Print no warnings (errors are always printed)'
+complete -c tao-record -n "__fish_tao_record_using_subcommand mark" -s v -l verbose -d 'Print what the tool does (records written, transitions applied); repeatable'
 complete -c tao-record -n "__fish_tao_record_using_subcommand mark" -s h -l help -d 'Print help'
 complete -c tao-record -n "__fish_tao_record_using_subcommand show" -l json -d 'Print JSON even on a terminal'
 complete -c tao-record -n "__fish_tao_record_using_subcommand show" -l text -d 'Print text even on a pipe'
+complete -c tao-record -n "__fish_tao_record_using_subcommand show" -s q -l quiet -d 'Print no warnings (errors are always printed)'
+complete -c tao-record -n "__fish_tao_record_using_subcommand show" -s v -l verbose -d 'Print what the tool does (records written, transitions applied); repeatable'
 complete -c tao-record -n "__fish_tao_record_using_subcommand show" -s h -l help -d 'Print help'
 complete -c tao-record -n "__fish_tao_record_using_subcommand history" -l json -d 'Print JSON even on a terminal'
 complete -c tao-record -n "__fish_tao_record_using_subcommand history" -l text -d 'Print text even on a pipe'
+complete -c tao-record -n "__fish_tao_record_using_subcommand history" -s q -l quiet -d 'Print no warnings (errors are always printed)'
+complete -c tao-record -n "__fish_tao_record_using_subcommand history" -s v -l verbose -d 'Print what the tool does (records written, transitions applied); repeatable'
 complete -c tao-record -n "__fish_tao_record_using_subcommand history" -s h -l help -d 'Print help'
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l state -d 'Only records in this state; repeatable' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l id -d 'Only this record; repeatable (an unknown id is an error, exit 65)' -r
@@ -83,8 +93,12 @@ complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l retry-of 
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l live -d 'Only live records: PENDING, RUNNING, UNKNOWN'
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l json -d 'Print job lines even on a terminal (the default on a pipe)'
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l table -d 'Print a table even on a pipe (the default on a terminal)'
+complete -c tao-record -n "__fish_tao_record_using_subcommand list" -s q -l quiet -d 'Print no warnings (errors are always printed)'
+complete -c tao-record -n "__fish_tao_record_using_subcommand list" -s v -l verbose -d 'Print what the tool does (records written, transitions applied); repeatable'
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -s h -l help -d 'Print help'
 complete -c tao-record -n "__fish_tao_record_using_subcommand gc" -l older-than -d 'Archive COMPLETE, ERROR and CANCELED records whose last transition is older than this (30d, 12h, ...)' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand gc" -s q -l quiet -d 'Print no warnings (errors are always printed)'
+complete -c tao-record -n "__fish_tao_record_using_subcommand gc" -s v -l verbose -d 'Print what the tool does (records written, transitions applied); repeatable'
 complete -c tao-record -n "__fish_tao_record_using_subcommand gc" -s h -l help -d 'Print help'
 complete -c tao-record -n "__fish_tao_record_using_subcommand help; and not __fish_seen_subcommand_from open mark show history list gc help" -f -a "open" -d 'Mint an id, bind the job\'s directories and write a new record (state PENDING)'
 complete -c tao-record -n "__fish_tao_record_using_subcommand help; and not __fish_seen_subcommand_from open mark show history list gc help" -f -a "mark" -d 'Apply observations (job lines on stdin, or flags) to records and echo the updated lines'

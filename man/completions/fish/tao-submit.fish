@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_tao_submit_global_optspecs
-    string join \n hosts= user= key= known-hosts= ssh-config= site-profile= accept-new-host-key state-dir= reconcile-wait= stats skip-probe probe-timeout= probe-queue-wait= probe-launcher= h/help V/version
+    string join \n q/quiet v/verbose hosts= user= key= known-hosts= ssh-config= site-profile= accept-new-host-key state-dir= reconcile-wait= stats skip-probe probe-timeout= probe-queue-wait= probe-launcher= h/help V/version
 end
 
 function __fish_tao_submit_needs_command
@@ -36,6 +36,8 @@ complete -c tao-submit -n "__fish_tao_submit_needs_command" -l probe-timeout -d 
 complete -c tao-submit -n "__fish_tao_submit_needs_command" -l probe-queue-wait -d 'Seconds a probe job may wait in the queue before the probe is given up (the job is then not submitted)' -r
 complete -c tao-submit -n "__fish_tao_submit_needs_command" -l probe-launcher -d 'How the probe starts on each node [default: torchrun for runtime pyxis, python3 otherwise]' -r -f -a "torchrun\t'`torchrun` with one process per GPU (the container or host must have PyTorch)'
 python3\t'`python3` once per node (gloo with PyTorch, plain TCP sockets without)'"
+complete -c tao-submit -n "__fish_tao_submit_needs_command" -s q -l quiet -d 'Print no warnings (errors are always printed)'
+complete -c tao-submit -n "__fish_tao_submit_needs_command" -s v -l verbose -d 'Print what the tool does (connections, submissions); -vv also the remote commands'
 complete -c tao-submit -n "__fish_tao_submit_needs_command" -l accept-new-host-key -d 'Add an unknown login-node host key to known_hosts instead of refusing it (a changed key is always refused)'
 complete -c tao-submit -n "__fish_tao_submit_needs_command" -l stats -d 'Print `tao-submit: stats: handshakes=N commands=M seconds=S` on stderr at the end (SSH handshakes and remote commands of this run)'
 complete -c tao-submit -n "__fish_tao_submit_needs_command" -l skip-probe -d 'Submit multi-node and multi-GPU jobs without the communication probe (a cached passing environment is still applied). For clusters where you take the risk of a job hanging in its first collective'
@@ -53,6 +55,8 @@ complete -c tao-submit -n "__fish_tao_submit_using_subcommand cancel" -l ssh-con
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand cancel" -l site-profile -d 'Site profile: built-in name (`local`, `cs-oci-ord`) or a TOML file' -r
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand cancel" -l state-dir -d 'Record store directory, to check each line\'s record exists' -r -F
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand cancel" -l reconcile-wait -d 'Seconds to look for a job by name after an ambiguous submit (connection lost after sending, empty reply) before submitting again' -r
+complete -c tao-submit -n "__fish_tao_submit_using_subcommand cancel" -s q -l quiet -d 'Print no warnings (errors are always printed)'
+complete -c tao-submit -n "__fish_tao_submit_using_subcommand cancel" -s v -l verbose -d 'Print what the tool does (connections, submissions); -vv also the remote commands'
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand cancel" -l accept-new-host-key -d 'Add an unknown login-node host key to known_hosts instead of refusing it (a changed key is always refused)'
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand cancel" -l stats -d 'Print `tao-submit: stats: handshakes=N commands=M seconds=S` on stderr at the end (SSH handshakes and remote commands of this run)'
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand cancel" -s h -l help -d 'Print help'
@@ -69,6 +73,8 @@ complete -c tao-submit -n "__fish_tao_submit_using_subcommand preflight" -l stat
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand preflight" -l reconcile-wait -d 'Seconds to look for a job by name after an ambiguous submit (connection lost after sending, empty reply) before submitting again' -r
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand preflight" -l lines -d 'Read job lines on stdin, check their mount sources and results root, and print each with a `preflight` object'
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand preflight" -l install-enroot-credentials -d 'Write the Enroot credentials for nvcr.io from NGC_KEY on the cluster (mode 600, over SSH stdin)'
+complete -c tao-submit -n "__fish_tao_submit_using_subcommand preflight" -s q -l quiet -d 'Print no warnings (errors are always printed)'
+complete -c tao-submit -n "__fish_tao_submit_using_subcommand preflight" -s v -l verbose -d 'Print what the tool does (connections, submissions); -vv also the remote commands'
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand preflight" -l accept-new-host-key -d 'Add an unknown login-node host key to known_hosts instead of refusing it (a changed key is always refused)'
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand preflight" -l stats -d 'Print `tao-submit: stats: handshakes=N commands=M seconds=S` on stderr at the end (SSH handshakes and remote commands of this run)'
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand preflight" -s h -l help -d 'Print help'
