@@ -266,6 +266,16 @@ fn no_nul(what: &str, s: &str) -> Result<()> {
     }
 }
 
+/// Whether the first word of a command is a Python script (`*.py`), which
+/// torchrun starts with `python`; any other program needs `--no-python`.
+fn first_word_is_py(command: &str) -> bool {
+    command
+        .split_whitespace()
+        .next()
+        .map(|w| w.trim_matches(['"', '\'']))
+        .is_some_and(|w| w.ends_with(".py"))
+}
+
 /// Whether `name` is a shell variable name `[A-Za-z_][A-Za-z0-9_]*`.
 pub fn is_env_name(name: &str) -> bool {
     let mut chars = name.chars();
@@ -633,10 +643,19 @@ pub fn plan(line: &JobLine, profile: &SiteProfile, opts: RenderOptions) -> Resul
             "the command is empty; give the shell command to run".into(),
         ));
     }
+    let main_bound = bind(&main_text, &bindings);
+    // torchrun runs `python <first word>` unless told --no-python (torchrun
+    // --help): a `.py` script is passed as is; anything else (`python x.py`,
+    // a TAO entrypoint such as `dino train ...`) runs directly.
+    let no_python = if !launcher_prefix.is_empty() && !first_word_is_py(&main_bound) {
+        "--no-python "
+    } else {
+        ""
+    };
     steps.push(Step {
         name: "main".into(),
         scope: "all",
-        text: format!("{launcher_prefix}{}", bind(&main_text, &bindings)),
+        text: format!("{launcher_prefix}{no_python}{main_bound}"),
     });
     if let Some(e) = &execution {
         for (i, p) in e.post_commands.iter().enumerate() {
@@ -797,6 +816,15 @@ pub fn check_env_map(env: &BTreeMap<String, String>) -> Result<Vec<(String, Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn torchrun_gets_no_python_unless_the_command_is_a_script() {
+        assert!(first_word_is_py("train.py -e spec.yaml"));
+        assert!(first_word_is_py("\"$TAO_ACTION_HELPERS/train.py\" -e x"));
+        assert!(!first_word_is_py("python train.py"));
+        assert!(!first_word_is_py("dino train -e /x/spec.yaml"));
+        assert!(!first_word_is_py(""));
+    }
 
     fn profile() -> SiteProfile {
         SiteProfile::load(Some("cs-oci-ord")).unwrap()
