@@ -175,17 +175,7 @@ pub fn run<R: BufRead, W: Write>(
     for line in results.into_iter().flatten() {
         out.write(&line)?;
     }
-    if let Some(e) = read_err {
-        return Err(e);
-    }
-    if let Some(e) = fatal {
-        return Err(e);
-    }
-    Ok(if failed > 0 {
-        tao_core::exit::SOME_FAILED
-    } else {
-        0
-    })
+    crate::finish(read_err, fatal, failed)
 }
 
 /// Cancel one group's jobs on one login host; returns each line with its

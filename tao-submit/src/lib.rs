@@ -20,3 +20,26 @@ pub mod stage;
 pub mod submit;
 
 pub use cli::{run, Cli};
+
+/// The end of a run over job lines: an input error (a malformed line) or a
+/// fatal error (connection, configuration) wins, in that order; otherwise 1
+/// when `failed` lines carry an `error`, else 0.
+///
+/// Errors: `read_err`, then `fatal`, as given.
+pub(crate) fn finish(
+    read_err: Option<tao_core::Error>,
+    fatal: Option<tao_core::Error>,
+    failed: usize,
+) -> tao_core::Result<i32> {
+    if let Some(e) = read_err {
+        return Err(e);
+    }
+    if let Some(e) = fatal {
+        return Err(e);
+    }
+    Ok(if failed > 0 {
+        tao_core::exit::SOME_FAILED
+    } else {
+        tao_core::exit::OK
+    })
+}

@@ -336,17 +336,7 @@ pub fn run<R: BufRead, W: Write>(
         };
         out.write(&line)?;
     }
-    if let Some(e) = read_err {
-        return Err(e);
-    }
-    if let Some(e) = fatal {
-        return Err(e);
-    }
-    Ok(if failed > 0 {
-        tao_core::exit::SOME_FAILED
-    } else {
-        0
-    })
+    crate::finish(read_err, fatal, failed)
 }
 
 /// Make sure the line's image exists or is being converted, submit the job
