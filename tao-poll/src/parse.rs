@@ -656,6 +656,16 @@ pub fn parse_scontrol(text: &str) -> Parsed {
             });
             continue;
         };
+        if !looks_like_job_id(job) {
+            out.issues.push(Issue {
+                source: Source::Scontrol,
+                line_no,
+                text: rec.trim().to_string(),
+                message: format!("JobId={job:?} is not a Slurm job id"),
+                job_id: None,
+            });
+            continue;
+        }
         let Some(state) = get("JobState") else {
             out.issues.push(Issue {
                 source: Source::Scontrol,
@@ -795,5 +805,18 @@ mod tests {
         assert_eq!(p.rows[1].nodes.as_deref(), Some("n2"));
         let p = parse_scontrol("JobId=5 JobName=x\n");
         assert_eq!(p.issues.len(), 1);
+    }
+
+    /// Fuzzing found a JobId value that swallowed a stray word
+    /// (fuzz/regressions/squeue_sacct/scontrol-jobid-unchecked-min): it is
+    /// reported, never taken as a job.
+    #[test]
+    fn scontrol_jobid_that_is_not_a_job_id_is_an_issue() {
+        let p = parse_scontrol(
+            "JobId=2245 ]JobName=x\n   JobState=FAILED Reason=NonZeroExitCode\n",
+        );
+        assert!(p.rows.is_empty(), "{:?}", p.rows);
+        assert_eq!(p.issues.len(), 1);
+        assert!(p.issues[0].message.contains("not a Slurm job id"));
     }
 }
