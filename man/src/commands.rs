@@ -53,9 +53,10 @@ fn verbosity(global: bool, what: &str) -> [Arg; 2] {
     ]
 }
 
-/// A long-only `--version` flag (tao-render and tao-classify have no `-V`).
-fn version_long_only() -> Arg {
+/// The `-V`/`--version` flag of the lexopt tools.
+fn version_flag() -> Arg {
     Arg::new("version")
+        .short('V')
         .long("version")
         .action(ArgAction::Version)
         .help("Print the version")
@@ -108,7 +109,7 @@ refused on a partition whose profile limit is finite).",
                 .help("Site profile: `local`, `cs-oci-ord` (default), or a TOML file"),
         )
         .args(verbosity(false, "one line per line rendered"))
-        .arg(version_long_only())
+        .arg(version_flag())
 }
 
 /// `tao-redact`, mirroring `tao_redact::cli::parse_args`: filter mode
@@ -246,7 +247,7 @@ keywords, pattern, reason, source) and exit.",
                 ),
         )
         .args(verbosity(false, "one line per classified job"))
-        .arg(version_long_only())
+        .arg(version_flag())
 }
 
 #[cfg(test)]

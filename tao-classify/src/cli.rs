@@ -26,7 +26,7 @@ options:
   -q, --quiet         print no warnings (errors are always printed)
   -v, --verbose       print what the tool does (one line per classified job)
   -h, --help          short / long help
-  --version           print the version
+  -V, --version       print the version
 ";
 
 /// Long help (`--help`).
@@ -72,7 +72,7 @@ options:
   -q, --quiet         print no warnings (errors are always printed)
   -v, --verbose       print what the tool does (one line per classified job)
   -h, --help          short / long help
-  --version           print the version
+  -V, --version       print the version
 
 exit status:
   0   every line classified or passed through
@@ -119,7 +119,7 @@ pub fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Args> {
             Short('v') | Long("verbose") => out.verbose = out.verbose.saturating_add(1),
             Short('h') => out.print = Some(SHORT_HELP.into()),
             Long("help") => out.print = Some(LONG_HELP.into()),
-            Long("version") => {
+            Short('V') | Long("version") => {
                 out.print = Some(format!("tao-classify {}\n", env!("CARGO_PKG_VERSION")))
             }
             Long("log") => out.logs.push(parser.value().map_err(usage)?.into()),

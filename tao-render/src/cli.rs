@@ -60,7 +60,7 @@ Usage: tao-render [--print] [--allow-unlimited] [--site-profile NAME|FILE] < lin
   -q, --quiet             print no warnings (errors are always printed)
   -v, --verbose           print what the tool does
   -h, --help              short / long help
-      --version           print the version
+  -V, --version           print the version
 ";
 
 /// Long help (`--help`).
@@ -95,7 +95,7 @@ Options:
       Print what the tool does on standard error (one line per line rendered).
   -h, --help
       Print short (-h) or long (--help) help.
-  --version
+  -V, --version
       Print the version.
 
 Exit status:
@@ -122,7 +122,7 @@ where
             Short('v') | Long("verbose") => verbose = verbose.saturating_add(1),
             Short('h') => return Ok(Command::Help { long: false }),
             Long("help") => return Ok(Command::Help { long: true }),
-            Long("version") => return Ok(Command::Version),
+            Short('V') | Long("version") => return Ok(Command::Version),
             Long("print") => opts.print = true,
             Long("allow-unlimited") => opts.allow_unlimited = true,
             Long("site-profile") => {

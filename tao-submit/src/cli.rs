@@ -25,8 +25,8 @@ Secrets named in a line's `secrets` are read from this environment and
 written over SSH stdin into a mode-600 sidecar; they never appear in
 arguments, scripts, records, logs or output.";
 
-/// tao-submit: stage and submit job lines to Slurm over SSH (one session per
-/// login host), never a job twice; cancel them; check a cluster.
+/// Stage and submit job lines to Slurm over SSH (one session per login
+/// host), never a job twice; cancel them; check a cluster.
 #[derive(Debug, Parser)]
 #[command(name = "tao-submit", version, after_long_help = AFTER_HELP)]
 pub struct Cli {

@@ -4,5 +4,5 @@ complete -c tao-classify -l rules -d 'Add or replace rules from a TOML file; rep
 complete -c tao-classify -l list-rules -d 'Print the rule catalogue as JSON lines and exit'
 complete -c tao-classify -s q -l quiet -d 'Print no warnings on standard error; errors are always printed'
 complete -c tao-classify -s v -l verbose -d 'Print what the tool does on standard error (one line per classified job)'
-complete -c tao-classify -l version -d 'Print the version'
+complete -c tao-classify -s V -l version -d 'Print the version'
 complete -c tao-classify -s h -l help -d 'Print help (see more with \'--help\')'
