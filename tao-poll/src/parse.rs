@@ -812,9 +812,8 @@ mod tests {
     /// reported, never taken as a job.
     #[test]
     fn scontrol_jobid_that_is_not_a_job_id_is_an_issue() {
-        let p = parse_scontrol(
-            "JobId=2245 ]JobName=x\n   JobState=FAILED Reason=NonZeroExitCode\n",
-        );
+        let p =
+            parse_scontrol("JobId=2245 ]JobName=x\n   JobState=FAILED Reason=NonZeroExitCode\n");
         assert!(p.rows.is_empty(), "{:?}", p.rows);
         assert_eq!(p.issues.len(), 1);
         assert!(p.issues[0].message.contains("not a Slurm job id"));
