@@ -118,7 +118,7 @@ pub(crate) fn verify(
             Ok(())
         }
         CheckResult::NotFound => Err(Error::NoPerm(format!(
-            "host key of {name} ({}) is not in {:?}: check its fingerprint with your admins, then run `{}` (or pass --accept-new-host-key)",
+            "host key of {name} ({}) is not in {:?}: check its fingerprint with your admins, then run `{}` (or accept it once with `tao-submit preflight --accept-new-host-key`)",
             key_type_name(ktype),
             known_hosts.display().to_string(),
             keyscan_fix(host, port, known_hosts)
