@@ -6,9 +6,12 @@
 //! after one scancel per login host and cluster (ids chunked below the
 //! argument limit, `-M cluster` where the job went to another cluster), the
 //! jobs are looked up in squeue's default view (jobs not yet ended) until
-//! none is left or `--wait` passes. A job that already ended, or that Slurm
-//! no longer knows, counts as cancelled. Each line is emitted with state
-//! CANCELED and sacct's native state in `message`.
+//! none is left or `--wait` passes. A job that Slurm no longer knows, or
+//! that was cancelled, is emitted with state CANCELED and sacct's native
+//! state in `message`. A job that had already ended on its own (COMPLETED,
+//! FAILED, ...) before scancel is not a failure of the cancel, but its
+//! outcome is not erased either: its line keeps its state, the message says
+//! how it ended, and tao-poll maps that to COMPLETE or ERROR.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::{BufRead, Write};
@@ -299,7 +302,7 @@ fn cancel_group(
                 .iter()
                 .map(|id| match native.get(id) {
                     Some(st) if st.starts_with("CANCELLED") => st.clone(),
-                    Some(st) => format!("{st} (ended before scancel; counts as cancelled)"),
+                    Some(st) => format!("{st} (ended before scancel)"),
                     None => format!("job {id} unknown to Slurm (counts as cancelled)"),
                 })
                 .collect::<Vec<_>>()
@@ -316,6 +319,24 @@ fn cancel_group(
         if let Some(st) = t.ids.first().and_then(|id| native.get(id)) {
             t.line
                 .set_path(&["slurm", "native_state"], Value::String(st.clone()));
+        }
+        // Every job of the line ended on its own before scancel: keep its
+        // state for tao-poll to map (COMPLETED must not become CANCELED).
+        let ended_on_its_own = !t.ids.is_empty()
+            && t.ids.iter().all(|id| {
+                native
+                    .get(id)
+                    .is_some_and(|st| !st.starts_with("CANCELLED"))
+            });
+        if ended_on_its_own {
+            t.line.fields.insert(
+                "message".into(),
+                Value::String(format!(
+                    "{message}; nothing was cancelled: run tao-poll for its final state"
+                )),
+            );
+            done.push((t.line, true));
+            continue;
         }
         t.line
             .fields
