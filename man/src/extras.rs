@@ -163,6 +163,7 @@ fn submit() -> Extra {
         files: vec![
             ("<base>/jobs/<id>/", "The job directory on shared storage: specs/, env/secrets.env (mode 600, shredded by the job), meta/job.json, sbatch/job_<id>.sbatch, slurm-logs/<id>-<slurm_job_id>/, inputs/action-helpers/ (see tao-jobline(7))."),
             ("<base>/images/<name>.sqsh", "The image conversion cache: a GPU job's --container-image is always a .sqsh path, converted on a CPU partition."),
+            ("$TAO_STATE_DIR/clusters/<cluster>/nccl.json", "The NCCL environment that passed the communication probe on that cluster. Before a multi-node job, or one with 2 or more GPUs per node, tao-submit runs a small all-reduce probe job (about 120 s timeout) unless this file exists; on a hang it retries with the site profile's NCCL knobs in order, caches the first environment that passes and passes it to the real job with sbatch --export (the linted script is unchanged); when none passes, the real job is not submitted and the error lists what was tried. --skip-probe skips it. See tao-submit/MULTINODE.md in the source tree."),
         ],
         exit_status: vec![
             (exit::OK, "Every line was done."),
@@ -178,6 +179,8 @@ fn submit() -> Extra {
             ("Check a cluster before the first job:", "tao-submit preflight --path /lustre/datasets/coco"),
             ("Submit; the record learns the Slurm job id:", "tao-record open --spec spec.yaml --action train --network-arch dino \\\n    --image nvcr.io#nvidia/tao/tao-toolkit:5.5.0-pyt \\\n  | tao-render | tao-redact lint | tao-submit | tao-record mark"),
             ("Cancel a job and record it:", "tao-record list --id tao-20261129-k3f9x2 | tao-submit cancel | tao-record mark"),
+            ("A 2-node TAO job (the container's entrypoint starts the GPU processes; the probe runs first):", "tao-record open --nodes 2 --gpus-per-node 8 --spec spec.yaml --action train --network-arch dino \\\n    --image nvcr.io#nvidia/tao/tao-toolkit:5.5.0-pyt --command 'dino train -e {config_path}' \\\n  | tao-render | tao-redact lint | tao-submit | tao-record mark"),
+            ("A raw torchrun command on 2 nodes, from the rendezvous variables every node exports:", "tao-record open --nodes 2 --gpus-per-node 4 --runtime none \\\n    --command 'torchrun --nnodes=\"$TAO_NODE_COUNT\" --nproc-per-node=\"$TAO_GPUS_PER_NODE\" --node-rank=\"$NODE_RANK\" --master-addr=\"$MASTER_ADDR\" --master-port=\"$MASTER_PORT\" /lustre/code/train.py' \\\n  | tao-render | tao-redact lint | tao-submit | tao-record mark"),
         ],
         see_also: see_also("tao-submit"),
     }
