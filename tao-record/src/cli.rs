@@ -2,15 +2,16 @@
 //! `mark`, `show`, `history`, `list` and `gc`, and what each prints.
 //!
 //! Output follows the house rules: job lines (JSON) on a pipe, readable
-//! text on a terminal for `show` and `history` (`--json` / `--text`
-//! force either), diagnostics on stderr as one line each. Exit statuses
-//! are tao-jobline(7)'s: 0 ok, 1 some lines failed, 2 usage, 65 bad data,
+//! text on a terminal for `show`, `history` and `mark` (`--json` /
+//! `--text` force either) and a table for `list` (`--json` / `--table`),
+//! diagnostics on stderr as one line each. Exit statuses are
+//! tao-jobline(7)'s: 0 ok, 1 some lines failed, 2 usage, 65 bad data,
 //! 74 local I/O, 78 configuration.
 
 use std::ffi::OsString;
 use std::io::{BufWriter, IsTerminal, Write};
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use serde_json::{json, Value};
 use tao_core::{Error, JobLine, LineWriter, Result, State};
 
@@ -86,6 +87,13 @@ pub struct MarkArgs {
     /// tools pass lines that carry an `error` through untouched).
     #[arg(long, requires = "id")]
     pub clear_error: bool,
+    /// Print job lines even on a terminal (the default on a pipe).
+    #[arg(long, conflicts_with = "text")]
+    pub json: bool,
+    /// Print one readable line per job even on a pipe (the default on a terminal):
+    /// id, state, Slurm job id, message, and the error if any.
+    #[arg(long)]
+    pub text: bool,
 }
 
 /// Arguments of `show` and `history`.
@@ -147,9 +155,10 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let cli = match Cli::try_parse_from(args) {
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let cli = match Cli::try_parse_from(&args) {
         Ok(c) => c,
-        Err(e) => return clap_error(e),
+        Err(e) => return clap_error(e, subcommand_of(&args).as_deref()),
     };
     tao_core::cli::set_verbosity(cli.quiet, cli.verbose);
     // Readers changed nothing: a reader that went away (`list | head`) is
@@ -169,8 +178,9 @@ where
 }
 
 /// Help and version go to stdout with exit 0; any other clap error
-/// becomes one line (`tao-record: error: ...`, exit 2).
-fn clap_error(e: clap::Error) -> Result<i32> {
+/// becomes one line (`tao-record: error: ...; see tao-record SUB --help`,
+/// exit 2) made by [`one_line_usage_error`].
+fn clap_error(e: clap::Error, subcommand: Option<&str>) -> Result<i32> {
     use clap::error::ErrorKind;
     match e.kind() {
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
@@ -181,13 +191,54 @@ fn clap_error(e: clap::Error) -> Result<i32> {
             eprint!("{e}");
             Ok(tao_core::exit::USAGE)
         }
-        _ => {
-            let text = e.render().to_string();
-            let first = text.lines().next().unwrap_or("invalid arguments");
-            let first = first.strip_prefix("error: ").unwrap_or(first);
-            Err(Error::Usage(format!("{first}; see tao-record --help")))
+        _ => Err(Error::Usage(one_line_usage_error(
+            &e.render().to_string(),
+            subcommand,
+        ))),
+    }
+}
+
+/// One line from clap's rendered error `text`: the content lines between
+/// `error:` and `Usage:` (or clap's closing `For more information` line)
+/// joined with spaces, so the argument names clap lists on their own lines
+/// are kept; then `; see <command> --help`, where `<command>` is
+/// `tao-record` followed by `subcommand` when one was named.
+pub fn one_line_usage_error(text: &str, subcommand: Option<&str>) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for line in text.lines() {
+        let t = line.trim();
+        if t.starts_with("Usage:") || t.starts_with("For more information") {
+            break;
+        }
+        let t = t.strip_prefix("error:").map_or(t, str::trim);
+        if !t.is_empty() {
+            parts.push(t);
         }
     }
+    let msg = if parts.is_empty() {
+        "invalid arguments".to_string()
+    } else {
+        parts.join(" ")
+    };
+    let command = match subcommand {
+        Some(sub) => format!("tao-record {sub}"),
+        None => "tao-record".into(),
+    };
+    tao_core::cli::one_line(&format!("{msg}; see {command} --help"))
+}
+
+/// The subcommand `args` (program name first) name: the first argument
+/// that is not an option, if it is one of `tao-record`'s subcommands (the
+/// global options take no value).
+fn subcommand_of(args: &[OsString]) -> Option<String> {
+    let first = args
+        .iter()
+        .skip(1)
+        .filter_map(|a| a.to_str())
+        .find(|a| !a.starts_with('-'))?;
+    Cli::command()
+        .find_subcommand(first)
+        .map(|c| c.get_name().to_string())
 }
 
 fn stdout_is_tty() -> bool {
@@ -220,8 +271,17 @@ fn cmd_open(a: &OpenArgs) -> Result<i32> {
 }
 
 fn cmd_mark(a: &MarkArgs) -> Result<i32> {
+    if a.text || (!a.json && stdout_is_tty()) {
+        let mut out = LineWriter::new(mark::TextLines::new(std::io::stdout().lock()));
+        mark_to(a, &mut out)
+    } else {
+        let mut out = LineWriter::new(std::io::stdout().lock());
+        mark_to(a, &mut out)
+    }
+}
+
+fn mark_to<W: Write>(a: &MarkArgs, out: &mut LineWriter<W>) -> Result<i32> {
     let store = Store::open_default()?;
-    let mut out = LineWriter::new(std::io::stdout().lock());
     let sum = match &a.id {
         Some(id) => {
             let mut line = JobLine::new();
@@ -268,7 +328,7 @@ fn cmd_mark(a: &MarkArgs) -> Result<i32> {
                 })?;
             }
             let text = format!("{}\n", line.to_json());
-            mark::mark_stream(&store, text.as_bytes(), &mut out, &mut |m| warn(m))?
+            mark::mark_stream(&store, text.as_bytes(), out, &mut |m| warn(m))?
         }
         None => {
             if std::io::stdin().is_terminal() {
@@ -277,7 +337,7 @@ fn cmd_mark(a: &MarkArgs) -> Result<i32> {
                 ));
             }
             let stdin = std::io::stdin().lock();
-            mark::mark_stream(&store, stdin, &mut out, &mut |m| warn(m))?
+            mark::mark_stream(&store, stdin, out, &mut |m| warn(m))?
         }
     };
     sum.into_result()

@@ -53,11 +53,19 @@ pub const PROTECTED: &[&str] = &[
 /// Check that a record in state `from` may move to `to`.
 ///
 /// Errors: [`Error::Data`] "illegal transition from COMPLETE to RUNNING ..."
-/// when `from` is final and `to` differs.
+/// when `from` is final and `to` differs; its advice fits `from`: a retry
+/// (`open --retry-of ID`) from ERROR or CANCELED, a new record
+/// (`open ...`) from COMPLETE, which cannot be retried.
 pub fn check_transition(from: State, to: State) -> Result<()> {
     if from.is_final() && from != to {
+        // Only ERROR and CANCELED records can be retried (open.rs).
+        let advice = if from == State::Complete {
+            "the job completed; to run it again, open a new record with `tao-record open ...`"
+        } else {
+            "to run the job again, open its retry with `tao-record open --retry-of ID`"
+        };
         return Err(Error::Data(format!(
-            "illegal transition from {from} to {to}: {from} is final; open a new record with `tao-record open --retry-of ID` to run the job again"
+            "illegal transition from {from} to {to}: {from} is final; {advice}"
         )));
     }
     Ok(())
@@ -300,6 +308,13 @@ mod tests {
             if let Err(e) = r {
                 let m = e.to_string();
                 assert!(m.contains(from.as_str()) && m.contains(to.as_str()), "{m}");
+                // The advice must be one `open` accepts: COMPLETE cannot be retried.
+                if from == Complete {
+                    assert!(!m.contains("--retry-of") && m.contains("completed"), "{m}");
+                    assert!(m.contains("`tao-record open ...`"), "{m}");
+                } else {
+                    assert!(m.contains("tao-record open --retry-of ID"), "{m}");
+                }
             }
         }
         // Every pair is covered by the table.

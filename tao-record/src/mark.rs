@@ -190,12 +190,131 @@ pub fn mark_stream<R: BufRead, W: Write>(
                     None => e.to_string(),
                 };
                 warn(&msg);
+                show_recorded_state(store, &mut l);
                 l.set_error(TOOL, &e);
                 out.write(&l)?;
             }
         }
     }
     Ok(sum)
+}
+
+/// The fields of a refused line that describe the record's state; they are
+/// replaced by the record's own values so a reader downstream sees the state
+/// the record is really in, not the one that was refused.
+const STATE_FIELDS: [&str; 4] = ["state", "message", "observed_at", "observed_by"];
+
+/// On a line whose observation was refused, put the record's actual
+/// `state`, `message`, `observed_at` and `observed_by` (each removed when
+/// the record has none), and add the record's other fields the line lacks
+/// (not `history`), as a successful echo has them. A line whose record
+/// cannot be read (unknown id, no id) is left as it came.
+fn show_recorded_state(store: &Store, line: &mut JobLine) {
+    let Some(id) = line.id().map(str::to_string) else {
+        return;
+    };
+    if tao_core::id::validate(&id).is_err() {
+        return;
+    }
+    let Ok(rec) = store.load(&id) else {
+        return;
+    };
+    for k in STATE_FIELDS {
+        match rec.fields.get(k) {
+            Some(v) => {
+                line.fields.insert(k.into(), v.clone());
+            }
+            None => {
+                line.fields.shift_remove(k);
+            }
+        }
+    }
+    for (k, v) in &rec.fields {
+        if k != "history" && !line.fields.contains_key(k) {
+            line.fields.insert(k.clone(), v.clone());
+        }
+    }
+}
+
+/// One readable line for a job line `v` (as `mark` echoes it), for a
+/// terminal: `ID  STATE  slurm SLURM_ID  MESSAGE`, then `  error: MESSAGE`
+/// when the line carries an `error` object. Missing values print as `-`;
+/// control characters are escaped (`tao_core::cli::one_line`). No newline.
+pub fn render_text_line(v: &Value) -> String {
+    let get = |p: &[&str]| {
+        let mut cur = v;
+        for k in p {
+            match cur.get(k) {
+                Some(x) => cur = x,
+                None => return "-".to_string(),
+            }
+        }
+        match cur {
+            Value::String(s) if !s.is_empty() => s.clone(),
+            Value::String(_) | Value::Null => "-".into(),
+            other => other.to_string(),
+        }
+    };
+    let mut s = format!(
+        "{}  {:<8}  slurm {}  {}",
+        get(&["id"]),
+        get(&["state"]),
+        get(&["slurm", "job_id"]),
+        get(&["message"])
+    );
+    if v.get("error").is_some_and(Value::is_object) {
+        s.push_str("  error: ");
+        s.push_str(&get(&["error", "message"]));
+    }
+    tao_core::cli::one_line(&s)
+}
+
+/// A writer for `mark` on a terminal: takes the job lines `mark_stream`
+/// writes (JSON, one per `\n`) and writes each to `inner` as the readable
+/// line of [`render_text_line`]. A line that is not JSON is passed as it
+/// is. Bytes after the last `\n` are held until the next write.
+#[derive(Debug)]
+pub struct TextLines<W: Write> {
+    inner: W,
+    buf: Vec<u8>,
+}
+
+impl<W: Write> TextLines<W> {
+    /// Wrap `inner` (usually standard output).
+    pub fn new(inner: W) -> Self {
+        TextLines {
+            inner,
+            buf: Vec::new(),
+        }
+    }
+
+    /// The wrapped writer.
+    pub fn into_inner(self) -> W {
+        self.inner
+    }
+}
+
+impl<W: Write> Write for TextLines<W> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(bytes);
+        while let Some(n) = self.buf.iter().position(|b| *b == b'\n') {
+            let line: Vec<u8> = self.buf.drain(..=n).collect();
+            let body = &line[..n];
+            match serde_json::from_slice::<Value>(body) {
+                Ok(v) => {
+                    let mut t = render_text_line(&v);
+                    t.push('\n');
+                    self.inner.write_all(t.as_bytes())?;
+                }
+                Err(_) => self.inner.write_all(&line)?,
+            }
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 #[cfg(test)]
@@ -263,10 +382,42 @@ mod tests {
             .get_str(&["error", "message"])
             .unwrap()
             .contains("from COMPLETE to RUNNING"));
+        // The refused line shows the state the record is in, not the one refused.
+        assert_eq!(lines[3].get_str(&["state"]), Some("COMPLETE"));
+        assert!(!lines[3]
+            .get_str(&["error", "message"])
+            .unwrap()
+            .contains("--retry-of"));
+        // An unknown id has no record: its line goes on as it came.
+        assert_eq!(lines[1].get_str(&["state"]), Some("RUNNING"));
         assert!(warnings.iter().any(|w| w.starts_with("line 3")));
         let rec = store.load("j1").unwrap();
         assert_eq!(rec.state(), Some(State::Complete));
         assert_eq!(rec.history().len(), 3);
         assert!(sum.into_result().unwrap_err().code() == 65);
+    }
+
+    #[test]
+    fn text_lines_render_one_readable_line_per_job() {
+        let mut w = TextLines::new(Vec::new());
+        let a = json!({"id": "tao-1", "state": "RUNNING", "message": "RUNNING",
+            "slurm": {"job_id": "4242"}, "command": "x".repeat(10_000)});
+        let b = json!({"id": "tao-2", "state": "COMPLETE",
+            "error": {"tool": "tao-record", "code": "data", "message": "illegal\ntransition"}});
+        let text = format!("{a}\n{b}\n");
+        // Split mid-line: a line is rendered only once it is whole.
+        let (x, y) = text.as_bytes().split_at(10);
+        w.write_all(x).unwrap();
+        assert!(w.inner.is_empty());
+        w.write_all(y).unwrap();
+        let out = String::from_utf8(w.into_inner()).unwrap();
+        let got: Vec<&str> = out.lines().collect();
+        assert_eq!(
+            got,
+            [
+                "tao-1  RUNNING   slurm 4242  RUNNING",
+                "tao-2  COMPLETE  slurm -  -  error: illegal\\ntransition",
+            ]
+        );
     }
 }

@@ -428,6 +428,16 @@ fn mark_walks_the_state_machine_and_keeps_history() {
     let echo = &lines(&out.stdout)[0];
     let msg = echo["error"]["message"].as_str().unwrap();
     assert!(msg.contains("COMPLETE") && msg.contains("RUNNING"), "{msg}");
+    // COMPLETE cannot be retried: the advice is a new record, not --retry-of.
+    assert!(
+        !msg.contains("--retry-of") && msg.contains("tao-record open"),
+        "{msg}"
+    );
+    assert_eq!(
+        echo["state"], "COMPLETE",
+        "the record's state, not the refused one"
+    );
+    assert_eq!(echo["message"], "COMPLETED");
     let rec = env.record(&id);
     assert_eq!(rec["state"], "COMPLETE");
     let states: Vec<&str> = rec["history"]
@@ -484,9 +494,10 @@ fn mark_from_stdin_handles_every_kind_of_line() {
     assert_eq!(echoed[0]["extra"]["kept"], true);
     assert_eq!(echoed[1]["error"]["tool"], "tao-record");
     assert_eq!(
-        echoed[2]["state"], "ERROR",
-        "the refused line goes on as it came"
+        echoed[2]["state"], "RUNNING",
+        "the refused line shows the record's actual state"
     );
+    assert_eq!(echoed[2]["message"], "RUNNING");
     assert!(echoed[2]["error"]["message"]
         .as_str()
         .unwrap()
@@ -735,6 +746,116 @@ fn help_version_and_usage_errors() {
     assert!(
         err.starts_with("tao-record: error: ") && err.lines().count() == 1,
         "{err}"
+    );
+    // Each usage error is one line that names the argument and the command's help.
+    let cases: [(&[&str], &[&str]); 6] = [
+        (
+            &["history"],
+            &["not provided: <ID>", "see tao-record history --help"],
+        ),
+        (&["show"], &["<ID>", "see tao-record show --help"]),
+        (
+            &["gc"],
+            &["--older-than <DURATION>", "see tao-record gc --help"],
+        ),
+        (
+            &["list", "--bogus"],
+            &["'--bogus'", "see tao-record list --help"],
+        ),
+        (
+            &["open", "--nodes", "many"],
+            &["'many'", "--nodes <N>", "see tao-record open --help"],
+        ),
+        (&["frobnicate"], &["'frobnicate'", "see tao-record --help"]),
+    ];
+    for (args, wants) in cases {
+        let out = env.cmd().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            err.starts_with("tao-record: error: ") && err.lines().count() == 1,
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains(":;"), "{args:?}: {err}");
+        for w in wants {
+            assert!(err.contains(w), "{args:?}: {err:?} lacks {w:?}");
+        }
+    }
+    env.cmd()
+        .args(["history", "--help"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Usage:"));
+}
+
+#[test]
+fn mark_prints_text_lines_on_request_and_json_on_a_pipe() {
+    let env = Env::new();
+    let id = env.open(&[]);
+    let args = [
+        "mark",
+        id.as_str(),
+        "--state",
+        "RUNNING",
+        "--backend-ref",
+        "4242",
+        "--message",
+        "RUNNING",
+    ];
+    // Forced text: one readable line, no JSON (no script text).
+    let out = env.cmd().args(args).arg("--text").output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text, format!("{id}  RUNNING   slurm 4242  RUNNING\n"));
+    // Piped (the default off a terminal) and --json: job lines.
+    for extra in [&[][..], &["--json"][..]] {
+        let out = env.cmd().args(args).args(extra).output().unwrap();
+        assert!(out.status.success());
+        let l = lines(&out.stdout);
+        assert_eq!(l.len(), 1);
+        assert_eq!(l[0]["slurm"]["job_id"], "4242");
+    }
+    env.cmd()
+        .args(["mark", &id, "--json", "--text"])
+        .assert()
+        .code(2);
+    // A refused line in text: the record's state and the error message.
+    env.mark(&id, "COMPLETE", "COMPLETED");
+    let out = env
+        .cmd()
+        .args(["mark", &id, "--state", "RUNNING", "--text"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(
+        text.starts_with(&format!(
+            "{id}  COMPLETE  slurm 4242  COMPLETED  error: illegal transition"
+        )),
+        "{text}"
+    );
+    // Lines from stdin: one text line each, the unknown id with its error.
+    let input = format!(
+        "{}\n{}\n",
+        json!({"id": id, "message": "seen"}),
+        json!({"id": "tao-20990101-zzzzzz", "state": "RUNNING"})
+    );
+    let out = env
+        .cmd()
+        .args(["mark", "--text"])
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let got: Vec<&str> = text.lines().collect();
+    assert_eq!(got.len(), 2, "{text}");
+    assert!(got[0].starts_with(&format!("{id}  COMPLETE")), "{text}");
+    assert!(
+        got[1].starts_with("tao-20990101-zzzzzz  RUNNING   slurm -  -  error: "),
+        "{text}"
     );
 }
 
