@@ -24,5 +24,7 @@ s#(\bmachine[[:space:]]+[^[:space:]]+[[:space:]]+login[[:space:]]+[^[:space:]]+[
 s#^([[:space:]]*password[[:space:]]+)[^[:space:]"']+([[:space:]]*)$#\1[REDACTED:netrc-password]\2#I
 s#(\\?"(auth|identitytoken|registrytoken)\\?"[[:space:]]*:[[:space:]]*\\?")[A-Za-z0-9+/=_.-]{8,}#\1[REDACTED:docker-config-auth]#gI
 s#(\b(docker|podman|nerdctl|buildah|skopeo|helm|singularity|apptainer|oras|crane)\b.*\blogin\b.*[[:space:]](-p|--password)([[:space:]]+|=)["']?)[^[:space:]"']+#\1[REDACTED:registry-login-password]#I
+s#(authorization[]\\"']{0,3}[ 	]*[:=,][ 	]*[\\"']{0,2}[ 	]*(bearer|token)[ 	]+)[A-Za-z0-9._~+/-]{8,}=*#\1[REDACTED:http-bearer-token]#gI
+s#(authorization[]\\"']{0,3}[ 	]*[:=,][ 	]*[\\"']{0,2}[ 	]*basic[ 	]+)[A-Za-z0-9+/]{8,}={0,2}#\1[REDACTED:http-basic-auth]#gI
 s#((^|[^A-Za-z0-9_.-])[A-Za-z0-9_.-]*(token|key|secret|passw(or)?d|pwd|credentials?)\\?["']?[[:space:]]*(:=|=>|=|:)[ 	]*\\?["']?)[^[:space:]"'\\,;)}]+#\1[REDACTED:secret-assignment]#gI
 s#((^|[[:space:]])--?([a-z0-9]+-)*(token|key|secret|password|passwd|apikey)([[:space:]]+|=)["']?)[^[:space:]"']+#\1[REDACTED:secret-flag]#gI

@@ -21,6 +21,8 @@ pub enum Validator {
     Assignment,
     /// [`crate::validate::is_ngc_legacy_key`] on the secret.
     NgcLegacy,
+    /// [`crate::validate::is_basic_credential`] on the secret (RFC 7617).
+    BasicAuth,
 }
 
 /// One compiled rule.
@@ -154,9 +156,10 @@ fn compile(spec: RuleSpec, origin: &str) -> Result<Rule> {
         None => Validator::None,
         Some("assignment") => Validator::Assignment,
         Some("ngc-legacy") => Validator::NgcLegacy,
+        Some("basic-auth") => Validator::BasicAuth,
         Some(other) => {
             return Err(Error::Config(format!(
-                "{origin}: rule '{id}': unknown validate '{other}'; use \"assignment\" or \"ngc-legacy\""
+                "{origin}: rule '{id}': unknown validate '{other}'; use \"assignment\", \"ngc-legacy\" or \"basic-auth\""
             )))
         }
     };

@@ -404,6 +404,7 @@ fn accept(rule: &Rule, name: Option<&[u8]>, secret: &[u8]) -> bool {
     match rule.validator {
         Validator::None => true,
         Validator::NgcLegacy => validate::is_ngc_legacy_key(secret),
+        Validator::BasicAuth => validate::is_basic_credential(secret),
         Validator::Assignment => validate::assignment_value_is_secret(name.unwrap_or(b""), secret),
     }
 }

@@ -305,6 +305,41 @@ pub fn is_ngc_legacy_key(candidate: &[u8]) -> bool {
     })
 }
 
+/// Whether `candidate` (the credentials of an `Authorization: Basic` header)
+/// is a literal user and password rather than an example or a placeholder.
+///
+/// RFC 7617 section 2: the credentials are the base64 (RFC 4648 section 4;
+/// padding is accepted but not required here) of `user-id ":" password`,
+/// UTF-8, no control characters, and the user-id holds no colon. Kept when
+/// it decodes so and either the password passes the password-name filters
+/// of [`assignment_value_is_secret`] (6+ bytes, a digit or symbol, not a
+/// placeholder such as `user:pass` or `user:changeme`), or the password is
+/// at most one byte and the user-id passes the key filters (APIs that take
+/// a key as the user name, `KEY:` or `KEY:X`). The RFC's own example
+/// `Aladdin:open sesame` is not kept (a phrase: no digit or symbol).
+pub fn is_basic_credential(candidate: &[u8]) -> bool {
+    let trimmed = candidate
+        .iter()
+        .rposition(|&b| b != b'=')
+        .map_or(&candidate[..0], |i| &candidate[..=i]);
+    let Ok(decoded) = base64::engine::general_purpose::STANDARD_NO_PAD.decode(trimmed) else {
+        return false;
+    };
+    let Ok(text) = std::str::from_utf8(&decoded) else {
+        return false;
+    };
+    if text.chars().any(char::is_control) {
+        return false;
+    }
+    let Some((user, password)) = text.split_once(':') else {
+        return false;
+    };
+    if password.len() <= 1 {
+        return assignment_value_is_secret(b"api_key", user.as_bytes());
+    }
+    assignment_value_is_secret(b"password", password.as_bytes())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -362,6 +397,38 @@ mod tests {
         assert!(assignment_may_hold_secret(b" DB_PASSWORD='hunter22'"));
         assert!(assignment_may_hold_secret(b"=api_key=abcdef=="));
         assert!(assignment_may_hold_secret(b"\"key\": \"Zk3vQ9\""));
+    }
+
+    #[test]
+    fn basic_credentials_decode_to_a_real_looking_password() {
+        use base64::Engine as _;
+        let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+        for yes in [
+            "user:password123",
+            "fakeuser:Fak3Passw0rd!9",
+            ":Tr0ub4dor&3x",
+            "FAKEX0t0ZBfdTEmxI6CmuxV5:",
+            "FAKEX0t0ZBfdTEmxI6CmuxV5:X",
+        ] {
+            assert!(is_basic_credential(b64(yes).as_bytes()), "{yes}");
+            let unpadded = b64(yes).trim_end_matches('=').to_string();
+            assert!(is_basic_credential(unpadded.as_bytes()), "{yes} unpadded");
+        }
+        for no in [
+            "Aladdin:open sesame",
+            "user:pass",
+            "admin:admin",
+            "user:changeme",
+            "user:${PASSWORD}",
+            "no colon here at all",
+            "fakeuser:",
+            "user:pa\u{7}ss123",
+        ] {
+            assert!(!is_basic_credential(b64(no).as_bytes()), "{no}");
+        }
+        assert!(!is_basic_credential(b"not-base64!!"));
+        assert!(!is_basic_credential(&[0xff, 0xfe]));
+        assert!(!is_basic_credential(b""));
     }
 
     #[test]

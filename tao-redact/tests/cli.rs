@@ -249,6 +249,102 @@ fn filter_masks_rules_and_exact_env_values() {
     );
 }
 
+/// The two lines a user reported passing both gates unmasked: generic HTTP
+/// credentials (RFC 6750 Bearer, RFC 7617 Basic) in curl/wget headers.
+const BEARER_LINE: &str =
+    r#"curl -H "Authorization: Bearer 9f8e7d6c5b4a39281706f5e4d3c2b1a0ffeeddcc" x"#;
+const BASIC_LINE: &str = r#"wget --header="Authorization: Basic dXNlcjpwYXNzd29yZDEyMw==" x"#;
+const BEARER_TOKEN: &str = "9f8e7d6c5b4a39281706f5e4d3c2b1a0ffeeddcc";
+const BASIC_CREDENTIALS: &str = "dXNlcjpwYXNzd29yZDEyMw==";
+
+#[test]
+fn filter_masks_http_authorization_credentials() {
+    let input = format!(
+        "{BEARER_LINE}
+{BASIC_LINE}
+curl -H \"Authorization: Bearer $TOKEN\" x\n"
+    );
+    let o = cmd()
+        .write_stdin(input)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    assert_eq!(
+        String::from_utf8(o.stdout).unwrap(),
+        "curl -H \"Authorization: Bearer [REDACTED:http-bearer-token]\" x\n\
+         wget --header=\"Authorization: Basic [REDACTED:http-basic-auth]\" x\n\
+         curl -H \"Authorization: Bearer $TOKEN\" x\n"
+    );
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn lint_blocks_a_script_with_http_authorization_credentials() {
+    let script = format!("#!/bin/bash\n#SBATCH --job-name=tao-x\n{BEARER_LINE}\n{BASIC_LINE}\n");
+    // As a job line on stdin.
+    let o = cmd()
+        .arg("lint")
+        .write_stdin(format!("{}\n", job("tao-http", &script)))
+        .assert()
+        .code(3)
+        .get_output()
+        .clone();
+    let lines = stdout_lines(&o.stdout);
+    assert_eq!(lines.len(), 1);
+    let lint = &lines[0]["lint"];
+    assert_eq!(lint["ok"], false);
+    let found: Vec<(String, u64, u64)> = lint["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap().to_string(),
+                f["line"].as_u64().unwrap(),
+                f["column"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("http-bearer-token".to_string(), 3, 32),
+            ("http-basic-auth".to_string(), 4, 37),
+        ]
+    );
+    let findings = lint["findings"].to_string();
+    assert!(!findings.contains(BEARER_TOKEN), "{findings}");
+    assert!(!findings.contains(BASIC_CREDENTIALS), "{findings}");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!stderr.contains(BEARER_TOKEN) && !stderr.contains(BASIC_CREDENTIALS));
+    // As a script file.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("http.sbatch");
+    std::fs::write(&path, &script).unwrap();
+    let o = cmd()
+        .arg("lint")
+        .arg(&path)
+        .assert()
+        .code(3)
+        .get_output()
+        .clone();
+    let lines = stdout_lines(&o.stdout);
+    assert_eq!(lines[0]["lint"]["findings"].as_array().unwrap().len(), 2);
+    assert!(!String::from_utf8_lossy(&o.stdout).contains(BEARER_TOKEN));
+    // The same script with references instead of literals passes.
+    let clean = "#!/bin/bash\ncurl -H \"Authorization: Bearer ${HF_TOKEN}\" x\nwget --header=\"Authorization: Basic $(printf %s \"$U:$P\" | base64)\" x\n";
+    cmd()
+        .arg("lint")
+        .write_stdin(format!("{}\n", job("tao-ok", clean)))
+        .assert()
+        .success();
+}
+
 #[test]
 fn filter_secret_env_option_and_short_value_warning() {
     let o = cmd()
