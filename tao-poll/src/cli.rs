@@ -1,7 +1,9 @@
 //! Command-line interface (clap derive) and the status action.
 //!
 //! `tao-poll [JOB_ID...]` reads job lines on stdin (or takes Slurm job ids
-//! as arguments), polls them and prints them. Exit status: 0 when every
+//! as arguments), polls them and prints them. Lines never submitted (no
+//! `slurm.job_id`) pass through unchanged with one warning per run and do
+//! not affect the exit status. Exit status: 0 when every submitted
 //! line got an observation; 1 when some lines carry a tao-poll `error`
 //! (they keep their last state); 69/77/78 when no line could be polled for
 //! the same connection reason (unreachable, auth, configuration); 65 for a
@@ -22,6 +24,7 @@ States: PENDING RUNNING COMPLETE ERROR CANCELED UNKNOWN (Slurm's native state an
 reason ride along in `message` and `slurm.native_state`). COMPLETED is COMPLETE only
 when the job's status.json (last SUCCESS/FAILURE) or completion.json (exit_code 0)
 says so. A failed query never changes a state: the line gets `error` instead.
+Lines never submitted (no slurm.job_id) pass through unchanged, with one warning.
 
 Examples:
   tao-record list --live | tao-poll | tao-classify | tao-record mark
@@ -31,7 +34,8 @@ Examples:
 
 Exit status: 0 all lines observed (with --watch: all COMPLETE); 1 some lines carry
 a tao-poll `error` (with --watch: not all COMPLETE, or interrupted); 2 usage;
-65 malformed input line; 69 no login host answered; 74 local I/O; 77 SSH
+65 malformed input line; 69 no login host answered; 74 local I/O; 75 (logs)
+no log file yet, the job has not started: try again or use --follow; 77 SSH
 authentication or host key; 78 configuration.";
 
 /// tao-poll: Slurm job states (squeue + sacct, batched per login host) in
@@ -213,12 +217,13 @@ pub fn read_input(ids: &[String]) -> (Vec<JobLine>, Option<Error>) {
     }
 }
 
-/// Exit status for a finished poll (see the module doc).
+/// Exit status for a finished poll (see the module doc). Never-submitted
+/// lines ([`PollResult::unsubmitted`]) count neither way.
 pub fn exit_status(res: &PollResult) -> i32 {
     if res.failed == 0 {
         return tao_core::exit::OK;
     }
-    if res.failed == res.lines.len() {
+    if res.failed == res.lines.len() - res.unsubmitted {
         let first = res.codes.first().map(String::as_str).unwrap_or("");
         if res.codes.iter().all(|c| c == first) {
             return match first {
@@ -289,6 +294,7 @@ fn run_status(args: &StatusArgs) -> Result<i32> {
         return crate::watch::run(lines, conn.as_mut(), &opts, args.interval);
     }
     let res = poll::poll(lines, conn.as_mut(), &opts);
+    poll::warn_unsubmitted(res.unsubmitted);
     if args.stats {
         eprintln!(
             "tao-poll: stats: lines={} handshakes={}",

@@ -9,7 +9,7 @@
 //! Modules: [`native`] (the state table), [`parse`] (command output to
 //! rows), [`observe`] (rows to one observation per job), [`status`] (the
 //! job's own verdict and log tails), [`backend`] (SSH or replay), [`poll`]
-//! (one batched poll), [`watch`], [`logs`], [`cli`].
+//! (one batched poll), [`watch`], [`logs`], [`cli`], [`usage`] (clap errors as one line).
 
 pub mod backend;
 pub mod cli;
@@ -19,6 +19,7 @@ pub mod observe;
 pub mod parse;
 pub mod poll;
 pub mod status;
+pub mod usage;
 pub mod watch;
 
 pub use cli::{run, Cli};

@@ -13,8 +13,16 @@
 //! pending, running and completing jobs), and stops after the round that
 //! finds the job gone. Partial lines wait for their newline so redaction
 //! always sees whole lines.
+//!
+//! No log file yet: the job's state is asked in the same command. While
+//! the job is queued (PENDING) or running, `--follow` waits for the file
+//! on the same session (every two seconds, bounded only by the job's end;
+//! on a terminal one stderr line says so) and plain `logs` exits 75
+//! (try again later). A job that is no longer queued or running and has no
+//! file is an error (65): it ended without starting, or the record's
+//! paths are wrong.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -101,8 +109,10 @@ pub fn target(line: &JobLine, err: bool) -> Result<LogTarget> {
 
 /// Run `logs`; returns the exit status (0).
 ///
-/// Errors: [`Error::Data`] for a missing record/field or a missing log
-/// file; connection errors from tao-ssh (69/77/78); [`Error::Io`] on stdout.
+/// Errors: [`Error::TempFail`] (75) when the log file does not exist yet
+/// and the job is still queued or running (without `--follow`);
+/// [`Error::Data`] for a missing record/field, or a missing log file of a
+/// job that is not queued or running; connection errors from tao-ssh (69/77/78); [`Error::Io`] on stdout.
 pub fn run(args: &LogsArgs) -> Result<i32> {
     let line = match args.id.as_deref() {
         None | Some("-") => crate::cli::first_line(std::io::stdin().lock())?,
@@ -137,15 +147,75 @@ pub fn run(args: &LogsArgs) -> Result<i32> {
             .map_err(|e| Error::io("writing standard output", e))
     };
     let q = quote(&t.path);
-    let first = remote.exec(
-        &format!("[ -f {q} ] && wc -c < {q} && tail -n {} {q}", args.lines),
-        None,
-    )?;
+    let cluster = t
+        .cluster
+        .as_deref()
+        .map(|c| format!(" -M {}", quote(c)))
+        .unwrap_or_default();
+    let state_cmd = format!(
+        "squeue -h{cluster} -j {} -o %T 2>/dev/null | head -n 1",
+        quote(&t.slurm_job_id)
+    );
+    let nonce = crate::backend::nonce();
+    // Printed instead of the tail when there is no log file yet, followed
+    // by the job's live state (one command, one round trip).
+    let missing = format!("@@tao-poll-missing-{nonce} ");
+    let first_cmd = format!(
+        "if [ -f {q} ]; then wc -c < {q} && tail -n {} {q}; else printf '%s' {}; {state_cmd}; fi",
+        args.lines,
+        quote(&missing)
+    );
+    let mut announced = false;
+    let mut saw_end = false;
+    let first = loop {
+        let o = remote.exec(&first_cmd, None)?;
+        let Some(rest) = o.stdout.strip_prefix(missing.as_bytes()) else {
+            break o;
+        };
+        let state = String::from_utf8_lossy(rest).trim().to_string();
+        let shown = if state.is_empty() {
+            "not in the queue".to_string()
+        } else {
+            state.clone()
+        };
+        if job_is_live(&state) {
+            if !args.follow {
+                return Err(Error::TempFail(format!(
+                    "no log file {:?} on the cluster yet: the job has not started ({shown}); try again later, or wait for it with --follow",
+                    t.path
+                )));
+            }
+            if !announced && std::io::stderr().is_terminal() {
+                if tao_core::cli::verbosity() >= 0 {
+                    eprintln!(
+                        "tao-poll: waiting for job {} to start ({})",
+                        t.slurm_job_id,
+                        tao_core::cli::one_line(&shown)
+                    );
+                }
+                announced = true;
+            }
+        } else if !args.follow || saw_end {
+            return Err(Error::Data(format!(
+                "no log file {:?} on the cluster and job {} is not queued or running ({shown}): it ended without starting, or the record's storage.job_dir is wrong (check `tao-poll` for its state)",
+                t.path, t.slurm_job_id
+            )));
+        } else {
+            // The file may have appeared between the test and squeue: one
+            // more round decides.
+            saw_end = true;
+        }
+        std::thread::sleep(Duration::from_secs(2));
+    };
     if first.status != 0 {
         return Err(Error::Data(format!(
-            "no log file {:?} on the cluster yet: the job has not started (check `tao-poll` for its state) or the record's paths are wrong{}",
+            "cannot read log file {:?} on the cluster{}",
             t.path,
-            if first.stderr.is_empty() { String::new() } else { format!(" ({})", first.stderr_line()) }
+            if first.stderr.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", first.stderr_line())
+            }
         )));
     }
     let text = first.stdout;
@@ -159,13 +229,7 @@ pub fn run(args: &LogsArgs) -> Result<i32> {
     if !args.follow {
         return Ok(0);
     }
-    let nonce = crate::backend::nonce();
     let marker = format!("\n@@tao-poll-{nonce} ");
-    let cluster = t
-        .cluster
-        .as_deref()
-        .map(|c| format!(" -M {}", quote(c)))
-        .unwrap_or_default();
     let mut pending: Vec<u8> = Vec::new();
     let mut last_round = false;
     loop {
@@ -181,9 +245,7 @@ pub fn run(args: &LogsArgs) -> Result<i32> {
             continue;
         };
         let data = &o.stdout[..pos];
-        let live = !String::from_utf8_lossy(&o.stdout[pos + marker.len()..])
-            .trim()
-            .is_empty();
+        let live = job_is_live(&String::from_utf8_lossy(&o.stdout[pos + marker.len()..]));
         offset += data.len() as u64;
         pending.extend_from_slice(data);
         if let Some(cut) = pending.iter().rposition(|b| *b == b'\n') {
@@ -203,6 +265,18 @@ pub fn run(args: &LogsArgs) -> Result<i32> {
         emit(&pending)?;
     }
     Ok(0)
+}
+
+/// Whether squeue's `%T` for a job says it is still queued or running
+/// (PENDING, RUNNING, SUSPENDED, COMPLETING, ...: not final in the tools'
+/// state table, [`crate::native::map_state`]). Empty (squeue no longer
+/// lists the job) and final states (COMPLETED, FAILED, CANCELLED, ... which
+/// squeue shows for MinJobAge after the end) are not live.
+///
+/// Input: squeue's state word (surrounding whitespace ignored).
+pub fn job_is_live(squeue_state: &str) -> bool {
+    let s = squeue_state.trim();
+    !s.is_empty() && !crate::native::map_state(s).state.is_final()
 }
 
 fn find_last(hay: &[u8], needle: &[u8]) -> Option<usize> {
@@ -233,6 +307,30 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("not been submitted"));
+    }
+
+    #[test]
+    fn live_states_from_squeue() {
+        for s in [
+            "PENDING",
+            "RUNNING\n",
+            "SUSPENDED",
+            "COMPLETING",
+            " CONFIGURING ",
+        ] {
+            assert!(job_is_live(s), "{s}");
+        }
+        for s in [
+            "",
+            "\n",
+            "COMPLETED",
+            "FAILED",
+            "CANCELLED",
+            "TIMEOUT",
+            "OUT_OF_MEMORY",
+        ] {
+            assert!(!job_is_live(s), "{s:?}");
+        }
     }
 
     #[test]

@@ -88,6 +88,35 @@ pub struct PollResult {
     pub failed: usize,
     /// Codes of the failures (for the exit status).
     pub codes: Vec<String>,
+    /// How many lines were never submitted (no `slurm.job_id`, no `error`
+    /// from another tool): passed through unchanged, not failures.
+    pub unsubmitted: usize,
+}
+
+/// Whether a line was never submitted: its `slurm.job_id` is absent, null
+/// or empty (tao-record open wrote the record; tao-render refused it or
+/// sbatch failed). Lines that carry an `error` from another tool are not
+/// counted here: they pass through as that tool's failures.
+///
+/// Input: one job line. Output: true for a never-submitted line.
+pub fn never_submitted(line: &JobLine) -> bool {
+    let no_id = match line.get_path(&["slurm", "job_id"]) {
+        None | Some(Value::Null) => true,
+        Some(Value::String(s)) => s.trim().is_empty(),
+        Some(_) => false,
+    };
+    no_id && (!line.has_error() || error_is_ours(line))
+}
+
+/// The one warning per run about never-submitted lines (`n` > 0), on
+/// stderr via `tao_core::cli::warn` (silenced by `-q`).
+pub fn warn_unsubmitted(n: usize) {
+    if n > 0 {
+        tao_core::cli::warn(
+            TOOL,
+            &format!("{n} job line(s) were never submitted (no slurm.job_id): submit them with tao-submit, or retire them with tao-record mark ID --state CANCELED"),
+        );
+    }
 }
 
 fn prepare(line: &JobLine, requeue_default: bool) -> Result<Prepared, (String, String)> {
@@ -280,7 +309,10 @@ fn completed_verdict(files: &FileRecords, raw: &str) -> (State, String) {
 }
 
 /// Poll every line: returns them (in order) with observations or errors.
-/// Lines whose `slurm.job_id` is missing or malformed get a `data` error.
+/// Lines whose `slurm.job_id` is malformed get a `data` error; lines never
+/// submitted (see [`never_submitted`]) pass through unchanged and are
+/// counted in [`PollResult::unsubmitted`] (the caller warns once); lines
+/// failed by another tool pass through untouched.
 pub fn poll(lines: Vec<JobLine>, conn: &mut dyn Connector, opts: &Options) -> PollResult {
     let mut out = PollResult {
         lines,
@@ -288,7 +320,14 @@ pub fn poll(lines: Vec<JobLine>, conn: &mut dyn Connector, opts: &Options) -> Po
     };
     let mut errors: Vec<Option<(String, String)>> = vec![None; out.lines.len()];
     let mut groups: BTreeMap<Option<String>, Vec<(usize, Prepared)>> = BTreeMap::new();
-    for (i, line) in out.lines.iter().enumerate() {
+    for (i, line) in out.lines.iter_mut().enumerate() {
+        if never_submitted(line) {
+            // Not an observation failure: nothing was asked of Slurm. A
+            // `data` error an older tao-poll wrote for it is dropped.
+            clear_own_error(line);
+            out.unsubmitted += 1;
+            continue;
+        }
         match prepare(line, opts.requeue) {
             Ok(p) => groups.entry(p.host.clone()).or_default().push((i, p)),
             // A line another tool already failed (e.g. a submit that never

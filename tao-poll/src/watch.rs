@@ -7,7 +7,10 @@
 //! SIGTERM set a flag that is checked between polls and during the wait:
 //! the line being written is finished, the last known line of every job
 //! not printed yet is printed (pipe mode), and the tool exits 1 — nothing
-//! is lost. Exit status: 0 when every job ended COMPLETE, 1 otherwise.
+//! is lost. Lines never submitted (no `slurm.job_id`) are printed once as
+//! they are, with one warning, and left out of the wait and the exit
+//! status. Exit status: 0 when every (submitted) job ended COMPLETE, 1
+//! otherwise.
 
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -138,12 +141,17 @@ pub fn run(
     let stdout = std::io::stdout();
     let mut w = LineWriter::new(stdout.lock());
     let mut printed: Vec<Option<Signature>> = vec![None; lines.len()];
+    // Never-submitted lines are not watchable: printed once as they are,
+    // left out of the wait and of the exit status, one warning.
+    let unsubmitted: Vec<bool> = lines.iter().map(poll::never_submitted).collect();
+    poll::warn_unsubmitted(unsubmitted.iter().filter(|u| **u).count());
     loop {
         // Poll the live lines only; final ones are done.
         let live: Vec<usize> = (0..lines.len())
             .filter(|i| {
-                !state_of(&lines[*i]).is_some_and(State::is_final)
-                    || lines[*i].get_path(&["slurm", "job_id"]).is_none()
+                !unsubmitted[*i]
+                    && (!state_of(&lines[*i]).is_some_and(State::is_final)
+                        || lines[*i].get_path(&["slurm", "job_id"]).is_none())
             })
             .collect();
         let batch: Vec<JobLine> = live.iter().map(|i| lines[*i].clone()).collect();
@@ -179,7 +187,10 @@ pub fn run(
             break;
         }
     }
-    let all_complete = lines.iter().all(|l| state_of(l) == Some(State::Complete));
+    let all_complete = lines
+        .iter()
+        .zip(&unsubmitted)
+        .all(|(l, u)| *u || state_of(l) == Some(State::Complete));
     Ok(if all_complete { 0 } else { 1 })
 }
 

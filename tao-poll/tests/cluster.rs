@@ -433,6 +433,71 @@ fn logs_follow_streams_until_the_job_ends() {
     );
 }
 
+#[test]
+fn logs_of_a_job_not_started_yet_try_again_or_wait_for_it() {
+    use std::io::Write;
+    let Some(env) = need_cluster() else { return };
+    // Held: PENDING, no log file yet.
+    let job = submit(&env, "notyet", "echo hello; sleep 1; echo bye", "", false);
+    poll_until(&env, &job.line, Duration::from_secs(30), |v| {
+        state(v) == "PENDING"
+    });
+    let out = tao_poll(&env)
+        .args(["logs", "-"])
+        .write_stdin(format!("{}\n", job.line))
+        .output()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(75), "{err}");
+    assert!(err.starts_with("tao-poll: error: no log file"), "{err}");
+    assert!(err.contains("has not started (PENDING)"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(out.stdout.is_empty());
+    // --follow waits on the pending job (on a pipe: silently), then streams.
+    let mut child = spawn_tao_poll(&env, &["logs", "-", "--follow"]);
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "{}", job.line).unwrap();
+    drop(stdin);
+    // Still waiting after a few rounds while the job is held.
+    let until = std::time::Instant::now() + Duration::from_secs(5);
+    while std::time::Instant::now() < until {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "logs --follow gave up on a pending job"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    sh(&format!("scontrol release {}", job.sid));
+    let (code, stdout, stderr) = wait_bounded(child, Duration::from_secs(90));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout, "hello\nbye\n");
+    assert_eq!(stderr, "", "nothing extra on a pipe");
+}
+
+#[test]
+fn logs_follow_of_a_job_that_ends_without_starting_is_an_error() {
+    use std::io::Write;
+    let Some(env) = need_cluster() else { return };
+    let job = submit(&env, "never", "echo never", "", false);
+    poll_until(&env, &job.line, Duration::from_secs(30), |v| {
+        state(v) == "PENDING"
+    });
+    let mut child = spawn_tao_poll(&env, &["logs", "-", "--follow"]);
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "{}", job.line).unwrap();
+    drop(stdin);
+    cancel(&job.sid);
+    let (code, stdout, stderr) = wait_bounded(child, Duration::from_secs(60));
+    assert_eq!(code, 65, "{stderr}");
+    assert_eq!(stdout, "");
+    assert!(
+        stderr.starts_with("tao-poll: error: no log file")
+            && stderr.contains("is not queued or running"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}
+
 /// An older Slurm without squeue -O fields and a cluster without
 /// accounting, simulated on the login node: the site profile's
 /// remote_prefix puts wrappers first on PATH that refuse `squeue -O` the

@@ -675,8 +675,99 @@ fn lines_without_a_job_id_and_unknown_fields() {
         .write_stdin("{\"id\":\"x\",\"z\":[1],\"slurm\":{\"job_id\":\"7\",\"extra\":true}}\n{\"id\":\"y\"}\n"));
     assert_eq!(r.lines[0]["z"], serde_json::json!([1]));
     assert_eq!(r.lines[0]["slurm"]["extra"], true);
-    assert_eq!(s(&r.lines[1], &["error", "code"]), Some("data"));
+    // Never submitted: passed through unchanged, one warning, exit 0.
+    assert_eq!(r.lines[1], serde_json::json!({"id": "y"}));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}
+
+#[test]
+fn never_submitted_lines_pass_through_with_one_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let sqf = write(
+        dir.path(),
+        "squeue.txt",
+        "7|7|RUNNING|n1|1|2|N/A|0:01|0|None|\n",
+    );
+    let saf = write(dir.path(), "sacct.txt", "");
+    let orphan1 =
+        r#"{"id":"tao-20261129-aaaaaa","state":"OPEN","storage":{"job_dir":"/b/jobs/a"}}"#;
+    let orphan2 =
+        r#"{"id":"tao-20261129-bbbbbb","state":"OPEN","slurm":{"job_id":null,"login_host":"h"}}"#;
+    let failed = r#"{"id":"c","error":{"tool":"tao-render","code":"data","message":"bad spec"}}"#;
+    let input = format!(
+        "{orphan1}\n{{\"id\":\"x\",\"slurm\":{{\"job_id\":\"7\"}}}}\n{orphan2}\n{failed}\n"
+    );
+    let out = cmd()
+        .args(["--replay-squeue", &sqf, "--replay-sacct", &saf])
+        .write_stdin(input.clone())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let got: Vec<&str> = stdout.lines().collect();
+    assert_eq!(got.len(), 4, "{stdout}");
+    assert_eq!(got[0], orphan1, "byte for byte");
+    assert_eq!(got[2], orphan2);
+    assert_eq!(got[3], failed);
+    let v: Value = serde_json::from_str(got[1]).unwrap();
+    assert_eq!(s(&v, &["state"]), Some("RUNNING"));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(
+        stderr,
+        "tao-poll: warning: 2 job line(s) were never submitted (no slurm.job_id): submit them with tao-submit, or retire them with tao-record mark ID --state CANCELED\n"
+    );
+    assert_eq!(out.status.code(), Some(0));
+    // -q silences the warning; the lines are the same.
+    let out = cmd()
+        .args(["-q", "--replay-squeue", &sqf, "--replay-sacct", &saf])
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    let quiet = String::from_utf8(out.stdout).unwrap();
+    let quiet: Vec<&str> = quiet.lines().collect();
+    assert_eq!((quiet[0], quiet[2], quiet[3]), (orphan1, orphan2, failed));
+    assert!(out.stderr.is_empty());
+    // A malformed job id is still a data error.
+    let r = run(cmd()
+        .args(["--replay-squeue", &sqf, "--replay-sacct", &saf])
+        .write_stdin("{\"id\":\"z\",\"slurm\":{\"job_id\":\"abc\"}}\n"));
+    assert_eq!(s(&r.lines[0], &["error", "code"]), Some("data"));
     assert_eq!(r.code, 1);
+}
+
+#[test]
+fn watch_leaves_never_submitted_lines_out_of_the_wait() {
+    let dir = tempfile::tempdir().unwrap();
+    let sqf = write(dir.path(), "squeue.txt", "");
+    let saf = write(
+        dir.path(),
+        "sacct.txt",
+        "6|6|COMPLETED|0:0|n1|1|2|3|00:00:01|None\n",
+    );
+    let orphan = r#"{"id":"o","state":"OPEN"}"#;
+    let out = cmd()
+        .args([
+            "--watch",
+            "--interval",
+            "1",
+            "--replay-squeue",
+            &sqf,
+            "--replay-sacct",
+            &saf,
+        ])
+        .write_stdin(format!(
+            "{orphan}\n{{\"id\":\"s\",\"slurm\":{{\"job_id\":\"6\"}}}}\n"
+        ))
+        .timeout(std::time::Duration::from_secs(30))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let got: Vec<&str> = stdout.lines().collect();
+    assert_eq!(got.len(), 2, "{stdout}");
+    assert_eq!(got[0], orphan);
+    assert!(got[1].contains("\"COMPLETE\""), "{}", got[1]);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr.matches("never submitted").count(), 1, "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
 }
 
 #[test]
@@ -716,6 +807,39 @@ fn replay_text_from_stdin() {
 fn usage_errors() {
     let out = cmd().args(["--interval", "0", "1"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
+    // clap's errors as one house-style line, argument names kept.
+    for (args, starts) in [
+        (
+            &["--interval", "0", "--watch", "1"][..],
+            "tao-poll: error: invalid value '0' for '--interval <SECS>'",
+        ),
+        (
+            &["logs", "ID", "-n", "abc"][..],
+            "tao-poll: error: invalid value 'abc' for '--lines <N>'",
+        ),
+        (
+            &["--no-such-flag"][..],
+            "tao-poll: error: unexpected argument '--no-such-flag' found",
+        ),
+    ] {
+        let out = cmd().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty());
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with(starts), "{args:?}: {err}");
+        assert!(err.ends_with("; see tao-poll --help\n"), "{args:?}: {err}");
+    }
+    // Help and version still print normally, exit 0.
+    for a in ["--help", "-h", "-V", "--version"] {
+        let out = cmd().arg(a).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{a}");
+        assert!(!out.stdout.is_empty(), "{a}");
+        assert!(out.stderr.is_empty(), "{a}");
+    }
+    let out = cmd().args(["logs", "--help"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8(out.stdout).unwrap().contains("--follow"));
     let out = cmd()
         .args(["--replay-sacct", "/nonexistent/x", "1"])
         .output()

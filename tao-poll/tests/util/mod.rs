@@ -77,6 +77,51 @@ pub fn tao_poll(env: &HashMap<String, String>) -> Command {
     c
 }
 
+/// tao-poll as a spawnable process (same environment as [`tao_poll`]),
+/// stdin/stdout/stderr piped, for tests that act while it runs.
+pub fn spawn_tao_poll(env: &HashMap<String, String>, args: &[&str]) -> std::process::Child {
+    let mut c = Proc::new(assert_cmd::cargo::cargo_bin("tao-poll"));
+    c.env_clear();
+    for k in [
+        "SLURM_USER",
+        "SLURM_HOSTNAME",
+        "SSH_KEY_PATH",
+        "SSH_KNOWN_HOSTS",
+        "TAO_SITE_PROFILE",
+        "SLURM_BASE_RESULTS_DIR",
+    ] {
+        if let Some(v) = env.get(k) {
+            c.env(k, v);
+        }
+    }
+    c.env("PATH", "/usr/bin:/bin")
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Wait for a child at most `limit`; kills it and panics past the bound.
+/// Returns (exit status, stdout, stderr).
+pub fn wait_bounded(mut child: std::process::Child, limit: Duration) -> (i32, String, String) {
+    let until = Instant::now() + limit;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > until {
+            let _ = child.kill();
+            panic!("tao-poll still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// Run a shell command as root; panics with its stderr on failure.
 pub fn sh(cmd: &str) -> String {
     let out = Proc::new("sh").arg("-c").arg(cmd).output().unwrap();
