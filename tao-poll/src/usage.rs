@@ -14,7 +14,7 @@ use tao_core::Error;
 
 /// The one-line text of a clap error: the content lines after `error:` up
 /// to `Usage:` (or `For more information`), trimmed and joined with
-/// spaces, then `; see <tool> --help`. Does not start with `error:`
+/// spaces (`tip:` lines with `; `), then `; see <tool> --help`. Does not start with `error:`
 /// (`tao_core::cli::report` adds `tool: error: `).
 ///
 /// Input: the tool name (`"tao-poll"`) and clap's error. Output: one line
@@ -43,11 +43,14 @@ pub fn usage_line_from_text(tool: &str, text: &str) -> String {
             parts.push(l);
         }
     }
-    let mut what = parts
-        .into_iter()
-        .filter(|p| !p.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ");
+    // Content lines join with spaces; clap's `tip:` lines with "; ".
+    let mut what = String::new();
+    for p in parts.into_iter().filter(|p| !p.is_empty()) {
+        if !what.is_empty() {
+            what.push_str(if p.starts_with("tip:") { "; " } else { " " });
+        }
+        what.push_str(p);
+    }
     if what.is_empty() {
         what = text
             .lines()
@@ -123,7 +126,12 @@ mod tests {
         );
         assert!(!l.contains("Usage") && !l.contains("For more"), "{l}");
         let l = line(&["x", "--linez", "3"]);
-        assert!(l.starts_with("unexpected argument '--linez' found"), "{l}");
+        assert!(
+            l.starts_with(
+                "unexpected argument '--linez' found; tip: a similar argument exists: '--lines'"
+            ),
+            "{l}"
+        );
         assert!(!l.contains('\n'));
     }
 
