@@ -1,6 +1,7 @@
 //! Checks that run after a rule's regex matched, to keep false alarms down:
 //! placeholders and references (`$HF_TOKEN`, `<your-key>`, `xxxx`), Shannon
-//! entropy, the literal-assignment filters and the NGC legacy-key decode.
+//! entropy, the literal-assignment filters, the NGC legacy-key decode and
+//! the HTTP Basic credentials decode (RFC 7617).
 //!
 //! The ideas come from the public secret scanners: detect-secrets'
 //! `KeywordDetector` filters (references, placeholders, code) and its
