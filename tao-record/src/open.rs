@@ -290,6 +290,14 @@ pub fn build_request(args: &OpenArgs) -> Result<Map<String, Value>> {
             "uses {config_path} but no --spec FILE was given; add --spec",
         ));
     }
+    for name in unbound_placeholders(&command) {
+        tao_core::cli::warn(
+            "tao-record",
+            &format!(
+                "--command has {{{name}}}, which is not bound (only {{config_path}}, {{job_id}} and {{results_dir}} are); it reaches the job as written: check the spelling"
+            ),
+        );
+    }
 
     let resources = build_resources(args, &profile)?;
     let (tier, base_dir) = storage_root(args)?;
@@ -549,6 +557,37 @@ fn read_spec(path: &PathBuf) -> Result<Value> {
     validate::no_controls(&text, true).map_err(|e| Error::Data(format!("--spec {path:?} {e}")))?;
     let sha = tao_core::sha256_hex(text.as_bytes());
     Ok(json!({"name": name, "text": text, "sha256": sha}))
+}
+
+/// Names in `{name}` placeholders of a command that tao-render will not
+/// bind: anything but `config_path`, `job_id` and `results_dir`. Shell
+/// expansions (`${VAR}`) and brace lists (`{a,b}`) are not placeholders.
+/// Output: the names, in order of appearance, each once.
+pub fn unbound_placeholders(command: &str) -> Vec<String> {
+    const BOUND: [&str; 3] = ["config_path", "job_id", "results_dir"];
+    let bytes = command.as_bytes();
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while let Some(off) = command[i..].find('{') {
+        let start = i + off;
+        i = start + 1;
+        if start > 0 && bytes[start - 1] == b'$' {
+            continue;
+        }
+        let Some(len) = command[start + 1..].find('}') else {
+            break;
+        };
+        let name = &command[start + 1..start + 1 + len];
+        let ident = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if ident && !BOUND.contains(&name) && !out.iter().any(|n| n == name) {
+            out.push(name.to_string());
+        }
+    }
+    out
 }
 
 /// Append `--supporting-file` paths to `execution.supporting_files` as
@@ -941,6 +980,16 @@ fn open_retry(store: &Store, args: &OpenArgs, parent_id: &str) -> Result<JobLine
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unbound_placeholders_are_found_but_shell_braces_are_not() {
+        assert_eq!(
+            unbound_placeholders("dino train -e {config_pth} -r {results_dir} {job_id} {x} {x}"),
+            vec!["config_pth".to_string(), "x".to_string()]
+        );
+        assert!(unbound_placeholders("echo ${HOME} {a,b} {} ${#X} {1}").is_empty());
+        assert!(unbound_placeholders("train -e {config_path").is_empty());
+    }
 
     #[test]
     fn ids_have_the_documented_shape() {

@@ -1049,3 +1049,32 @@ fn supporting_files_are_recorded_with_checksum_and_size() {
         .code(2)
         .stderr(predicate::str::contains("--supporting-file"));
 }
+
+#[test]
+fn a_misspelt_placeholder_is_warned_about() {
+    let env = Env::new();
+    env.cmd()
+        .args([
+            "open",
+            "--runtime",
+            "none",
+            "--command",
+            "train -r {result_dir}",
+        ])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "tao-record: warning: --command has {result_dir}, which is not bound",
+        ));
+    env.cmd()
+        .args([
+            "open",
+            "--runtime",
+            "none",
+            "--command",
+            "train -r {results_dir} ${HOME}",
+        ])
+        .assert()
+        .success()
+        .stderr(predicate::str::is_empty());
+}
