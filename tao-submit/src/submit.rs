@@ -365,8 +365,15 @@ fn submit_with_image(
             }
         }
         image::Need::Convert { given, sqsh } => {
-            let host = sessions.primary()?.login_host().to_string();
-            let found = image::check(sessions, &host, &[sqsh])?;
+            // A conversion this run already submitted or found is shared
+            // without looking at the cache again: every line of one batch
+            // that names the image chains on the same conversion job.
+            let found = if conversions.contains_key(given) {
+                HashMap::new()
+            } else {
+                let host = sessions.primary()?.login_host().to_string();
+                image::check(sessions, &host, &[sqsh])?
+            };
             if found.get(sqsh.as_str()) == Some(&image::Found::Squashfs) {
                 None
             } else {

@@ -22,13 +22,21 @@ const STAND_IN: &str = r#"#!/bin/sh
 # TEST STAND-IN for enroot (tao-submit tests/image.rs). Enroot cannot exist on
 # the local test cluster. `enroot import -o OUT URI` builds a real squashfs
 # with mksquashfs; a URI containing "fail" fails, one containing "truncate"
-# leaves a file that is not a squashfs.
+# leaves a file that is not a squashfs; one containing "held" waits (bounded,
+# 300 s) until the test creates the file "release" next to this script, so
+# that the conversion is still queued or running while the test submits.
 [ "$1" = import ] || { echo "stand-in enroot: only import is implemented" >&2; exit 2; }
 shift
 out=; uri=
 while [ $# -gt 0 ]; do case "$1" in -o) out=$2; shift 2;; *) uri=$1; shift;; esac; done
 case "$uri" in *fail*) echo "stand-in enroot: simulated import failure for $uri" >&2; exit 1;; esac
 case "$uri" in *truncate*) printf 'partial' > "$out"; exit 0;; esac
+case "$uri" in *held*)
+  n=0; while [ ! -e "$(dirname "$0")/release" ]; do
+    n=$((n+1)); [ $n -le 3000 ] || { echo "stand-in enroot: never released" >&2; exit 1; }
+    sleep 0.1
+  done;;
+esac
 src=$(mktemp -d)
 echo "$uri" > "$src/image-name"
 mksquashfs "$src" "$out" -noappend -quiet >/dev/null
@@ -41,6 +49,8 @@ struct Images {
     f: Fixture,
     _dir: tempfile::TempDir,
     profile: PathBuf,
+    /// Created to let a "held" stand-in import finish.
+    release: PathBuf,
 }
 
 fn setup() -> Option<Images> {
@@ -62,10 +72,12 @@ fn setup() -> Option<Images> {
         ),
     )
     .unwrap();
+    let release = dir.path().join("release");
     Some(Images {
         f,
         _dir: dir,
         profile,
+        release,
     })
 }
 
@@ -116,7 +128,9 @@ fn conv_name(image: &str) -> String {
 #[test]
 fn registry_image_converts_on_cpu_chains_the_gpu_job_shares_and_then_hits_the_cache() {
     let Some(t) = setup() else { return };
-    let image = format!("registry.invalid#tao/{}:1", unique_id("img"));
+    // "held": the conversion cannot finish before the test releases it, so
+    // both lines of the batch must chain on the one conversion job.
+    let image = format!("registry.invalid#tao/held-{}:1", unique_id("img"));
     let (a, b) = (t.line("ia", &image), t.line("ib", &image));
     let (code, got, stderr) = t.submit(&[a, b]);
     assert_eq!(code, 0, "{stderr}");
@@ -132,8 +146,7 @@ fn registry_image_converts_on_cpu_chains_the_gpu_job_shares_and_then_hits_the_ca
         let job = l["slurm"]["job_id"].as_str().unwrap();
         let (_, show, _) = t.f.c.ssh(&format!("scontrol show job -o {job}"));
         assert!(
-            show.contains(&format!("Dependency=afterok:{conv}"))
-                || show.contains("Dependency=(null)"),
+            show.contains(&format!("Dependency=afterok:{conv}")),
             "{show}"
         );
     }
@@ -147,6 +160,7 @@ fn registry_image_converts_on_cpu_chains_the_gpu_job_shares_and_then_hits_the_ca
         "no GPU for the conversion: {show}"
     );
     // The conversion builds the cache; then the GPU jobs run.
+    std::fs::write(&t.release, "").unwrap();
     assert_eq!(t.f.c.wait_state(&conv, 180, common::ended), "COMPLETED");
     let sqsh = got[0]["script"]["image"]["sqsh"].as_str().unwrap();
     let (_, magic, _) = t.f.c.ssh(&format!("head -c 4 {sqsh}"));
