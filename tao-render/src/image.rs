@@ -136,6 +136,15 @@ pub fn sqsh_name(image: &str) -> Result<String> {
     Ok(format!("{slug}-{}.sqsh", &hash[..12]))
 }
 
+/// Whether `image` names the moving tag `latest` once normalised (a
+/// missing tag is `latest`); a digest (`@sha256:...`) never is.
+///
+/// Errors: as [`normalise_image`].
+pub fn is_latest(image: &str) -> Result<bool> {
+    let norm = normalise_image(image)?;
+    Ok(!norm.contains('@') && norm.ends_with(":latest"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,6 +161,13 @@ mod tests {
             assert_eq!(normalise_image(given).unwrap(), want, "{given}");
         }
         assert_eq!(normalise_image("ubuntu").unwrap(), "ubuntu:latest");
+        assert!(is_latest("ubuntu").unwrap());
+        assert!(is_latest("nvcr.io/nvidia/tao/tao-toolkit:latest").unwrap());
+        assert!(!is_latest("nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt").unwrap());
+        assert!(!is_latest(
+            "ubuntu@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+        )
+        .unwrap());
         assert_eq!(
             normalise_image("nvidia/cuda:12.4").unwrap(),
             "nvidia/cuda:12.4"

@@ -100,6 +100,7 @@ pub(crate) struct ConvertView {
     sqsh: String,
     images_dir: String,
     tmp_prefix: String,
+    force: bool,
 }
 
 #[derive(Template)]
@@ -219,6 +220,23 @@ pub struct ConvertRequest {
     /// Slurm account, if any.
     #[serde(default)]
     pub account: Option<String>,
+    /// Convert even when the cache file already holds a squashfs image
+    /// (forced reconversion of a moving tag such as `:latest`); the new
+    /// image replaces the old one by an atomic rename, so jobs already
+    /// running keep the file they opened. Default false: a valid cache file
+    /// ends the job at once ("nothing to do").
+    #[serde(default)]
+    pub force: bool,
+}
+
+/// The Slurm job name of a forced reconversion of `image`:
+/// [`convert_job_name`] followed by `-reconvert`, so that a forced
+/// reconversion is never mistaken for (or shared with) an ordinary
+/// conversion that would stop early on a valid cache file.
+///
+/// Errors: as [`normalise_image`].
+pub fn reconvert_job_name(image: &str) -> Result<String> {
+    Ok(format!("{}-reconvert", convert_job_name(image)?))
 }
 
 /// A stable Slurm job name for converting `image`: `tao-convert-` and the
@@ -307,6 +325,7 @@ pub fn render_convert(req: &ConvertRequest, profile: &SiteProfile) -> Result<Scr
         sqsh: format!("{images_dir}/{name}"),
         tmp_prefix: format!("{images_dir}/.{name}.partial-"),
         images_dir,
+        force: req.force,
     };
     let text = ConvertScript { c: &c, v: &v }.render().map_err(internal)?;
     Ok(Script::new("convert", text))

@@ -183,6 +183,7 @@ fn convert_job_from_the_site_profile() {
         base_dir: "/lustre/fake/tao".into(),
         job_dir: "/lustre/fake/tao/jobs/tao-convert-0123456789ab".into(),
         account: Some("fake-account".into()),
+        force: false,
     };
     let s = render_convert(&req, &profile("cs-oci-ord")).unwrap();
     assert_eq!(s.template, "convert");

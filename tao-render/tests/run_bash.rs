@@ -342,17 +342,36 @@ esac
 "#;
 
 fn convert(mode: &str) -> (FakeSlurm, PathBuf, std::process::Output) {
+    convert_with(mode, false, None)
+}
+
+/// Run the convert script; `cached`: bytes already in the cache file.
+fn convert_with(
+    mode: &str,
+    force: bool,
+    cached: Option<&[u8]>,
+) -> (FakeSlurm, PathBuf, std::process::Output) {
     let fake = FakeSlurm::running();
     fake.add_stub("enroot", FAKE_ENROOT);
     let base = fake.base();
-    let id = "tao-convert-0123456789ab";
+    // A job name of its own per call: the Enroot temp dir is
+    // /tmp/tao-enroot-<name>-<job id>, and tests run concurrently.
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let id = &format!("tao-convert-{:06x}{n:06x}", std::process::id() & 0xff_ffff);
     let req = ConvertRequest {
         id: id.into(),
         image: "nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt".into(),
         base_dir: base.to_str().unwrap().into(),
         job_dir: base.join("jobs").join(id).to_str().unwrap().into(),
         account: None,
+        force,
     };
+    if let Some(bytes) = cached {
+        let name = tao_render::sqsh_name(&req.image).unwrap();
+        std::fs::create_dir_all(base.join("images")).unwrap();
+        std::fs::write(base.join("images").join(name), bytes).unwrap();
+    }
     let s = render_convert(&req, &profile("local")).unwrap();
     let script = fake.dir.path().join("convert.sbatch");
     std::fs::write(&script, s.text).unwrap();
@@ -389,7 +408,11 @@ fn conversion_renames_only_a_real_squashfs() {
     let env = std::fs::read_to_string(fake.dir.path().join("dump/enroot.env")).unwrap();
     let env: Vec<&str> = env.lines().collect();
     assert_eq!(env[0], "/tmp");
-    assert_eq!(env[1], "/tmp/tao-enroot-tao-convert-0123456789ab-4242");
+    assert!(
+        env[1].starts_with("/tmp/tao-enroot-tao-convert-") && env[1].ends_with("-4242"),
+        "{}",
+        env[1]
+    );
     assert_eq!(env[2], env[1]);
     assert_eq!(env[3], "docker://nvcr.io#nvidia/tao/tao-toolkit:5.5.0-pyt");
     assert!(
@@ -406,6 +429,36 @@ fn conversion_renames_only_a_real_squashfs() {
             "{bad}: nothing left behind"
         );
     }
+}
+
+#[test]
+fn a_valid_cache_ends_the_conversion_unless_it_is_forced() {
+    let name = tao_render::sqsh_name("nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt").unwrap();
+    let old: &[u8] = b"hsqs old image";
+    // Not forced: nothing to do, enroot never runs, the old image stays.
+    let (fake, base, out) = convert_with("good", false, Some(old));
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!fake.dir.path().join("dump/enroot.env").exists());
+    assert_eq!(std::fs::read(base.join("images").join(&name)).unwrap(), old);
+    // Forced: enroot imports again and the new image replaces the old one.
+    let (fake, base, out) = convert_with("good", true, Some(old));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(fake.dir.path().join("dump/enroot.env").exists());
+    assert_eq!(
+        std::fs::read(base.join("images").join(&name)).unwrap(),
+        b"hsqs\0\0\0\0squashfs"
+    );
+    assert_eq!(images(&base), vec![name.clone()]);
+    // Forced but the import fails: the old image is kept, nothing partial.
+    let (_fake, base, out) = convert_with("truncated", true, Some(old));
+    assert_ne!(out.status.code(), Some(0));
+    assert_eq!(std::fs::read(base.join("images").join(&name)).unwrap(), old);
+    assert_eq!(images(&base), vec![name]);
 }
 
 fn probe(program: &str, timeout_s: u64) -> (std::process::Output, Duration) {
