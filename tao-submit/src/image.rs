@@ -173,6 +173,7 @@ pub fn conversion_plan(
         base_dir: base.clone(),
         job_dir: job_dir.clone(),
         account: line.get_str(&["resources", "account"]).map(str::to_string),
+        force: false,
     };
     let script = tao_render::render::render_convert(&req, profile)?;
     let lint = tao_redact::lint_script(&script.text);
