@@ -155,16 +155,24 @@ pub fn default_redactor() -> Result<Redactor> {
     }))
 }
 
-/// Run the tool: parse `args`, read job lines from `input`, write them to
+/// The pipeline that feeds tao-classify (for the error when stdin is a
+/// terminal).
+pub const STDIN_EXAMPLE: &str = "tao-record list --live | tao-poll | tao-classify";
+
+/// Run the tool: parse `args`, read job lines from the reader `input`
+/// returns (called only when lines are to be read, after `--help`,
+/// `--list-rules` and the `--log` checks; the binary passes
+/// `tao_core::cli::piped_stdin`, which refuses a terminal), write them to
 /// `output`, report bad lines on `errors`. Returns the exit status.
 ///
-/// Errors: usage (2), rules file (74/78), `--log` file (74), output (74).
+/// Errors: usage (2; also what `input` returns, e.g. stdin is a terminal),
+/// rules file (74/78), `--log` file (74), output (74).
 /// Bad input lines are not errors of the run: they are reported on
 /// `errors` as `tao-classify: error: line N: ...`, the remaining lines still
 /// go through, and the status is 65.
-pub fn run(
+pub fn run<R: BufRead>(
     args: impl IntoIterator<Item = OsString>,
-    input: impl BufRead,
+    input: impl FnOnce() -> Result<R>,
     output: impl Write,
     mut errors: impl Write,
 ) -> Result<i32> {
@@ -199,7 +207,7 @@ pub fn run(
         })?;
     }
     let opts = Options::new(args.max_attempts, args.logs, Some(default_redactor()?));
-    filter(input, &mut out, &mut errors, &cat, &opts)
+    filter(input()?, &mut out, &mut errors, &cat, &opts)
 }
 
 /// The filter loop: every input line comes out (untouched or classified),

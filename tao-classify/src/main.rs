@@ -3,12 +3,10 @@
 
 fn main() {
     tao_core::cli::main_with("tao-classify", tao_core::cli::PipePolicy::Quiet, || {
-        let stdin = std::io::stdin().lock();
-        let stdout = std::io::stdout().lock();
         tao_classify::cli::run(
             std::env::args_os().skip(1),
-            stdin,
-            stdout,
+            || tao_core::cli::piped_stdin(tao_classify::cli::STDIN_EXAMPLE, None),
+            std::io::stdout().lock(),
             std::io::stderr(),
         )
     })

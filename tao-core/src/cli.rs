@@ -6,6 +6,7 @@
 //! effects (submit, record) must not report success when its output was
 //! lost, so it exits 74.
 
+use std::io::IsTerminal;
 use std::sync::atomic::{AtomicI8, Ordering};
 
 use crate::error::Error;
@@ -78,6 +79,53 @@ pub fn report(tool: &str, err: &Error) {
     eprintln!("{tool}: error: {}", one_line(&err.to_string()));
 }
 
+/// The one-line usage error of a tool that reads job lines on standard
+/// input when standard input is a terminal (it would wait silently for
+/// lines nobody types).
+///
+/// Input: `example`, a pipeline that feeds the tool (`tao-record show ID |
+/// tao-render`); `alternative`, another way to run it without stdin, if the
+/// tool has one (`give Slurm job ids (tao-poll 123 124)`). Output:
+/// [`Error::Usage`] (exit 2): `stdin is a terminal, and job lines are read
+/// from it: pipe them in, e.g. `EXAMPLE``, then `; or ALTERNATIVE`.
+pub fn terminal_stdin_error(example: &str, alternative: Option<&str>) -> Error {
+    let mut msg = format!(
+        "stdin is a terminal, and job lines are read from it: pipe them in, e.g. `{example}`"
+    );
+    if let Some(alt) = alternative {
+        msg.push_str("; or ");
+        msg.push_str(alt);
+    }
+    Error::Usage(msg)
+}
+
+/// Refuse to read job lines from a terminal: the check every line-reading
+/// tool makes right before it reads standard input (after `--help` and the
+/// like, which need no input).
+///
+/// Input: as [`terminal_stdin_error`]. Output: `Ok(())` when standard input
+/// is a pipe, a file or `/dev/null`.
+///
+/// Errors: [`terminal_stdin_error`] (exit 2) when standard input is a
+/// terminal (`isatty(0)`).
+pub fn require_piped_stdin(example: &str, alternative: Option<&str>) -> Result<(), Error> {
+    if std::io::stdin().is_terminal() {
+        return Err(terminal_stdin_error(example, alternative));
+    }
+    Ok(())
+}
+
+/// [`require_piped_stdin`], then the locked standard input to read from.
+///
+/// Errors: as [`require_piped_stdin`].
+pub fn piped_stdin(
+    example: &str,
+    alternative: Option<&str>,
+) -> Result<std::io::StdinLock<'static>, Error> {
+    require_piped_stdin(example, alternative)?;
+    Ok(std::io::stdin().lock())
+}
+
 /// Run `body` and exit the process with its status: `Ok(code)` exits with
 /// `code`; `Err(e)` prints `tool: error: ...` and exits with `e.code()`.
 pub fn main_with(tool: &str, policy: PipePolicy, body: impl FnOnce() -> Result<i32, Error>) -> ! {
@@ -109,6 +157,22 @@ mod tests {
         assert_eq!(verbosity(), 2);
         set_verbosity(false, 0);
         assert_eq!(verbosity(), 0);
+    }
+
+    #[test]
+    fn terminal_stdin_error_names_stdin_and_the_fix() {
+        let e = terminal_stdin_error("tao-record show ID | tao-render", None);
+        assert_eq!(e.code(), crate::exit::USAGE);
+        let msg = e.to_string();
+        assert!(msg.starts_with("stdin is a terminal"), "{msg}");
+        assert!(msg.contains("`tao-record show ID | tao-render`"), "{msg}");
+        assert!(!msg.contains('\n'));
+        let e = terminal_stdin_error("x | tao-poll", Some("give Slurm job ids (tao-poll 123)"));
+        assert!(
+            e.to_string()
+                .ends_with("; or give Slurm job ids (tao-poll 123)"),
+            "{e}"
+        );
     }
 
     #[test]

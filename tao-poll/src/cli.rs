@@ -9,7 +9,7 @@
 //! the same connection reason (unreachable, auth, configuration); 65 for a
 //! malformed input line (the lines before it are printed); 2 for usage.
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{BufRead, Write};
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
@@ -199,15 +199,15 @@ pub fn read_input(ids: &[String]) -> (Vec<JobLine>, Option<Error>) {
             .collect();
         return (lines, None);
     }
-    let stdin = std::io::stdin();
-    if stdin.is_terminal() {
-        return (
-            Vec::new(),
-            Some(Error::Usage("no job ids given and stdin is a terminal: pass Slurm job ids or pipe job lines (tao-record list --live | tao-poll)".into())),
-        );
-    }
+    let stdin = match tao_core::cli::piped_stdin(
+        "tao-record list --live | tao-poll",
+        Some("give Slurm job ids (tao-poll 123 124)"),
+    ) {
+        Ok(s) => s,
+        Err(e) => return (Vec::new(), Some(e)),
+    };
     let mut lines = Vec::new();
-    let mut reader = LineReader::new(stdin.lock());
+    let mut reader = LineReader::new(stdin);
     loop {
         match reader.next_line() {
             Ok(Some(l)) => lines.push(l),

@@ -115,7 +115,10 @@ pub fn target(line: &JobLine, err: bool) -> Result<LogTarget> {
 /// job that is not queued or running; connection errors from tao-ssh (69/77/78); [`Error::Io`] on stdout.
 pub fn run(args: &LogsArgs) -> Result<i32> {
     let line = match args.id.as_deref() {
-        None | Some("-") => crate::cli::first_line(std::io::stdin().lock())?,
+        None | Some("-") => crate::cli::first_line(tao_core::cli::piped_stdin(
+            "tao-record show ID | tao-poll logs",
+            Some("give a record id (tao-poll logs ID)"),
+        )?)?,
         Some(id) => {
             let store = match &args.state_dir {
                 Some(d) => tao_record::Store::open(d.clone())?,

@@ -331,12 +331,10 @@ fn mark_to<W: Write>(a: &MarkArgs, out: &mut LineWriter<W>) -> Result<i32> {
             mark::mark_stream(&store, text.as_bytes(), out, &mut |m| warn(m))?
         }
         None => {
-            if std::io::stdin().is_terminal() {
-                return Err(Error::Usage(
-                    "no record id given and stdin is a terminal: give one (tao-record mark ID --state S) or pipe job lines (... | tao-record mark)".into(),
-                ));
-            }
-            let stdin = std::io::stdin().lock();
+            let stdin = tao_core::cli::piped_stdin(
+                "tao-record list --live | tao-poll | tao-record mark",
+                Some("give a record id (tao-record mark ID --state STATE)"),
+            )?;
             mark::mark_stream(&store, stdin, out, &mut |m| warn(m))?
         }
     };

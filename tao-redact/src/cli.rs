@@ -239,8 +239,11 @@ fn report(source: &str, lint: &Lint) {
 
 /// Lint job lines from stdin; returns the number of blocked scripts.
 fn lint_stdin(red: &Redactor) -> Result<usize> {
-    let stdin = std::io::stdin();
-    let mut reader = LineReader::new(stdin.lock());
+    let stdin = tao_core::cli::piped_stdin(
+        "tao-record show ID | tao-render | tao-redact lint",
+        Some("name script files (tao-redact lint job.sbatch)"),
+    )?;
+    let mut reader = LineReader::new(stdin);
     let mut writer = LineWriter::new(std::io::stdout().lock());
     let mut blocked = 0;
     while let Some(mut line) = reader.next_line()? {

@@ -159,7 +159,7 @@ where
         }
         Command::Run(opts) => {
             let profile = SiteProfile::load(opts.site_profile.as_deref())?;
-            let stdin = std::io::stdin().lock();
+            let stdin = tao_core::cli::piped_stdin("tao-record show ID | tao-render", None)?;
             let stdout = std::io::stdout().lock();
             let mut stderr = std::io::stderr().lock();
             run(&opts, &profile, stdin, stdout, &mut stderr)

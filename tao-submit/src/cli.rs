@@ -166,6 +166,9 @@ impl ConnArgs {
 /// Output: the exit status. Errors: see each action.
 pub fn run(cli: Cli) -> Result<i32> {
     tao_core::cli::set_verbosity(cli.quiet, cli.verbose);
+    if let Some(example) = stdin_example(&cli.command) {
+        tao_core::cli::require_piped_stdin(example, None)?;
+    }
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
     let mut out = LineWriter::new(stdout.lock());
@@ -181,6 +184,20 @@ pub fn run(cli: Cli) -> Result<i32> {
         );
     }
     res
+}
+
+/// The pipeline that feeds `command` its job lines on stdin (for the
+/// error when stdin is a terminal), or `None` when it reads no stdin
+/// (`preflight` without `--lines`).
+pub fn stdin_example(command: &Option<Command>) -> Option<&'static str> {
+    match command {
+        None => Some("tao-record show ID | tao-render | tao-redact lint | tao-submit"),
+        Some(Command::Cancel { .. }) => Some("tao-record show ID | tao-submit cancel"),
+        Some(Command::Preflight(a)) if a.lines => {
+            Some("tao-record show ID | tao-submit preflight --lines")
+        }
+        Some(Command::Preflight(_)) => None,
+    }
 }
 
 /// [`run`] with explicit input and output (for tests).

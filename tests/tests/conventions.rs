@@ -1,0 +1,87 @@
+//! Conventions every line-reading tool shares, checked on the built
+//! binaries side by side (no cluster needed):
+//!
+//! - stdin a terminal: a one-line usage error naming stdin and the fix
+//!   (`tao_core::cli::require_piped_stdin`), exit 2, nothing on stdout,
+//!   instead of waiting silently for lines nobody types;
+//! - a line that is not JSON, or lacks a field the tool requires, is bad
+//!   input data: exit 65 and a `line 1` report on stderr (docs/CONTRACT.md).
+
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use tao_tests::{bin, text};
+
+/// Every way a tool reads job lines on stdin: (binary, arguments).
+const READERS: &[(&str, &[&str])] = &[
+    ("tao-render", &[]),
+    ("tao-redact", &["lint"]),
+    ("tao-submit", &[]),
+    ("tao-submit", &["cancel"]),
+    ("tao-submit", &["preflight", "--lines"]),
+    ("tao-poll", &[]),
+    ("tao-poll", &["logs"]),
+    ("tao-classify", &[]),
+    ("tao-record", &["mark"]),
+];
+
+/// A command for `tool args` with a cleared environment: only PATH, HOME
+/// and TAO_STATE_DIR (an empty store in `home`).
+fn tool(name: &str, args: &[&str], home: &std::path::Path) -> Command {
+    let mut cmd = Command::new(bin(name));
+    cmd.args(args)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", home)
+        .env("TAO_STATE_DIR", home.join("state"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+/// Wait for `child` at most `limit`, polling; kill it and fail when it is
+/// still running (the bug this file guards against is a silent wait).
+fn wait_bounded(mut child: Child, limit: Duration, what: &str) -> Output {
+    let start = Instant::now();
+    loop {
+        if child.try_wait().expect("try_wait").is_some() {
+            return child.wait_with_output().expect("collecting output");
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().expect("collecting output");
+            panic!(
+                "{what} was still waiting after {limit:?} (stderr: {})",
+                text(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn every_reader_refuses_a_terminal_on_stdin() {
+    let home = tempfile::tempdir().unwrap();
+    for (name, args) in READERS {
+        let what = format!("{name} {}", args.join(" "));
+        let pty = nix::pty::openpty(None, None).expect("openpty");
+        let child = tool(name, args, home.path())
+            .stdin(Stdio::from(pty.slave))
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawning {what}: {e}"));
+        let out = wait_bounded(child, Duration::from_secs(30), &what);
+        drop(pty.master);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{what}: {err}");
+        assert!(
+            out.stdout.is_empty(),
+            "{what}: stdout {:?}",
+            text(&out.stdout)
+        );
+        assert_eq!(err.lines().count(), 1, "{what}: {err}");
+        let prefix = format!("{name}: error: stdin is a terminal");
+        assert!(err.starts_with(&prefix), "{what}: {err}");
+        assert!(err.contains("pipe them in, e.g. `"), "{what}: {err}");
+        assert!(err.contains(&format!("| {name}")), "{what}: {err}");
+    }
+}
