@@ -65,7 +65,9 @@ fn cluster_flag(cluster: Option<&str>) -> String {
 /// Run the cancel action.
 ///
 /// Output: exit status 0 when every line was cancelled (or had nothing
-/// left to cancel), 1 when some lines carry `error`.
+/// left to cancel), 1 when some lines carry `error`, 65 when a line lacks
+/// `id` or has a `slurm.job_id` that is not digits (reported on stderr
+/// with its line number; the line goes on with `error.code = "data"`).
 ///
 /// Errors (after every line read has been printed): the reader's errors
 /// (65); a connection error that stopped lines (69, 77, 78); output errors.
@@ -90,6 +92,7 @@ pub fn run<R: BufRead, W: Write>(
     }
     let mut results: Vec<Option<JobLine>> = vec![None; lines.len()];
     let mut failed = 0usize;
+    let mut malformed = 0usize;
     let mut fatal = None;
     // (login host, cluster) -> indices of lines.
     let mut groups: BTreeMap<(Option<String>, Option<String>), Vec<usize>> = BTreeMap::new();
@@ -114,18 +117,24 @@ pub fn run<R: BufRead, W: Write>(
             });
         if let Err(e) = id_ok {
             failed += 1;
+            if crate::is_malformed(&e) {
+                malformed += 1;
+                crate::report_malformed(&e);
+            }
             line.set_error(TOOL, &e);
             results[i] = Some(line.clone());
             continue;
         }
         if bad_job_id {
             failed += 1;
+            malformed += 1;
             let e = Error::BadLine {
                 line: line.line_no,
                 message:
                     "`slurm.job_id` must be a string of digits; pipe lines from `tao-record list`"
                         .into(),
             };
+            crate::report_malformed(&e);
             line.set_error(TOOL, &e);
             results[i] = Some(line.clone());
             continue;
@@ -178,7 +187,7 @@ pub fn run<R: BufRead, W: Write>(
     for line in results.into_iter().flatten() {
         out.write(&line)?;
     }
-    crate::finish(read_err, fatal, failed)
+    crate::finish_lines(read_err, fatal, failed, malformed)
 }
 
 /// Cancel one group's jobs on one login host; returns each line with its

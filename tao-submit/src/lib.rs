@@ -31,8 +31,46 @@ pub(crate) fn finish(
     fatal: Option<tao_core::Error>,
     failed: usize,
 ) -> tao_core::Result<i32> {
+    finish_lines(read_err, fatal, failed, 0)
+}
+
+/// Whether `e` says a line is malformed (not JSON, or a required field
+/// missing or invalid): bad input data, exit 65 (docs/CONTRACT.md), not a
+/// per-job failure (exit 1).
+pub(crate) fn is_malformed(e: &tao_core::Error) -> bool {
+    matches!(
+        e,
+        tao_core::Error::BadLine { .. } | tao_core::Error::BadJson { .. }
+    )
+}
+
+/// Report a malformed line on stderr (`tao-submit: error: line N: ...`,
+/// once); the line itself goes on carrying `error`.
+pub(crate) fn report_malformed(e: &tao_core::Error) {
+    tao_core::cli::report("tao-submit", e);
+}
+
+/// [`finish`] for a run that also counted `malformed` lines (each already
+/// reported on stderr by [`report_malformed`] and printed with `error`):
+/// after an unreadable line (`read_err`), any malformed line makes the
+/// status 65, as for tao-render and tao-record mark; a fatal error is then
+/// still reported on stderr. Otherwise as [`finish`].
+///
+/// Errors: `read_err`, then `fatal` (when no line was malformed).
+pub(crate) fn finish_lines(
+    read_err: Option<tao_core::Error>,
+    fatal: Option<tao_core::Error>,
+    failed: usize,
+    malformed: usize,
+) -> tao_core::Result<i32> {
     if let Some(e) = read_err {
         return Err(e);
+    }
+    if malformed > 0 {
+        if let Some(e) = &fatal {
+            tao_core::cli::report("tao-submit", e);
+        }
+        return Ok(tao_core::exit::DATAERR);
     }
     if let Some(e) = fatal {
         return Err(e);

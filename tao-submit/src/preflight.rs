@@ -164,7 +164,8 @@ pub fn run<R: BufRead, W: Write>(
         Err(e) => {
             checks.push(Check::new("login", false, e.to_string()));
             report(out, &checks, None, &mut lines)?;
-            return Err(e);
+            // A malformed input line is bad data (65) whatever else failed.
+            return Err(read_err.unwrap_or(e));
         }
     };
     let user_check = s.run_on(&host, "id -un; test -t 0 && echo tty || echo notty", None)?;

@@ -85,3 +85,86 @@ fn every_reader_refuses_a_terminal_on_stdin() {
         assert!(err.contains(&format!("| {name}")), "{what}: {err}");
     }
 }
+
+/// Feed `input` to `name args`; the whole output.
+fn feed(name: &str, args: &[&str], input: &str, home: &std::path::Path) -> Output {
+    let what = format!("{name} {}", args.join(" "));
+    let mut child = tool(name, args, home)
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawning {what}: {e}"));
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(input.as_bytes()).unwrap();
+    }
+    wait_bounded(child, Duration::from_secs(60), &what)
+}
+
+#[test]
+fn a_line_that_is_not_json_is_bad_data_everywhere() {
+    let home = tempfile::tempdir().unwrap();
+    for (name, args) in READERS {
+        if *args == ["logs"] {
+            continue; // reads one line, checked below
+        }
+        let what = format!("{name} {}", args.join(" "));
+        let out = feed(name, args, "not json\n", home.path());
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(65), "{what}: {err}");
+        // Nothing to print for a line that is not JSON (preflight still
+        // prints its report of the checks, without the line).
+        let stdout = text(&out.stdout);
+        if *args == ["preflight", "--lines"] {
+            assert!(stdout.starts_with("{\"preflight\":"), "{what}: {stdout}");
+        } else {
+            assert!(stdout.is_empty(), "{what}: {stdout}");
+        }
+        assert!(
+            err.contains("line 1, column 2: invalid JSON"),
+            "{what}: {err}"
+        );
+    }
+    let out = feed("tao-poll", &["logs"], "not json\n", home.path());
+    assert_eq!(out.status.code(), Some(65), "{}", text(&out.stderr));
+}
+
+#[test]
+fn a_line_missing_a_required_field_is_bad_data_everywhere() {
+    let home = tempfile::tempdir().unwrap();
+    // Tools that need the line's `id` (or, for lint, `script.text`).
+    let needs_fields: &[(&str, &[&str], &str)] = &[
+        ("tao-render", &[], "missing string field `id`"),
+        (
+            "tao-redact",
+            &["lint"],
+            "missing string field `script.text`",
+        ),
+        ("tao-submit", &["cancel"], "missing string field `id`"),
+        ("tao-record", &["mark"], "missing string field `id`"),
+        ("tao-poll", &["logs"], "`id`"),
+    ];
+    for (name, args, says) in needs_fields {
+        let what = format!("{name} {}", args.join(" "));
+        let out = feed(name, args, "{}\n", home.path());
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(65), "{what}: {err}");
+        // (`tao-poll logs` reads one line only and names no line number.)
+        assert!(*args == ["logs"] || err.contains("line 1"), "{what}: {err}");
+        assert!(err.contains(says), "{what}: {err}");
+        // Loses nothing: a JSON object goes on, carrying `error.code = "data"`.
+        let stdout = text(&out.stdout);
+        if !stdout.is_empty() {
+            let v: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+            assert_eq!(v["error"]["code"], "data", "{what}: {stdout}");
+        }
+    }
+    // Filters that act only on some lines pass any other line on untouched
+    // (tao-jobline(7)): a line that is not ERROR (classify), a line never
+    // submitted (poll, with one warning). Nothing they need is missing.
+    for (name, args) in [("tao-classify", &[][..]), ("tao-poll", &[])] {
+        let out = feed(name, args, "{}\n", home.path());
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), "{}\n", "{name}");
+    }
+}
