@@ -51,6 +51,10 @@ pub struct Cli {
     #[arg(long, default_value_t = 20, global = true, value_name = "SECS")]
     pub reconcile_wait: u64,
 
+    /// Convert images tagged `latest` (or untagged) again on the CPU partition even when the .sqsh cache holds them: `latest` moves. The new image replaces the cached one by an atomic rename once it is a valid squashfs.
+    #[arg(long, global = true)]
+    pub reconvert_latest: bool,
+
     /// Print `tao-submit: stats: handshakes=N commands=M seconds=S` on stderr at the end (SSH handshakes and remote commands of this run).
     #[arg(long, global = true)]
     pub stats: bool,
@@ -220,6 +224,7 @@ pub fn run_with<R: BufRead, W: std::io::Write>(
                 profile: tao_core::site::SiteProfile::load(cli.conn.site_profile.as_deref())
                     .map_err(|e| e.to_string()),
                 probe: cli.probe.config(),
+                reconvert_latest: cli.reconvert_latest,
             };
             crate::submit::run(input, out, &mut sessions, store.as_ref(), &cfg)
         }

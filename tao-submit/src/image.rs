@@ -20,6 +20,19 @@
 //! - Slurm treats a dependency on an unknown or purged job as satisfied, so
 //!   after submission the GPU job's `Dependency` is read back and must name
 //!   the conversion job (or the cache must now be valid).
+//! - `--reconvert-latest`: an image whose tag is `latest` (a moving tag) is
+//!   converted again even when the cache is valid, by a conversion job of
+//!   its own name ([`tao_render::render::reconvert_job_name`]) whose script
+//!   does not stop early on a valid cache; the new file replaces the old by
+//!   an atomic rename.
+//! - A conversion job left PENDING on a memory-quota reason
+//!   ([`is_memory_quota_reason`], e.g. `QOSGrpMemLimit`) asked for more
+//!   memory than its QOS or association allows: it is cancelled and
+//!   resubmitted once, with the site profile's explicit CPUs and memory on
+//!   the profile's CPU partition (never a GPU partition), marked with
+//!   `--comment=`[`RESUBMITTED_COMMENT`] so that it is never resubmitted
+//!   again; jobs already chained on it are moved to the new one
+//!   (`scontrol update Dependency=`) before it is cancelled.
 
 use std::collections::HashMap;
 
@@ -156,16 +169,25 @@ pub fn sqsh_error(path: &str, found: Found) -> Error {
 ///
 /// Errors: [`Error::Data`]/[`Error::Config`] from rendering;
 /// [`Error::LintBlocked`] when the rendered script does not pass lint.
+///
+/// `force`: a forced reconversion (`--reconvert-latest`): the job name is
+/// [`tao_render::render::reconvert_job_name`] and the script converts even
+/// over a valid cache file.
 pub fn conversion_plan(
     line: &JobLine,
     given: &str,
     profile: &tao_core::site::SiteProfile,
+    force: bool,
 ) -> Result<Plan> {
     let base = line
         .require_str(&["storage", "base_dir"])?
         .trim_end_matches('/')
         .to_string();
-    let name = tao_render::render::convert_job_name(given)?;
+    let name = if force {
+        tao_render::render::reconvert_job_name(given)?
+    } else {
+        tao_render::render::convert_job_name(given)?
+    };
     let job_dir = format!("{base}/jobs/{name}");
     let req = tao_render::render::ConvertRequest {
         id: name.clone(),
@@ -173,7 +195,7 @@ pub fn conversion_plan(
         base_dir: base.clone(),
         job_dir: job_dir.clone(),
         account: line.get_str(&["resources", "account"]).map(str::to_string),
-        force: false,
+        force,
     };
     let script = tao_render::render::render_convert(&req, profile)?;
     let lint = tao_redact::lint_script(&script.text);
@@ -202,21 +224,115 @@ pub fn conversion_plan(
         exclude: Vec::new(),
         exclude_given: false,
         extra_args: Vec::new(),
+        known_ids: Vec::new(),
     })
 }
 
-/// Live (not yet ended) jobs named `name`, from squeue's default view.
+/// The `--comment` of a conversion job that tao-submit resubmitted after
+/// a memory-quota pending reason: such a job is never resubmitted again.
+pub const RESUBMITTED_COMMENT: &str = "tao-slurm:resubmitted-after-memory-quota";
+
+/// Whether a pending `reason` is a memory quota of the job's QOS or
+/// association, which a smaller explicit request can satisfy: the
+/// `QOS*`/`Assoc*` reason codes that name memory (`QOSGrpMemLimit`,
+/// `QOSMaxMemoryPerJob`, `AssocGrpMemLimit`, `AssocMaxMemPerJob`, ...).
+/// Source: Slurm "Job Reason Codes" (slurm.schedmd.com/job_reason_codes.html).
+pub fn is_memory_quota_reason(reason: &str) -> bool {
+    (reason.starts_with("QOS") || reason.starts_with("Assoc")) && reason.contains("Mem")
+}
+
+/// Whether a native state (first word, as squeue prints it) has ended.
+fn ended(state: &str) -> bool {
+    matches!(
+        state.split_whitespace().next().unwrap_or(""),
+        "COMPLETED"
+            | "CANCELLED"
+            | "FAILED"
+            | "TIMEOUT"
+            | "NODE_FAIL"
+            | "PREEMPTED"
+            | "BOOT_FAIL"
+            | "DEADLINE"
+            | "OUT_OF_MEMORY"
+            | "SPECIAL_EXIT"
+            | "REVOKED"
+    )
+}
+
+/// Of the jobs found by name (squeue `-t all` and sacct), those squeue
+/// shows and that have not ended, newest (highest id) first.
+pub fn live_of(found: &[crate::sched::Found]) -> Vec<String> {
+    let mut ids: Vec<&crate::sched::Found> = found
+        .iter()
+        .filter(|f| f.reason.is_some() && !ended(&f.state))
+        .collect();
+    ids.sort_by_key(|f| std::cmp::Reverse(f.job_id.parse::<u64>().unwrap_or(0)));
+    ids.into_iter().map(|f| f.job_id.clone()).collect()
+}
+
+/// A job as squeue shows it: state, pending reason and comment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueueView {
+    /// Native state (`PENDING`, `RUNNING`, ...).
+    pub state: String,
+    /// squeue's reason (`None`, `Priority`, `QOSGrpMemLimit`, ...).
+    pub reason: String,
+    /// The job's `--comment` (`(null)` when none).
+    pub comment: String,
+}
+
+/// Parse `squeue -h -j ID -o '%T|%r|%k'` output (the first well-formed line).
+pub fn parse_queue_view(out: &str) -> Option<QueueView> {
+    out.lines().find_map(|l| {
+        let mut it = l.trim().splitn(3, '|');
+        let (state, reason, comment) = (it.next()?, it.next()?, it.next()?);
+        if state.is_empty() || !state.bytes().all(|b| b.is_ascii_uppercase() || b == b'_') {
+            return None;
+        }
+        Some(QueueView {
+            state: state.to_string(),
+            reason: reason.to_string(),
+            comment: comment.to_string(),
+        })
+    })
+}
+
+/// squeue's view of job `id`, waiting up to `wait` (polled every 0.5 s)
+/// while it is PENDING with reason `None` (the scheduler has not looked at
+/// it yet). `None` when squeue no longer shows the job.
+///
+/// Errors: from the session.
+pub fn queue_view(
+    sessions: &mut Sessions,
+    host: &str,
+    id: &str,
+    wait: std::time::Duration,
+) -> Result<Option<QueueView>> {
+    let deadline = std::time::Instant::now() + wait;
+    loop {
+        let out = sessions.run_on(
+            host,
+            &format!("squeue -h -j {} -o '%T|%r|%k'", shell::quote(id)),
+            None,
+        )?;
+        let view = parse_queue_view(&out.stdout_text());
+        let unsettled = matches!(&view, Some(v) if v.state == "PENDING" && v.reason == "None");
+        let now = std::time::Instant::now();
+        if !unsettled || now >= deadline {
+            return Ok(view);
+        }
+        std::thread::sleep((deadline - now).min(std::time::Duration::from_millis(500)));
+    }
+}
+
+/// Pending jobs of the session's user whose dependency names `afterok:<conv>`.
 ///
 /// Errors: from the session; [`Error::TempFail`] when squeue fails.
-pub fn live_jobs_named(sessions: &mut Sessions, host: &str, name: &str) -> Result<Vec<String>> {
+pub fn dependents_of(sessions: &mut Sessions, host: &str, conv: &str) -> Result<Vec<String>> {
     let user = sessions.host(host)?.target().user.clone();
     let out = sessions.run_on(
         host,
-        &format!(
-            "squeue -h -u {} --name={} -o '%i|%j'",
-            shell::quote(&user),
-            shell::quote(name)
-        ),
+        &format!("squeue -h -u {} -t PD -o '%i|%E'", shell::quote(&user)),
         None,
     )?;
     if out.status != 0 {
@@ -225,13 +341,26 @@ pub fn live_jobs_named(sessions: &mut Sessions, host: &str, name: &str) -> Resul
             out.stderr_line()
         )));
     }
-    Ok(out
-        .stdout_text()
-        .lines()
+    Ok(parse_dependents(&out.stdout_text(), conv))
+}
+
+/// The job ids of `%i|%E` lines whose dependency names `afterok:<conv>`
+/// exactly (`afterok:12(unfulfilled)` names 12, not 123).
+pub fn parse_dependents(out: &str, conv: &str) -> Vec<String> {
+    let want = format!("afterok:{conv}");
+    out.lines()
         .filter_map(|l| l.trim().split_once('|'))
-        .filter(|(id, n)| *n == name && !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()))
+        .filter(|(id, dep)| {
+            !id.is_empty()
+                && id.bytes().all(|b| b.is_ascii_digit())
+                && dep.split([',', '?']).any(|d| {
+                    d == want
+                        || d.strip_prefix(&want)
+                            .is_some_and(|rest| rest.starts_with('(') || rest.starts_with(':'))
+                })
+        })
         .map(|(id, _)| id.to_string())
-        .collect())
+        .collect()
 }
 
 /// The sbatch options that chain a job after conversion job `conv`.
@@ -265,6 +394,62 @@ mod tests {
 
     fn line(v: Value) -> JobLine {
         JobLine::parse(&v.to_string(), 3).unwrap()
+    }
+
+    #[test]
+    fn memory_quota_reasons() {
+        for r in [
+            "QOSGrpMemLimit",
+            "QOSMaxMemoryPerJob",
+            "AssocGrpMemLimit",
+            "AssocMaxMemPerNode",
+        ] {
+            assert!(is_memory_quota_reason(r), "{r}");
+        }
+        for r in [
+            "None",
+            "Priority",
+            "Resources",
+            "QOSGrpCpuLimit",
+            "Dependency",
+            "BadConstraints",
+        ] {
+            assert!(!is_memory_quota_reason(r), "{r}");
+        }
+    }
+
+    #[test]
+    fn queue_views_and_dependents() {
+        assert_eq!(
+            parse_queue_view("Welcome to the cluster\nPENDING|QOSGrpMemLimit|(null)\n"),
+            Some(QueueView {
+                state: "PENDING".into(),
+                reason: "QOSGrpMemLimit".into(),
+                comment: "(null)".into()
+            })
+        );
+        assert_eq!(parse_queue_view(""), None);
+        let out = "7|afterok:12(unfulfilled)\n8|afterok:123(unfulfilled)\n9|(null)\n10|afterany:5,afterok:12\nbanner|afterok:12\n";
+        assert_eq!(parse_dependents(out, "12"), ["7", "10"]);
+    }
+
+    #[test]
+    fn live_jobs_are_the_unended_ones_squeue_shows_newest_first() {
+        let f = |id: &str, state: &str, reason: Option<&str>| crate::sched::Found {
+            job_id: id.into(),
+            name: "tao-convert-x".into(),
+            state: state.into(),
+            reason: reason.map(str::to_string),
+            login_host: "h".into(),
+        };
+        let found = [
+            f("9", "PENDING", Some("QOSGrpMemLimit")),
+            f("10", "RUNNING", Some("None")),
+            f("8", "COMPLETED", Some("None")),
+            f("7", "RUNNING", None),
+            f("6", "CANCELLED by 0", Some("None")),
+        ];
+        assert_eq!(live_of(&found), ["10", "9"]);
     }
 
     #[test]
@@ -325,7 +510,13 @@ mod tests {
             json!({"id": "tao-x", "storage": {"base_dir": "/b"}, "resources": {"account": null}}),
         );
         let profile = tao_core::site::SiteProfile::load(Some("local")).unwrap();
-        let p = conversion_plan(&l, "nvcr.io#nvidia/tao/tao-toolkit:5.5.0-pyt", &profile).unwrap();
+        let p = conversion_plan(
+            &l,
+            "nvcr.io#nvidia/tao/tao-toolkit:5.5.0-pyt",
+            &profile,
+            false,
+        )
+        .unwrap();
         assert!(p.id.starts_with("tao-convert-"));
         assert_eq!(p.job_dir, format!("/b/jobs/{}", p.id));
         assert!(

@@ -385,6 +385,7 @@ pub fn probe_plan(
         exclude: Vec::new(),
         exclude_given: false,
         extra_args: Vec::new(),
+        known_ids: Vec::new(),
     })
 }
 

@@ -59,6 +59,11 @@ pub struct Plan {
     /// Further sbatch options set by tao-submit itself (the dependency on
     /// an image conversion job).
     pub extra_args: Vec<String>,
+    /// Slurm job ids that already carried this job name before this
+    /// submit (an image conversion's name is the same for every conversion
+    /// of that image): never adopted when an ambiguous submit is
+    /// reconciled by name, and never counted as duplicates of it.
+    pub known_ids: Vec<String>,
 }
 
 fn line_err(line: &JobLine, msg: String) -> Error {
@@ -262,6 +267,7 @@ impl Plan {
             exclude,
             exclude_given,
             extra_args: Vec::new(),
+            known_ids: Vec::new(),
         })
     }
 

@@ -106,9 +106,14 @@ impl Images {
     }
 
     fn submit(&self, lines: &[Value]) -> (i32, Vec<Value>, String) {
+        self.submit_with(&[], lines)
+    }
+
+    fn submit_with(&self, args: &[&str], lines: &[Value]) -> (i32, Vec<Value>, String) {
         let out = self
             .f
             .cmd()
+            .args(args)
             .env("TAO_SITE_PROFILE", &self.profile)
             .write_stdin(stdin_of(lines))
             .output()
@@ -123,6 +128,189 @@ impl Images {
 
 fn conv_name(image: &str) -> String {
     tao_render::render::convert_job_name(image).unwrap()
+}
+
+/// `scontrol show job -o` of `id`, as the cluster user.
+fn show(t: &Images, id: &str) -> String {
+    t.f.c.ssh(&format!("scontrol show job -o {id}")).1
+}
+
+/// Submit by hand (as the cluster user, not through tao-submit) a job that
+/// carries the conversion job name of `image` and pends on QOSGrpMemLimit:
+/// it asks for 1000M under QOS tao-memcap (GrpTRES=mem=600, made by
+/// tests/cluster/up). `comment`: an extra `--comment`.
+fn over_quota_conversion(t: &Images, image: &str, comment: Option<&str>) -> String {
+    let comment = comment
+        .map(|c| format!("--comment={c}"))
+        .unwrap_or_default();
+    let (rc, id, e) = t.f.c.ssh(&format!(
+        "cd /tmp && sbatch --parsable -J {} -p cpu_long --qos=tao-memcap --mem=1000M {comment} -o /dev/null --wrap true",
+        conv_name(image)
+    ));
+    assert_eq!(rc, 0, "{e}");
+    let id = id.trim().to_string();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let (_, r, _) = t.f.c.ssh(&format!("squeue -h -j {id} -o %r"));
+        if r.trim() == "QOSGrpMemLimit" {
+            return id;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "job {id}: reason {r:?}, not QOSGrpMemLimit, after 60 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    }
+}
+
+#[test]
+fn a_conversion_pending_on_a_memory_quota_is_resubmitted_once_on_the_cpu_partition() {
+    let Some(t) = setup() else { return };
+    let image = format!("registry.invalid#tao/held-{}:1", unique_id("mq"));
+    let old = over_quota_conversion(&t, &image, None);
+    // A job someone chained on the stuck conversion earlier.
+    let (rc, earlier, e) = t.f.c.ssh(&format!(
+        "cd /tmp && sbatch --parsable -J {} -p gpu --dependency=afterok:{old} --kill-on-invalid-dep=yes -o /dev/null --wrap true",
+        unique_id("dep")
+    ));
+    assert_eq!(rc, 0, "{e}");
+    let earlier = earlier.trim().to_string();
+
+    let (code, got, stderr) = t.submit(&[t.line("mq", &image)]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("QOSGrpMemLimit") && stderr.contains("resubmitting it once"),
+        "{stderr}"
+    );
+    // The stuck one is cancelled; one replacement, on the CPU partition,
+    // with the profile's explicit CPUs and memory, marked as resubmitted.
+    assert!(
+        t.f.c
+            .wait_state(&old, 60, common::ended)
+            .starts_with("CANCELLED"),
+        "{}",
+        show(&t, &old)
+    );
+    let jobs = t.f.c.jobs_named(&conv_name(&image));
+    let new: Vec<&String> = jobs.keys().filter(|k| **k != old).collect();
+    assert_eq!(new.len(), 1, "{jobs:?}");
+    let new = new[0].clone();
+    let s = show(&t, &new);
+    for want in [
+        "Partition=cpu_long",
+        "NumCPUs=1",
+        "MinMemoryNode=512M",
+        "Comment=tao-slurm:resubmitted-after-memory-quota",
+    ] {
+        assert!(s.contains(want), "{want}: {s}");
+    }
+    assert!(
+        !s.contains("gres/gpu") && !s.contains("QOS=tao-memcap"),
+        "{s}"
+    );
+    // The new line and the earlier job both wait for the replacement.
+    assert_eq!(got[0]["slurm"]["dependency"], format!("afterok:{new}"));
+    assert!(
+        show(&t, &earlier).contains(&format!("Dependency=afterok:{new}")),
+        "{}",
+        show(&t, &earlier)
+    );
+    std::fs::write(&t.release, "").unwrap();
+    assert_eq!(t.f.c.wait_state(&new, 180, common::ended), "COMPLETED");
+    for job in [got[0]["slurm"]["job_id"].as_str().unwrap(), &earlier] {
+        assert_eq!(t.f.c.wait_state(job, 180, common::ended), "COMPLETED");
+    }
+
+    // Once: a conversion that was already resubmitted is kept, with a warning.
+    let image2 = format!("registry.invalid#tao/held-{}:1", unique_id("mq"));
+    let stuck = over_quota_conversion(
+        &t,
+        &image2,
+        Some("tao-slurm:resubmitted-after-memory-quota"),
+    );
+    let (code, got, stderr) = t.submit(&[t.line("mq2", &image2)]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("still pending on QOSGrpMemLimit after its one resubmission"),
+        "{stderr}"
+    );
+    assert_eq!(
+        t.f.c.jobs_named(&conv_name(&image2)).len(),
+        1,
+        "no second resubmission"
+    );
+    assert_eq!(got[0]["slurm"]["dependency"], format!("afterok:{stuck}"));
+    let _ = t.f.c.ssh(&format!("scancel {stuck}"));
+    let base = t.f.c.var("SLURM_BASE_RESULTS_DIR");
+    let sqsh = got[0]["script"]["image"]["sqsh"].as_str().unwrap();
+    let _ = t.f.c.ssh(&format!(
+        "rm -rf -- {sqsh} {base}/jobs/{} {base}/jobs/{}",
+        conv_name(&image),
+        conv_name(&image2)
+    ));
+}
+
+#[test]
+fn reconvert_latest_converts_a_cached_latest_image_again_and_only_latest() {
+    let Some(t) = setup() else { return };
+    std::fs::write(&t.release, "").unwrap();
+    let latest = format!("registry.invalid#tao/{}:latest", unique_id("rl"));
+    let pinned = format!("registry.invalid#tao/{}:1", unique_id("rp"));
+    // Fill the cache for both.
+    let (code, got, stderr) = t.submit(&[t.line("r1", &latest), t.line("r2", &pinned)]);
+    assert_eq!(code, 0, "{stderr}");
+    for l in &got {
+        let conv = l["slurm"]["dependency"]
+            .as_str()
+            .unwrap()
+            .trim_start_matches("afterok:");
+        assert_eq!(t.f.c.wait_state(conv, 180, common::ended), "COMPLETED");
+    }
+    let sqsh = |l: &Value| l["script"]["image"]["sqsh"].as_str().unwrap().to_string();
+    let (sq_latest, sq_pinned) = (sqsh(&got[0]), sqsh(&got[1]));
+    let inode = |p: &str| t.f.c.ssh(&format!("stat -c %i {p}")).1.trim().to_string();
+    let (ino_latest, ino_pinned) = (inode(&sq_latest), inode(&sq_pinned));
+
+    // Without the option: both are cache hits.
+    let (code, got, stderr) = t.submit(&[t.line("r3", &latest)]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(got[0]["slurm"].get("dependency").is_none(), "{}", got[0]);
+
+    // With it: the latest image is converted again by its own job; the pinned one is not.
+    let (code, got, stderr) = t.submit_with(
+        &["--reconvert-latest"],
+        &[t.line("r4", &latest), t.line("r5", &pinned)],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("reconverted (--reconvert-latest)"),
+        "{stderr}"
+    );
+    let re = tao_render::render::reconvert_job_name(&latest).unwrap();
+    let jobs = t.f.c.jobs_named(&re);
+    assert_eq!(jobs.len(), 1, "{jobs:?}");
+    let conv = jobs.keys().next().unwrap().clone();
+    assert!(show(&t, &conv).contains("Partition=cpu_long"));
+    assert_eq!(t.f.c.wait_state(&conv, 180, common::ended), "COMPLETED");
+    assert!(got[1]["slurm"].get("dependency").is_none(), "{}", got[1]);
+    for l in &got {
+        let job = l["slurm"]["job_id"].as_str().unwrap();
+        assert_eq!(t.f.c.wait_state(job, 180, common::ended), "COMPLETED");
+    }
+    assert_ne!(
+        inode(&sq_latest),
+        ino_latest,
+        "the latest image was replaced"
+    );
+    assert_eq!(inode(&sq_pinned), ino_pinned, "the pinned image was kept");
+    let (_, magic, _) = t.f.c.ssh(&format!("head -c 4 {sq_latest}"));
+    assert_eq!(magic, "hsqs");
+    let base = t.f.c.var("SLURM_BASE_RESULTS_DIR");
+    let _ = t.f.c.ssh(&format!(
+        "rm -rf -- {sq_latest} {sq_pinned} {base}/jobs/{} {base}/jobs/{} {base}/jobs/{re}",
+        conv_name(&latest),
+        conv_name(&pinned)
+    ));
 }
 
 #[test]
@@ -272,4 +460,104 @@ fn a_given_sqsh_must_be_a_squashfs() {
     );
     assert!(t.f.c.jobs_named(&ids[1]).is_empty() && t.f.c.jobs_named(&ids[2]).is_empty());
     let _ = t.f.c.ssh(&format!("rm -f {good} {truncated}"));
+}
+
+/// TEST DOUBLE of sbatch (fault injection only): runs the real sbatch and,
+/// for a job name with a mark file `cut-<name>` in @MARKS@, then kills this
+/// SSH session (the nearest sshd ancestor) before the reply travels back.
+const CUT_SBATCH: &str = r#"#!/bin/sh
+# TEST DOUBLE of sbatch (tao-submit tests/image.rs): fault injection only.
+name=
+for a in "$@"; do case "$a" in --job-name=*) name=${a#--job-name=};; esac; done
+if [ -z "$name" ] || [ ! -e "@MARKS@/cut-$name" ]; then exec @REAL@ "$@"; fi
+rm -f "@MARKS@/cut-$name"
+out=$(@REAL@ "$@")
+echo "$out" > "@MARKS@/submitted-$name"
+pid=$$
+while [ "$pid" -gt 1 ]; do
+  if [ "$(cat /proc/$pid/comm 2>/dev/null)" = sshd ]; then kill -9 "$pid"; sleep 10; exit 1; fi
+  pid=$(awk '{print $4}' "/proc/$pid/stat")
+done
+exit 1
+"#;
+
+#[test]
+fn an_ambiguous_conversion_submit_adopts_the_new_job_never_an_older_conversion() {
+    let Some(t) = setup() else { return };
+    std::fs::write(&t.release, "").unwrap();
+    let image = format!("registry.invalid#tao/{}:1", unique_id("ac"));
+    let name = conv_name(&image);
+    // An earlier conversion of the image, finished; then the cache file is
+    // lost, so the next submit converts again under the same job name.
+    let (code, got, stderr) = t.submit(&[t.line("a1", &image)]);
+    assert_eq!(code, 0, "{stderr}");
+    let old = got[0]["slurm"]["dependency"]
+        .as_str()
+        .unwrap()
+        .trim_start_matches("afterok:")
+        .to_string();
+    assert_eq!(t.f.c.wait_state(&old, 180, common::ended), "COMPLETED");
+    let sqsh = got[0]["script"]["image"]["sqsh"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let _ = t.f.c.ssh(&format!("rm -f -- {sqsh}"));
+
+    // The conversion's sbatch reply is cut: the outcome is unknown.
+    let (_, real, _) = t.f.c.ssh("command -v sbatch");
+    let dir = tempfile::Builder::new()
+        .prefix("tao-cut-")
+        .tempdir()
+        .unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let marks = dir.path().display().to_string();
+    let wrapper = dir.path().join("sbatch");
+    std::fs::write(
+        &wrapper,
+        CUT_SBATCH
+            .replace("@MARKS@", &marks)
+            .replace("@REAL@", real.trim()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(dir.path().join(format!("cut-{name}")), "").unwrap();
+    let profile = std::fs::read_to_string(&t.profile).unwrap().replace(
+        "remote_prefix = \"PATH=",
+        &format!("remote_prefix = \"PATH={marks}:"),
+    );
+    let profile_path = dir.path().join("p.toml");
+    std::fs::write(&profile_path, profile).unwrap();
+    let out =
+        t.f.cmd()
+            .args(["--reconcile-wait", "5"])
+            .env("TAO_SITE_PROFILE", &profile_path)
+            .write_stdin(stdin_of(&[t.line("a2", &image)]))
+            .output()
+            .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("submit outcome unknown"), "{stderr}");
+    let submitted = std::fs::read_to_string(dir.path().join(format!("submitted-{name}")))
+        .expect("the cut sbatch ran");
+    let new = submitted.trim().to_string();
+    assert_ne!(new, old);
+    let got = lines_of(&out.stdout);
+    assert_eq!(
+        got[0]["slurm"]["dependency"],
+        format!("afterok:{new}"),
+        "{}",
+        got[0]
+    );
+    let jobs = t.f.c.jobs_named(&name);
+    assert_eq!(
+        jobs.len(),
+        2,
+        "the old and the new conversion, nothing cancelled: {jobs:?}"
+    );
+    assert_eq!(jobs[&old], "COMPLETED");
+    assert_eq!(t.f.c.wait_state(&new, 180, common::ended), "COMPLETED");
+    let job = got[0]["slurm"]["job_id"].as_str().unwrap();
+    assert_eq!(t.f.c.wait_state(job, 180, common::ended), "COMPLETED");
+    let base = t.f.c.var("SLURM_BASE_RESULTS_DIR");
+    let _ = t.f.c.ssh(&format!("rm -rf -- {sqsh} {base}/jobs/{name}"));
 }

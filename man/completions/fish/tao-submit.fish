@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_tao_submit_global_optspecs
-    string join \n q/quiet v/verbose hosts= user= key= known-hosts= ssh-config= site-profile= accept-new-host-key state-dir= reconcile-wait= stats skip-probe probe-timeout= probe-queue-wait= probe-launcher= h/help V/version
+    string join \n q/quiet v/verbose hosts= user= key= known-hosts= ssh-config= site-profile= accept-new-host-key state-dir= reconcile-wait= reconvert-latest stats skip-probe probe-timeout= probe-queue-wait= probe-launcher= h/help V/version
 end
 
 function __fish_tao_submit_needs_command
@@ -39,6 +39,7 @@ python3\t'`python3` once per node (gloo with PyTorch, plain TCP sockets without)
 complete -c tao-submit -n "__fish_tao_submit_needs_command" -s q -l quiet -d 'Print no warnings (errors are always printed)'
 complete -c tao-submit -n "__fish_tao_submit_needs_command" -s v -l verbose -d 'Print what the tool does (connections, submissions); -vv also the remote commands'
 complete -c tao-submit -n "__fish_tao_submit_needs_command" -l accept-new-host-key -d 'Add an unknown login-node host key to known_hosts instead of refusing it (a changed key is always refused)'
+complete -c tao-submit -n "__fish_tao_submit_needs_command" -l reconvert-latest -d 'Convert images tagged `latest` (or untagged) again on the CPU partition even when the .sqsh cache holds them: `latest` moves. The new image replaces the cached one by an atomic rename once it is a valid squashfs'
 complete -c tao-submit -n "__fish_tao_submit_needs_command" -l stats -d 'Print `tao-submit: stats: handshakes=N commands=M seconds=S` on stderr at the end (SSH handshakes and remote commands of this run)'
 complete -c tao-submit -n "__fish_tao_submit_needs_command" -l skip-probe -d 'Submit multi-node and multi-GPU jobs without the communication probe (a cached passing environment is still applied). For clusters where you take the risk of a job hanging in its first collective'
 complete -c tao-submit -n "__fish_tao_submit_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -58,6 +59,7 @@ complete -c tao-submit -n "__fish_tao_submit_using_subcommand cancel" -l reconci
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand cancel" -s q -l quiet -d 'Print no warnings (errors are always printed)'
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand cancel" -s v -l verbose -d 'Print what the tool does (connections, submissions); -vv also the remote commands'
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand cancel" -l accept-new-host-key -d 'Add an unknown login-node host key to known_hosts instead of refusing it (a changed key is always refused)'
+complete -c tao-submit -n "__fish_tao_submit_using_subcommand cancel" -l reconvert-latest -d 'Convert images tagged `latest` (or untagged) again on the CPU partition even when the .sqsh cache holds them: `latest` moves. The new image replaces the cached one by an atomic rename once it is a valid squashfs'
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand cancel" -l stats -d 'Print `tao-submit: stats: handshakes=N commands=M seconds=S` on stderr at the end (SSH handshakes and remote commands of this run)'
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand cancel" -s h -l help -d 'Print help'
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand preflight" -l path -d 'A path on the cluster that must exist (dataset, mount source); repeatable' -r
@@ -76,6 +78,7 @@ complete -c tao-submit -n "__fish_tao_submit_using_subcommand preflight" -l inst
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand preflight" -s q -l quiet -d 'Print no warnings (errors are always printed)'
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand preflight" -s v -l verbose -d 'Print what the tool does (connections, submissions); -vv also the remote commands'
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand preflight" -l accept-new-host-key -d 'Add an unknown login-node host key to known_hosts instead of refusing it (a changed key is always refused)'
+complete -c tao-submit -n "__fish_tao_submit_using_subcommand preflight" -l reconvert-latest -d 'Convert images tagged `latest` (or untagged) again on the CPU partition even when the .sqsh cache holds them: `latest` moves. The new image replaces the cached one by an atomic rename once it is a valid squashfs'
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand preflight" -l stats -d 'Print `tao-submit: stats: handshakes=N commands=M seconds=S` on stderr at the end (SSH handshakes and remote commands of this run)'
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand preflight" -s h -l help -d 'Print help'
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand help; and not __fish_seen_subcommand_from cancel preflight help" -f -a "cancel" -d 'Cancel the Slurm jobs of the job lines on stdin; emit each with state CANCELED'
