@@ -81,7 +81,7 @@ pub struct OpenArgs {
     /// TAO network architecture (dino, classification_pyt, ...).
     #[arg(long, value_name = "ARCH")]
     pub network_arch: Option<String>,
-    /// Container image: /abs/x.sqsh, registry#image:tag, docker://registry#image:tag or registry/image:tag.
+    /// Container image (runtime pyxis; refused with runtime none, which runs no container): /abs/x.sqsh, registry#image:tag, docker://registry#image:tag or registry/image:tag.
     #[arg(long, value_name = "IMG")]
     pub image: Option<String>,
     /// Runtime: pyxis or none [env: TAO_RUNTIME; default: the site profile's].
@@ -100,14 +100,16 @@ pub struct OpenArgs {
     /// CPUs per task [default: 16].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub cpus_per_task: Option<u32>,
-    /// Wall time, a Slurm time string [default: 04:00:00].
+    /// Wall time, a Slurm time string (sbatch --time: MINUTES, MM:SS, HH:MM:SS, D-HH,
+    /// D-HH:MM, D-HH:MM:SS), at most the partition's max_time in the site profile [default: 04:00:00].
     #[arg(long, value_name = "TIME")]
     pub time: Option<String>,
     /// Time after which the job's command is stopped so the job can finish cleanly
     /// [default: 95% of --time].
     #[arg(long, value_name = "TIME")]
     pub child_timeout: Option<String>,
-    /// Partition, or a comma-separated list [env: SLURM_PARTITION; default: the site profile's].
+    /// Partition, or a comma-separated list; one the site profile lists, when it lists any
+    /// [env: SLURM_PARTITION; default: the site profile's].
     #[arg(long, value_name = "NAME")]
     pub partition: Option<String>,
     /// Account to charge [env: SLURM_ACCOUNT].
@@ -224,8 +226,8 @@ pub fn build_request(args: &OpenArgs) -> Result<Map<String, Value>> {
             format!("{:?} is not supported; use slurm", args.platform),
         ));
     }
-    let runtime = match (&args.runtime, env_var("TAO_RUNTIME")) {
-        (Some(r), _) => r.clone(),
+    let (runtime, runtime_from) = match (&args.runtime, env_var("TAO_RUNTIME")) {
+        (Some(r), _) => (r.clone(), "--runtime".to_string()),
         (None, Some(r)) => {
             if r != "pyxis" && r != "none" {
                 return Err(config(
@@ -233,9 +235,12 @@ pub fn build_request(args: &OpenArgs) -> Result<Map<String, Value>> {
                     format!("{r:?} is not a runtime; set it to pyxis or none"),
                 ));
             }
-            r
+            (r, "TAO_RUNTIME".to_string())
         }
-        (None, None) => profile.runtime.clone(),
+        (None, None) => (
+            profile.runtime.clone(),
+            format!("site profile {:?}", profile.name),
+        ),
     };
     let word = |flag: &str, v: &Option<String>| -> Result<Option<String>> {
         if let Some(v) = v {
@@ -247,6 +252,15 @@ pub fn build_request(args: &OpenArgs) -> Result<Map<String, Value>> {
     let action = word("--action", &args.action)?;
     let network_arch = word("--network-arch", &args.network_arch)?;
     if let Some(img) = &args.image {
+        if runtime == "none" {
+            // Plain srun runs no container: the image would be ignored.
+            return Err(usage(
+                "--image",
+                format!(
+                    "{img:?} would be ignored: runtime none (from {runtime_from}) runs no container; drop --image, or use --runtime pyxis to run in the image"
+                ),
+            ));
+        }
         validate::image(img).map_err(|e| usage("--image", e))?;
     } else if runtime == "pyxis" {
         return Err(usage(
@@ -361,19 +375,25 @@ fn build_resources(args: &OpenArgs, profile: &SiteProfile) -> Result<Value> {
         }
         None => validate::format_hms((time_secs * CHILD_TIMEOUT_PERMILLE / 1000).max(1)),
     };
-    let partition = match (&args.partition, env_var("SLURM_PARTITION")) {
-        (Some(p), _) => {
-            validate::slurm_names(p, true, "partition").map_err(|e| usage("--partition", e))?;
-            p.clone()
-        }
-        (None, Some(p)) => {
-            validate::slurm_names(&p, true, "partition")
-                .map_err(|e| config("SLURM_PARTITION", e))?;
-            p
-        }
-        (None, None) => profile.default_partition.clone(),
-    };
+    let (partition, partition_err): (String, fn(&str, String) -> Error) =
+        match (&args.partition, env_var("SLURM_PARTITION")) {
+            (Some(p), _) => {
+                validate::slurm_names(p, true, "partition").map_err(|e| usage("--partition", e))?;
+                (p.clone(), |f, m| usage(f, m))
+            }
+            (None, Some(p)) => {
+                validate::slurm_names(&p, true, "partition")
+                    .map_err(|e| config("SLURM_PARTITION", e))?;
+                (p, |_, m| config("SLURM_PARTITION", m))
+            }
+            (None, None) => (profile.default_partition.clone(), |_, m| {
+                config("TAO_SITE_PROFILE", format!("default_partition: {m}"))
+            }),
+        };
     for name in partition.split(',') {
+        if let Err(msg) = known_partition(profile, name) {
+            return Err(partition_err("--partition", msg));
+        }
         if let Some(part) = profile.partition(name) {
             if let Ok(max) = validate::slurm_time_secs(&part.max_time) {
                 if time_secs > max {
@@ -437,6 +457,23 @@ fn build_resources(args: &OpenArgs, profile: &SiteProfile) -> Result<Value> {
         "exclude": exclude,
         "mem": args.mem,
     }))
+}
+
+/// Whether `name` is one of the partitions `profile` lists. A profile that
+/// lists none knows nothing about partitions, and every name passes (sbatch
+/// has the last word).
+///
+/// Errors: the message naming the listed partitions and the fix.
+pub fn known_partition(profile: &SiteProfile, name: &str) -> std::result::Result<(), String> {
+    if profile.partitions.is_empty() || profile.partition(name).is_some() {
+        return Ok(());
+    }
+    let known: Vec<&str> = profile.partitions.iter().map(|p| p.name.as_str()).collect();
+    Err(format!(
+        "{name:?} is not a partition of site profile {:?} ({}); use one of those, or a site profile that lists it (TAO_SITE_PROFILE, tao-site-profile(5))",
+        profile.name,
+        known.join(", ")
+    ))
 }
 
 fn storage_root(args: &OpenArgs) -> Result<(String, String)> {
@@ -1009,6 +1046,19 @@ mod tests {
             seen.insert(id);
         }
         assert!(seen.len() > 190, "ids repeat too often");
+    }
+
+    #[test]
+    fn partitions_are_checked_only_against_a_profile_that_lists_them() {
+        let mut p = SiteProfile::load(Some("local")).unwrap();
+        assert!(known_partition(&p, "gpu").is_ok());
+        let e = known_partition(&p, "gpu2").unwrap_err();
+        assert!(
+            e.contains("(gpu, cpu_long)") && e.contains("TAO_SITE_PROFILE"),
+            "{e}"
+        );
+        p.partitions.clear();
+        assert!(known_partition(&p, "gpu2").is_ok());
     }
 
     #[test]

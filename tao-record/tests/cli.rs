@@ -306,7 +306,35 @@ fn bad_values_name_the_flag_and_the_fix_with_the_right_status() {
         (vec!["--time", "4h"], 2, "--time"),
         (vec!["--time", "05:00:00"], 2, "longer partition"),
         (vec!["--child-timeout", "05:00:00"], 2, "--child-timeout"),
-        (vec!["--image", "/x/image.tar"], 2, ".sqsh"),
+        (
+            vec!["--runtime", "pyxis", "--image", "/x/image.tar"],
+            2,
+            ".sqsh",
+        ),
+        // Runtime none runs no container: an image would be ignored.
+        (
+            vec!["--image", "/lustre/img/tao.sqsh"],
+            2,
+            "--image: \"/lustre/img/tao.sqsh\" would be ignored: runtime none (from site profile \"local\") runs no container; drop --image, or use --runtime pyxis",
+        ),
+        (
+            vec!["--runtime", "none", "--image", "/lustre/img/tao.sqsh"],
+            2,
+            "(from --runtime)",
+        ),
+        // Partitions and their limits from the site profile, at open time.
+        (
+            vec!["--partition", "nope"],
+            2,
+            "--partition: \"nope\" is not a partition of site profile \"local\" (gpu, cpu_long)",
+        ),
+        (
+            vec!["--partition", "cpu_long", "--time", "3-00:00:00"],
+            2,
+            "longer than partition \"cpu_long\" allows (2-00:00:00)",
+        ),
+        (vec!["--time", "1-2-3"], 2, "is not a Slurm time"),
+        (vec!["--time", "0"], 2, "--time: \"0\" is zero"),
         (vec!["--mount", "data:/data"], 2, "--mount"),
         (vec!["--env", "NOEQUALS"], 2, "K=V"),
         (vec!["--exclude", "n1;reboot"], 2, "--exclude"),
@@ -352,6 +380,24 @@ fn bad_values_name_the_flag_and_the_fix_with_the_right_status() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("--spec"));
+    // The runtime and partition from the environment are named as such.
+    env.set("TAO_RUNTIME", "none")
+        .set("SLURM_PARTITION", "gpu,nope");
+    let out = env
+        .cmd()
+        .args(["open", "--command", "x", "--image", "/lustre/img/tao.sqsh"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("(from TAO_RUNTIME)"));
+    env.cmd()
+        .args(["open", "--command", "x"])
+        .assert()
+        .code(78)
+        .stderr(predicate::str::contains(
+            "SLURM_PARTITION: \"nope\" is not a partition",
+        ));
+    env.unset("TAO_RUNTIME").unset("SLURM_PARTITION");
     env.set("SLURM_USE_REQUEUE", "perhaps");
     env.cmd()
         .args(["open", "--runtime", "none", "--command", "x"])

@@ -38,16 +38,16 @@ complete -c tao-record -n "__fish_tao_record_needs_command" -f -a "help" -d 'Pri
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l platform -d 'Platform; only "slurm" is known' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l action -d 'TAO action (train, evaluate, inference, ...)' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l network-arch -d 'TAO network architecture (dino, classification_pyt, ...)' -r
-complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l image -d 'Container image: /abs/x.sqsh, registry#image:tag, docker://registry#image:tag or registry/image:tag' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l image -d 'Container image (runtime pyxis; refused with runtime none, which runs no container): /abs/x.sqsh, registry#image:tag, docker://registry#image:tag or registry/image:tag' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l runtime -d 'Runtime: pyxis or none [env: TAO_RUNTIME; default: the site profile\'s]' -r -f -a "pyxis\t''
 none\t''"
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l command -d 'Command run in the container; may use {config_path}, {job_id}, {results_dir} [default: "ARCH ACTION -e {config_path}" when --spec, --network-arch and --action are given]' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l nodes -d 'Number of nodes [default: 1]' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l gpus-per-node -l gpus -d 'GPUs per node [default: 4]. `--gpus` is an alias' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l cpus-per-task -d 'CPUs per task [default: 16]' -r
-complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l time -d 'Wall time, a Slurm time string [default: 04:00:00]' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l time -d 'Wall time, a Slurm time string (sbatch --time: MINUTES, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS), at most the partition\'s max_time in the site profile [default: 04:00:00]' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l child-timeout -d 'Time after which the job\'s command is stopped so the job can finish cleanly [default: 95% of --time]' -r
-complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l partition -d 'Partition, or a comma-separated list [env: SLURM_PARTITION; default: the site profile\'s]' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l partition -d 'Partition, or a comma-separated list; one the site profile lists, when it lists any [env: SLURM_PARTITION; default: the site profile\'s]' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l account -d 'Account to charge [env: SLURM_ACCOUNT]' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l exclude -d 'Node to avoid (sbatch --exclude); repeatable' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l mem -d 'Memory per node, sbatch --mem form (64G, 7200M)' -r
