@@ -21,7 +21,7 @@ use std::io::{BufRead, Write};
 
 use clap::Args;
 use serde_json::{json, Value};
-use tao_core::{shell, JobLine, LineReader, LineWriter, Result};
+use tao_core::{shell, Error, JobLine, LineReader, LineWriter, Result};
 
 use crate::cli::ConnArgs;
 use crate::sessions::Sessions;
@@ -162,10 +162,21 @@ pub fn run<R: BufRead, W: Write>(
     let (mut s, host) = match login {
         Ok(x) => x,
         Err(e) => {
-            checks.push(Check::new("login", false, e.to_string()));
+            // A missing variable was just reported by its env: check; say
+            // so once, not again as the login's failure and the exit error.
+            let env_failed = checks.iter().any(|c| !c.ok);
+            let detail = if env_failed && matches!(e, Error::Config(_)) {
+                "not tried: set the variables above first".to_string()
+            } else {
+                e.to_string()
+            };
+            checks.push(Check::new("login", false, detail));
             report(out, &checks, None, &mut lines)?;
             // A malformed input line is bad data (65) whatever else failed.
-            return Err(read_err.unwrap_or(e));
+            if let Some(r) = read_err {
+                return Err(r);
+            }
+            return Err(summary_error(e, &checks));
         }
     };
     let user_check = s.run_on(&host, "id -un; test -t 0 && echo tty || echo notty", None)?;
@@ -276,6 +287,32 @@ pub fn run<R: BufRead, W: Write>(
     Ok(if ok { 0 } else { tao_core::exit::SOME_FAILED })
 }
 
+/// The error that ends a preflight whose login failed: the same kind (so
+/// the same exit status: 69, 77, 78) as the login's error `e`, whose text
+/// the report has already printed, with a summary instead of that text
+/// again: `preflight: N of M checks failed (a, b): fix them as shown above`.
+pub fn summary_error(e: Error, checks: &[Check]) -> Error {
+    let failed: Vec<&str> = checks
+        .iter()
+        .filter(|c| !c.ok)
+        .map(|c| c.name.as_str())
+        .collect();
+    let msg = format!(
+        "preflight: {} of {} checks failed ({}): fix them as shown above",
+        failed.len(),
+        checks.len(),
+        failed.join(", ")
+    );
+    match e {
+        Error::Config(_) => Error::Config(msg),
+        Error::Unavailable(_) => Error::Unavailable(msg),
+        Error::NoPerm(_) => Error::NoPerm(msg),
+        Error::TempFail(_) => Error::TempFail(msg),
+        Error::Protocol(_) => Error::Protocol(msg),
+        other => other,
+    }
+}
+
 /// Print the report (or the lines with it) and the summary; whether all passed.
 fn report<W: Write>(
     out: &mut LineWriter<W>,
@@ -313,6 +350,27 @@ fn report<W: Write>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_closing_error_keeps_the_kind_and_does_not_repeat_the_text() {
+        let checks = vec![
+            Check::new("env:SLURM_HOSTNAME", false, "export SLURM_HOSTNAME=x"),
+            Check::new("env:SLURM_USER", true, "set"),
+            Check::new("login", false, "not tried"),
+        ];
+        let e = summary_error(
+            Error::Config("SLURM_HOSTNAME is not set: export SLURM_HOSTNAME=x".into()),
+            &checks,
+        );
+        assert_eq!(e.code(), tao_core::exit::CONFIG);
+        assert_eq!(
+            e.to_string(),
+            "preflight: 2 of 3 checks failed (env:SLURM_HOSTNAME, login): fix them as shown above"
+        );
+        let e = summary_error(Error::NoPerm("ssh login failed".into()), &checks);
+        assert_eq!(e.code(), tao_core::exit::NOPERM);
+        assert!(!e.to_string().contains("ssh login failed"));
+    }
 
     #[test]
     fn netrc_names_both_machines() {

@@ -162,3 +162,63 @@ fn installs_enroot_credentials_over_stdin_with_mode_600() {
     );
     let _ = f.c.ssh(&format!("rm -rf {}", cfg.display()));
 }
+
+/// Each failure is printed once: on its own FAIL line, not again as the
+/// login's failure nor as the closing error (which keeps the exit status).
+#[test]
+fn each_failure_is_printed_once_when_nothing_is_set() {
+    let home = tempfile::tempdir().unwrap();
+    let out = assert_cmd::Command::cargo_bin("tao-submit")
+        .unwrap()
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", home.path())
+        .arg("preflight")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(78), "{stderr}");
+    for needle in [
+        "SLURM_HOSTNAME",
+        "SLURM_USER",
+        "SLURM_BASE_RESULTS_DIR",
+        "SSH_KEY_PATH",
+    ] {
+        let fix = format!("export {needle}=");
+        assert_eq!(stderr.matches(&fix).count(), 1, "{fix}: {stderr}");
+    }
+    assert!(stderr.contains("FAIL login: not tried"), "{stderr}");
+    let last = stderr.lines().last().unwrap();
+    assert!(
+        last.starts_with("tao-submit: error: preflight: 5 of 5 checks failed ("),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 6, "{stderr}");
+}
+
+#[test]
+fn a_refused_login_is_printed_once() {
+    let Some(f) = Fixture::new() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("not_installed");
+    assert!(std::process::Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", ""])
+        .arg("-f")
+        .arg(&key)
+        .status()
+        .unwrap()
+        .success());
+    let out = f
+        .cmd()
+        .env("SSH_KEY_PATH", &key)
+        .arg("preflight")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(77), "{stderr}");
+    assert_eq!(stderr.matches("not accepted").count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("tao-submit: error: preflight: 1 of 5 checks failed (login)"),
+        "{stderr}"
+    );
+}
