@@ -8,6 +8,7 @@
 
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicI8, Ordering};
+use std::sync::Mutex;
 
 use crate::error::Error;
 
@@ -74,9 +75,49 @@ pub fn note(tool: &str, msg: &str) {
     }
 }
 
-/// Print `tool: error: msg` on stderr (one line).
+/// Hint lines attached to error messages by [`attach_hints`]: (the
+/// error's one-line text, its hints).
+static HINTS: Mutex<Vec<(String, Vec<String>)>> = Mutex::new(Vec::new());
+
+/// Attach `hints` to the error whose text is `message`: when that error is
+/// reported on stderr ([`report`], so also by [`main_with`]), each hint
+/// follows it on its own line, indented by two spaces. The error itself
+/// stays one line (and so does the `error.message` of a job line, which
+/// never carries hints). Used for remediation too long for one line, such
+/// as the SSH key setup steps after a refused login (tao-ssh).
+///
+/// Input: the error's `Display` text and short hint lines (control
+/// characters are escaped when printed).
+pub fn attach_hints(message: &str, hints: Vec<String>) {
+    if let Ok(mut h) = HINTS.lock() {
+        if !h.iter().any(|(m, _)| m == message) {
+            h.push((message.to_string(), hints));
+        }
+    }
+}
+
+/// The hint lines attached to `message` by [`attach_hints`] (empty if none).
+pub fn hints_for(message: &str) -> Vec<String> {
+    HINTS
+        .lock()
+        .ok()
+        .and_then(|h| h.iter().find(|(m, _)| m == message).map(|(_, v)| v.clone()))
+        .unwrap_or_default()
+}
+
+/// The hint lines of `message` as printed on stderr: each `  hint\n`.
+pub fn hint_text(message: &str) -> String {
+    hints_for(message)
+        .iter()
+        .map(|h| format!("  {}\n", one_line(h)))
+        .collect()
+}
+
+/// Print `tool: error: msg` on stderr (one line), then the hints attached
+/// to it ([`attach_hints`]), each on its own indented line.
 pub fn report(tool: &str, err: &Error) {
-    eprintln!("{tool}: error: {}", one_line(&err.to_string()));
+    let msg = err.to_string();
+    eprint!("{tool}: error: {}\n{}", one_line(&msg), hint_text(&msg));
 }
 
 /// The one-line usage error of a tool that reads job lines on standard
@@ -173,6 +214,14 @@ mod tests {
                 .ends_with("; or give Slurm job ids (tao-poll 123)"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn hints_follow_only_their_own_error() {
+        attach_hints("login failed", vec!["1) a".into(), "2) b\nc".into()]);
+        assert_eq!(hint_text("login failed"), "  1) a\n  2) b\\nc\n");
+        assert_eq!(hint_text("something else"), "");
+        assert!(hints_for("other").is_empty());
     }
 
     #[test]

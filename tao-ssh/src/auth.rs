@@ -38,27 +38,44 @@ pub fn check_key_permissions(path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The seed's remediation when login fails: ask for SSH_KEY_PATH and list
-/// the five setup steps, with this target's user, host, port and
-/// known_hosts path filled in (one line, values shell-quoted).
-pub fn login_remediation(target: &Target, known_hosts: &Path, why: &str) -> String {
-    let user_at = format!("{}@{}", target.user, target.host);
+/// The seed's remediation when login fails, as one short line: which
+/// login failed and why, and that SSH_KEY_PATH must name a key the login
+/// node accepts. The five setup steps ([`login_setup_steps`]) are too long
+/// for that line: they are printed after it on stderr only
+/// (`tao_core::cli::attach_hints`), never in a job line's `error.message`.
+///
+/// Input: the target and why each method failed. Output: one line.
+pub fn login_remediation(target: &Target, why: &str) -> String {
     format!(
-        "ssh login as {:?} to {}:{} failed ({why}); set SSH_KEY_PATH to a private key the login node accepts. Setup: \
-         1) generate a key: ssh-keygen -t ed25519 -N '' -f ~/.ssh/tao_slurm_ed25519; \
-         2) install the public key on the login node: ssh-copy-id -p {} -i ~/.ssh/tao_slurm_ed25519.pub {}; \
-         3) restrict the key: chmod 600 ~/.ssh/tao_slurm_ed25519; \
-         4) add the login node's host key: {}; \
-         5) export SSH_KEY_PATH=~/.ssh/tao_slurm_ed25519 SLURM_USER={} SLURM_HOSTNAME={}",
-        target.user,
-        target.host,
-        target.port,
-        target.port,
-        shell::quote(&user_at),
-        keyscan_fix(&target.host, target.port, known_hosts),
-        shell::quote(&target.user),
-        shell::quote(&target.spec),
+        "ssh login as {:?} to {}:{} failed ({why}); set SSH_KEY_PATH to a private key the login node accepts (setup steps: printed below on stderr, and by tao-submit preflight)",
+        target.user, target.host, target.port,
     )
+}
+
+/// The five key-setup steps of the seed's remediation, one short line
+/// each, with this target's user, host, port and known_hosts path filled
+/// in (values shell-quoted): generate a key, install it, restrict it, add
+/// the host key, export the variables.
+pub fn login_setup_steps(target: &Target, known_hosts: &Path) -> Vec<String> {
+    let user_at = format!("{}@{}", target.user, target.host);
+    vec![
+        "1) generate a key: ssh-keygen -t ed25519 -N '' -f ~/.ssh/tao_slurm_ed25519".into(),
+        format!(
+            "2) install the public key on the login node: ssh-copy-id -p {} -i ~/.ssh/tao_slurm_ed25519.pub {}",
+            target.port,
+            shell::quote(&user_at)
+        ),
+        "3) restrict the key: chmod 600 ~/.ssh/tao_slurm_ed25519".into(),
+        format!(
+            "4) add the login node's host key: {}",
+            keyscan_fix(&target.host, target.port, known_hosts)
+        ),
+        format!(
+            "5) export SSH_KEY_PATH=~/.ssh/tao_slurm_ed25519 SLURM_USER={} SLURM_HOSTNAME={}",
+            shell::quote(&target.user),
+            shell::quote(&target.spec)
+        ),
+    ]
 }
 
 /// Authenticate `sess` for `target`: each identity file (permissions
@@ -66,7 +83,8 @@ pub fn login_remediation(target: &Target, known_hosts: &Path, why: &str) -> Stri
 /// ssh skips them, a missing `SSH_KEY_PATH` is an error), then the agent.
 ///
 /// Errors: [`Error::NoPerm`] for an unprotected key or when every method
-/// failed (with [`login_remediation`]); [`Error::Config`] when
+/// failed (with [`login_remediation`], and the [`login_setup_steps`]
+/// attached as stderr hints); [`Error::Config`] when
 /// `explicit_key` does not exist.
 pub(crate) fn authenticate(
     sess: &Session,
@@ -100,11 +118,9 @@ pub(crate) fn authenticate(
     } else if tried.is_empty() {
         tried.push("no SSH_KEY_PATH, no IdentityFile and no SSH_AUTH_SOCK".into());
     }
-    Err(Error::NoPerm(login_remediation(
-        target,
-        known_hosts,
-        &tried.join("; "),
-    )))
+    let msg = login_remediation(target, &tried.join("; "));
+    tao_core::cli::attach_hints(&msg, login_setup_steps(target, known_hosts));
+    Err(Error::NoPerm(msg))
 }
 
 #[cfg(test)]
@@ -137,19 +153,29 @@ mod tests {
             identity_files: vec![],
             connect_timeout: std::time::Duration::from_secs(1),
         };
-        let m = login_remediation(&t, Path::new("/h/.ssh/known_hosts"), "denied");
-        for step in [
-            "1)",
-            "2)",
-            "3)",
-            "4)",
-            "5)",
-            "SSH_KEY_PATH",
-            "chmod 600",
-            "ssh-keyscan -p 2222 -H 'login1'",
-        ] {
-            assert!(m.contains(step), "{step} in {m}");
+        let m = login_remediation(&t, "denied");
+        assert!(
+            m.contains("SSH_KEY_PATH") && m.contains("login1:2222"),
+            "{m}"
+        );
+        assert!(!m.contains('\n') && !m.contains("1)"), "{m}");
+        assert!(m.len() < 250, "short: {m}");
+        let steps = login_setup_steps(&t, Path::new("/h/.ssh/known_hosts"));
+        assert_eq!(steps.len(), 5);
+        for (i, (s, want)) in steps
+            .iter()
+            .zip([
+                "ssh-keygen",
+                "ssh-copy-id -p 2222",
+                "chmod 600",
+                "ssh-keyscan -p 2222 -H 'login1'",
+                "export SSH_KEY_PATH=",
+            ])
+            .enumerate()
+        {
+            assert!(s.starts_with(&format!("{})", i + 1)), "{s}");
+            assert!(s.contains(want), "{want} in {s}");
+            assert!(!s.contains('\n') && s.len() < 120, "{s}");
         }
-        assert!(!m.contains('\n'));
     }
 }

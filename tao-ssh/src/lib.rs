@@ -28,7 +28,7 @@ mod hostkey;
 mod options;
 mod remote;
 
-pub use auth::{check_key_permissions, login_remediation};
+pub use auth::{check_key_permissions, login_remediation, login_setup_steps};
 pub use hostkey::{keyscan_fix, known_hosts_name};
 pub use options::{parse_host_spec, SshOptions, Target};
 pub use remote::{exec_count, handshake_count, Output, Remote, DEFAULT_COMMAND_TIMEOUT};

@@ -165,14 +165,18 @@ fn login_failure_gives_the_setup_steps() {
     let e = Remote::connect(&o).unwrap_err();
     assert_eq!(e.code(), 77);
     let m = e.to_string();
-    for s in [
-        "SSH_KEY_PATH",
+    // One short line naming SSH_KEY_PATH; the steps ride along as hints
+    // printed after it on stderr (tao_core::cli::report).
+    assert!(m.contains("SSH_KEY_PATH") && !m.contains('\n'), "{m}");
+    let hints = tao_core::cli::hints_for(&m);
+    assert_eq!(hints.len(), 5, "{hints:?}");
+    for (h, s) in hints.iter().zip([
         "1) generate",
         "2) install",
         "3) restrict",
         "4) add",
         "5) export",
-    ] {
-        assert!(m.contains(s), "{s} missing from {m}");
+    ]) {
+        assert!(h.starts_with(s), "{s} missing from {h}");
     }
 }

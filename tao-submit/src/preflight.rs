@@ -322,11 +322,13 @@ fn report<W: Write>(
 ) -> Result<bool> {
     let ok = checks.iter().all(|c| c.ok);
     for c in checks {
-        eprintln!(
-            "tao-submit preflight: {} {}: {}",
+        // A failure's hint lines (the SSH key setup steps) follow it.
+        eprint!(
+            "tao-submit preflight: {} {}: {}\n{}",
             if c.ok { "ok  " } else { "FAIL" },
             c.name,
-            tao_core::cli::one_line(&c.detail)
+            tao_core::cli::one_line(&c.detail),
+            tao_core::cli::hint_text(&c.detail)
         );
     }
     let obj = json!({

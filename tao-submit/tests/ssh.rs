@@ -204,17 +204,30 @@ fn login_failure_prints_the_setup_steps() {
         .unwrap();
     assert_eq!(out.status.code(), Some(77));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    for s in [
-        "SSH_KEY_PATH",
-        "1) generate a key",
-        "2) install the public key",
-        "3) restrict the key: chmod 600",
-        "4) add the login node's host key: ssh-keyscan",
-        "5) export SSH_KEY_PATH=",
-    ] {
-        assert!(stderr.contains(s), "{s:?} missing: {stderr}");
+    // The error is one line naming SSH_KEY_PATH; the five setup steps
+    // follow it as short indented hint lines.
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 6, "error + 5 steps: {stderr}");
+    assert!(
+        lines[0].starts_with("tao-submit: error: ssh login as ")
+            && lines[0].contains("SSH_KEY_PATH"),
+        "{stderr}"
+    );
+    assert!(lines[0].len() < 300, "short: {}", lines[0]);
+    for (line, s) in lines[1..].iter().zip([
+        "  1) generate a key",
+        "  2) install the public key",
+        "  3) restrict the key: chmod 600",
+        "  4) add the login node's host key: ssh-keyscan",
+        "  5) export SSH_KEY_PATH=",
+    ]) {
+        assert!(line.starts_with(s), "{s:?} missing: {stderr}");
     }
-    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    // The job line's error stays one short line, without the steps.
+    let v: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().next().unwrap()).unwrap();
+    let msg = v["error"]["message"].as_str().unwrap();
+    assert!(msg.contains("SSH_KEY_PATH") && !msg.contains("1)"), "{msg}");
 }
 
 #[test]
