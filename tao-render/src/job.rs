@@ -221,6 +221,9 @@ pub struct Plan {
     pub log_dir_prefix: String,
     /// `<job_dir>/env/secrets.env`.
     pub secrets_file: String,
+    /// Whether the line names secrets (`secrets` non-empty): the script
+    /// then requires the sidecar.
+    pub needs_secrets: bool,
     /// results_dir.
     pub results_dir: String,
     /// Parent of results_dir (TAO appends the job id itself).
@@ -769,6 +772,7 @@ pub fn plan(line: &JobLine, profile: &SiteProfile, opts: RenderOptions) -> Resul
         error: SbatchValue::log_path(&job_dir, &id, "main.err")?,
         log_dir_prefix: format!("{job_dir}/slurm-logs/{id}-"),
         secrets_file: format!("{job_dir}/env/secrets.env"),
+        needs_secrets: !secrets.is_empty(),
         id,
         job_name,
         partition,

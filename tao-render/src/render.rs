@@ -67,6 +67,9 @@ pub(crate) struct Common {
     id: String,
     log_dir_prefix: String,
     secrets_file: String,
+    /// The line names secrets: a missing sidecar is an error (exit 75 on a
+    /// requeued attempt, whose sidecar the previous attempt removed).
+    needs_secrets: bool,
     child_timeout: u64,
     kill_after: u64,
 }
@@ -170,6 +173,7 @@ pub fn render_line_with(
         id: plan.id.clone(),
         log_dir_prefix: plan.log_dir_prefix.clone(),
         secrets_file: plan.secrets_file.clone(),
+        needs_secrets: plan.needs_secrets,
         child_timeout: plan.effective.child_timeout_s,
         kill_after: job::defaults::KILL_AFTER,
     };
@@ -315,6 +319,7 @@ pub fn render_convert(req: &ConvertRequest, profile: &SiteProfile) -> Result<Scr
         id: req.id.clone(),
         log_dir_prefix: format!("{job_dir}/slurm-logs/{}-", req.id),
         secrets_file: format!("{job_dir}/env/secrets.env"),
+        needs_secrets: false,
         child_timeout: ((wall as f64) * job::defaults::CHILD_SHARE) as u64,
         kill_after: job::defaults::KILL_AFTER,
     };
@@ -510,6 +515,7 @@ pub fn render_probe(req: &ProbeRequest) -> Result<Script> {
         id: req.id.clone(),
         log_dir_prefix: format!("{job_dir}/slurm-logs/{}-", req.id),
         secrets_file: format!("{job_dir}/env/secrets.env"),
+        needs_secrets: false,
         child_timeout: req.timeout_s,
         kill_after: 10,
     };

@@ -304,6 +304,46 @@ fn a_loopback_master_addr_is_a_hard_error() {
 }
 
 #[test]
+fn a_requeued_attempt_without_its_secrets_fails_at_once_for_a_retry() {
+    let job = Job::new(|l: &mut Value| {
+        l["secrets"] = json!(["FAKE_TOKEN"]);
+        l["command"] = json!("touch {results_dir}/ran");
+    });
+    // The previous attempt removed the sidecar on its way out (SIGTERM
+    // before a requeue); Slurm restarts the script with SLURM_RESTART_COUNT=1.
+    std::fs::remove_file(job.job_dir.join("env/secrets.env")).unwrap();
+    for (restart, code, says) in [
+        ("1", 75, "requeued attempt: the secrets sidecar"),
+        ("0", 78, "sidecar"),
+    ] {
+        let out = job
+            .fake
+            .bash(&job.script)
+            .env("TAO_FAKE_NODES", "1")
+            .env("SLURM_RESTART_COUNT", restart)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+        assert!(!job.results.join("ran").exists(), "the command ran");
+        assert_eq!(
+            job.completion()["failures"],
+            json!([{"step": "secrets", "exit_code": code}])
+        );
+    }
+    // A line without secrets needs no sidecar.
+    let job = Job::new(|l: &mut Value| {
+        l["secrets"] = json!([]);
+        l["command"] = json!("touch {results_dir}/ran");
+    });
+    std::fs::remove_file(job.job_dir.join("env/secrets.env")).unwrap();
+    let out = job.run(1);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(job.results.join("ran").exists());
+}
+
+#[test]
 fn a_changed_supporting_file_stops_the_job() {
     let job = Job::new(|l: &mut Value| {
         l["command"] = json!("touch {results_dir}/ran");
