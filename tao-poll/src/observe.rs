@@ -332,6 +332,23 @@ fn reason_is_noise(r: &str) -> bool {
     matches!(r, "None" | "NonZeroExitCode" | "(null)")
 }
 
+/// What to do about a pending reason that means the job will never start
+/// as submitted (it stays PENDING in Slurm forever); `None` for reasons
+/// that pass with time (Priority, Resources, Dependency, ...).
+/// Source: Slurm "Job Reason Codes" (slurm.schedmd.com/job_reason_codes.html).
+pub fn never_starts_hint(reason: &str) -> Option<&'static str> {
+    Some(match reason {
+        "BadConstraints" => "it can never start as asked (more CPUs, memory or GPUs per node than any node of the partition has, or an unknown feature): cancel it and open a new record with smaller resources",
+        "PartitionConfig" => "the request does not fit the partition's configuration: cancel it and submit to a partition that has such nodes",
+        "PartitionNodeLimit" => "more nodes than the partition allows: cancel it and submit with fewer nodes",
+        "PartitionTimeLimit" => "a longer --time than the partition allows: cancel it and submit with a shorter time",
+        "InvalidAccount" | "AccountNotAllowed" => "the account may not run here: cancel it and submit with an account of yours (sacctmgr show assoc user=$USER)",
+        "InvalidQOS" | "QOSNotAllowed" => "the QOS may not run here: cancel it and submit with a QOS of your association",
+        "DependencyNeverSatisfied" => "a job it depends on failed: cancel it (with --kill-on-invalid-dep=yes Slurm does)",
+        _ => return None,
+    })
+}
+
 /// Build the message: `PENDING (Priority)`, `SUSPENDED`, `FAILED exit 1:0`,
 /// `CANCELLED by 0`, `RUNNING, restart 1`.
 pub fn message_for(m: &Mapped, row: &Row) -> String {
@@ -350,6 +367,11 @@ pub fn message_for(m: &Mapped, row: &Row) -> String {
     if let Some(r) = &row.reason {
         if live && !reason_is_noise(r) {
             msg.push_str(&format!(" ({r})"));
+            if m.state == State::Pending {
+                if let Some(hint) = never_starts_hint(r) {
+                    msg.push_str(&format!(": {hint}"));
+                }
+            }
         }
     }
     if !live || m.name == "COMPLETING" {
@@ -551,6 +573,27 @@ mod tests {
             (o.state, o.message.as_str()),
             (State::Pending, "PENDING (Priority)")
         );
+    }
+
+    #[test]
+    fn a_reason_that_never_passes_says_what_to_do() {
+        let o = obs(resolve(
+            &r("9"),
+            &Previous::default(),
+            true,
+            &sq("9|9|PENDING||100|N/A|N/A|0:00|0|BadConstraints|\n"),
+            &sa(""),
+            None,
+        ));
+        assert_eq!(o.state, State::Pending);
+        assert!(
+            o.message
+                .starts_with("PENDING (BadConstraints): it can never start as asked"),
+            "{}",
+            o.message
+        );
+        assert!(never_starts_hint("Priority").is_none());
+        assert!(never_starts_hint("Resources").is_none());
     }
 
     #[test]
