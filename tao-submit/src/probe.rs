@@ -270,10 +270,40 @@ pub fn export_arg(env: &BTreeMap<String, String>) -> Result<Option<String>> {
     Ok(Some(format!("--export=ALL,{}", parts.join(","))))
 }
 
-/// Text of one environment for messages: `{}` or `{A=1 B=2}`.
+/// Text of one NCCL environment for messages: `no NCCL settings` (the
+/// cluster's defaults: the first try) or `NCCL settings A=1 B=2`.
 pub fn env_text(env: &BTreeMap<String, String>) -> String {
+    if env.is_empty() {
+        return "no NCCL settings".into();
+    }
     let parts: Vec<String> = env.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    format!("{{{}}}", parts.join(" "))
+    format!("NCCL settings {}", parts.join(" "))
+}
+
+/// The progress line of probe try `n` (1-based) of at most `of`: which
+/// environment it runs with, named so a reader can find it (try 1: no NCCL
+/// settings; try k > 1: the site profile's `[[nccl_knobs]]` set k-1).
+pub fn probe_progress(
+    line_id: &str,
+    n: usize,
+    of: usize,
+    slurm_job_id: &str,
+    env: &BTreeMap<String, String>,
+    cluster: &str,
+) -> String {
+    let with = if n <= 1 {
+        format!("{} (the cluster's defaults)", env_text(env))
+    } else {
+        format!(
+            "{} (site profile [[nccl_knobs]] set {} of {})",
+            env_text(env),
+            n - 1,
+            of - 1
+        )
+    };
+    format!(
+        "job {line_id:?}: communication probe try {n} of at most {of} (Slurm job {slurm_job_id}) with {with} on cluster {cluster:?}"
+    )
 }
 
 /// The launcher for a line: the flag, else `torchrun` for runtime `pyxis`
@@ -746,12 +776,7 @@ pub fn gate(
         logs.push(pplan.log_dir(&s.job_id));
         tao_core::cli::warn(
             crate::submit::TOOL,
-            &format!(
-                "job {line_id:?}: communication probe {} (Slurm job {}) with {} on cluster {cluster:?}",
-                i + 1,
-                s.job_id,
-                env_text(env)
-            ),
+            &probe_progress(&line_id, i + 1, envs.len(), &s.job_id, env, &cluster),
         );
         let outcome = wait_verdict(sessions, &s.login_host, &pplan, &s.job_id, cfg)?;
         tried.push(Tried {
@@ -823,6 +848,30 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
+    }
+
+    #[test]
+    fn progress_names_the_nccl_settings_never_an_empty_map() {
+        let first = probe_progress("tao-1", 1, 3, "101", &env(&[]), "c1");
+        assert_eq!(
+            first,
+            "job \"tao-1\": communication probe try 1 of at most 3 (Slurm job 101) with no NCCL settings (the cluster's defaults) on cluster \"c1\""
+        );
+        assert!(!first.contains("{}"));
+        let second = probe_progress(
+            "tao-1",
+            2,
+            3,
+            "102",
+            &env(&[("NCCL_P2P_DISABLE", "1")]),
+            "c1",
+        );
+        assert!(
+            second.contains(
+                "with NCCL settings NCCL_P2P_DISABLE=1 (site profile [[nccl_knobs]] set 1 of 2)"
+            ),
+            "{second}"
+        );
     }
 
     #[test]

@@ -191,13 +191,18 @@ fn a_probe_that_never_passes_blocks_the_job_and_says_what_was_tried() {
     let msg = l["error"]["message"].as_str().unwrap();
     assert!(!msg.contains('\n'));
     for env in [
-        "{} -> timeout",
-        "{NCCL_P2P_DISABLE=1} -> timeout",
-        "{NCCL_IB_DISABLE=1 NCCL_P2P_DISABLE=1 NCCL_SOCKET_IFNAME=lo} -> timeout",
+        "no NCCL settings -> timeout",
+        "NCCL settings NCCL_P2P_DISABLE=1 -> timeout",
+        "NCCL settings NCCL_IB_DISABLE=1 NCCL_P2P_DISABLE=1 NCCL_SOCKET_IFNAME=lo -> timeout",
     ] {
         assert!(msg.contains(env), "{env:?} missing from: {msg}");
     }
     assert!(msg.contains("was not submitted"), "{msg}");
+    assert!(
+        stderr.contains("communication probe try 1 of at most 3 (Slurm job ")
+            && stderr.contains(") with no NCCL settings (the cluster's defaults) on cluster"),
+        "{stderr}"
+    );
     assert!(msg.contains("--skip-probe"), "{msg}");
     assert_eq!(l["probe"]["env"], Value::Null);
     assert_eq!(l["probe"]["tried"].as_array().unwrap().len(), 3);
