@@ -4,7 +4,7 @@
 #   make bench      every benchmark, each as a ratio against its baseline measured in the same run
 #   make install    PREFIX=/usr/local [DESTDIR=]: binaries, man pages, shell completions
 #   make uninstall  remove exactly those files again (same PREFIX/DESTDIR)
-#   make man        regenerate man/*.1, man/tao-jobline.7 and man/completions/ (checked in)
+#   make man        regenerate man/*.1, man/tao-site-profile.5, man/tao-jobline.7 and man/completions/ (checked in)
 #   make fuzz       run every fuzz target for FUZZ_SECONDS (default 60) each
 
 PREFIX ?= /usr/local
@@ -23,11 +23,12 @@ PROFILE ?= release
 TARGET_DIR ?= $(or $(CARGO_TARGET_DIR),target)
 BUILD_DIR = $(TARGET_DIR)/$(if $(filter dev,$(PROFILE)),debug,$(PROFILE))
 MAN1DIR = $(MANDIR)/man1
+MAN5DIR = $(MANDIR)/man5
 MAN7DIR = $(MANDIR)/man7
 BASHDIR = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 ZSHDIR = $(DESTDIR)$(PREFIX)/share/zsh/site-functions
 FISHDIR = $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
-INSTALLED = $(TOOLS:%=$(BINDIR)/%) $(TOOLS:%=$(MAN1DIR)/%.1) $(MAN7DIR)/tao-jobline.7 \
+INSTALLED = $(TOOLS:%=$(BINDIR)/%) $(TOOLS:%=$(MAN1DIR)/%.1) $(MAN5DIR)/tao-site-profile.5 $(MAN7DIR)/tao-jobline.7 \
 	$(TOOLS:%=$(BASHDIR)/%) $(TOOLS:%=$(ZSHDIR)/_%) $(TOOLS:%=$(FISHDIR)/%.fish)
 FUZZ_SECONDS ?= 60
 FUZZ_FLAGS ?=
@@ -57,9 +58,10 @@ bench: release
 install:
 	@if [ -z "$(NO_BUILD)" ]; then $(CARGO) build --profile $(PROFILE) --bins $(TOOLS:%=-p %); fi
 	@for t in $(TOOLS); do test -x "$(BUILD_DIR)/$$t" || { echo "make install: $(BUILD_DIR)/$$t is missing; build it (make release) or drop NO_BUILD" >&2; exit 1; }; done
-	install -d "$(BINDIR)" "$(MAN1DIR)" "$(MAN7DIR)" "$(BASHDIR)" "$(ZSHDIR)" "$(FISHDIR)"
+	install -d "$(BINDIR)" "$(MAN1DIR)" "$(MAN5DIR)" "$(MAN7DIR)" "$(BASHDIR)" "$(ZSHDIR)" "$(FISHDIR)"
 	install -m 755 $(TOOLS:%=$(BUILD_DIR)/%) "$(BINDIR)/"
 	install -m 644 $(TOOLS:%=man/%.1) "$(MAN1DIR)/"
+	install -m 644 man/tao-site-profile.5 "$(MAN5DIR)/"
 	install -m 644 man/tao-jobline.7 "$(MAN7DIR)/"
 	install -m 644 $(TOOLS:%=man/completions/bash/%) "$(BASHDIR)/"
 	install -m 644 $(TOOLS:%=man/completions/zsh/_%) "$(ZSHDIR)/"

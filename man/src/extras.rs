@@ -35,13 +35,22 @@ const SEE_ALSO: &[(&str, u8)] = &[
     ("jq", 1),
 ];
 
-/// SEE ALSO without the page itself.
+/// The tools that read a site profile (TAO_SITE_PROFILE): their SEE ALSO
+/// names tao-site-profile(5).
+const SITE_PROFILE_READERS: [&str; 4] = ["tao-record", "tao-render", "tao-submit", "tao-poll"];
+
+/// SEE ALSO without the page itself, with tao-site-profile(5) after
+/// tao-jobline(7) for the tools that read a site profile.
 fn see_also(tool: &str) -> Vec<(&'static str, u8)> {
-    SEE_ALSO
+    let mut v: Vec<(&'static str, u8)> = SEE_ALSO
         .iter()
         .copied()
         .filter(|(n, _)| *n != tool)
-        .collect()
+        .collect();
+    if SITE_PROFILE_READERS.contains(&tool) {
+        v.insert(1, ("tao-site-profile", 5));
+    }
+    v
 }
 
 /// The hand-written sections of `tool`'s page (an empty [`Extra`] for an
@@ -69,7 +78,7 @@ fn record() -> Extra {
             ("SLURM_CONTAINER_MOUNTS", "open: default container mounts, comma-separated SRC:DST[:FLAGS] (--mount overrides)."),
             ("SLURM_USE_REQUEUE", "open: false submits with --no-requeue (default true; --no-requeue overrides)."),
             ("TAO_RUNTIME", "open: pyxis or none (--runtime overrides; else the site profile's)."),
-            ("TAO_SITE_PROFILE", "open: the site profile (partitions and their limits): local, cs-oci-ord (default) or a TOML file."),
+            ("TAO_SITE_PROFILE", "open: the site profile (runtime, default partition, partitions and their limits): local, cs-oci-ord (default) or a TOML file (tao-site-profile(5))."),
         ],
         files: vec![
             ("$TAO_STATE_DIR/records/<id>.json", "One record per job: the job line plus history [{at, state, source, message}], written atomically under a per-record lock."),
@@ -99,10 +108,10 @@ fn render() -> Extra {
     Extra {
         environment: vec![(
             "TAO_SITE_PROFILE",
-            "Site profile when --site-profile is not given: local, cs-oci-ord (default) or a TOML file (partitions and their time limits, image conversion, NCCL knobs).",
+            "Site profile when --site-profile is not given: local, cs-oci-ord (default) or a TOML file (partitions and their time limits, image conversion, NCCL knobs; tao-site-profile(5)).",
         )],
         files: vec![
-            ("NAME|FILE of --site-profile", "A site profile in TOML (the format of tao_core::site::SiteProfile); the built-in profiles need no file."),
+            ("NAME|FILE of --site-profile", "A site profile in TOML (the format is tao-site-profile(5)); the built-in profiles need no file."),
             ("templates", "None read at run time: the templates (single, multi, and the convert and probe jobs) are compiled into the binary."),
         ],
         exit_status: vec![
@@ -152,7 +161,7 @@ fn redact() -> Extra {
 fn submit() -> Extra {
     let mut env: Vec<(&'static str, &'static str)> = SSH_ENV.to_vec();
     env.extend_from_slice(&[
-        ("TAO_SITE_PROFILE", "Site profile: local, cs-oci-ord (default) or a TOML file (partitions, image conversion, NCCL knobs)."),
+        ("TAO_SITE_PROFILE", "Site profile: local, cs-oci-ord (default) or a TOML file (partitions, image conversion, NCCL knobs, remote_prefix; tao-site-profile(5))."),
         ("TAO_STATE_DIR", "The record store, to check that each line's record exists (no id, no launch)."),
         ("TAO_RUNTIME", "preflight: the runtime to check, pyxis or none."),
         ("SLURM_BASE_RESULTS_DIR", "preflight: the results root to check on shared storage."),
@@ -191,6 +200,7 @@ fn poll() -> Extra {
     env.extend_from_slice(&[
         ("SLURM_USE_REQUEUE", "Whether Slurm requeues jobs (default true): NODE_FAIL and PREEMPTED stay provisional while it may (--requeue overrides)."),
         ("TAO_STATE_DIR", "logs: the record store in which the record id is looked up."),
+        ("TAO_SITE_PROFILE", "The site profile whose remote_prefix is put before every command on the login node: local, cs-oci-ord (default) or a TOML file (tao-site-profile(5))."),
         ("HF_TOKEN, NGC_KEY", "Their exact values are masked in evidence and logs (as tao-redact(1))."),
     ]);
     Extra {
@@ -261,6 +271,11 @@ mod tests {
             assert!(e.exit_status.iter().any(|(c, _)| *c == 2), "{tool}");
             assert!(!e.examples.is_empty(), "{tool}");
             assert!(e.see_also.iter().all(|(n, _)| *n != tool), "{tool}");
+            assert_eq!(
+                e.see_also.contains(&("tao-site-profile", 5)),
+                SITE_PROFILE_READERS.contains(&tool),
+                "{tool}"
+            );
         }
     }
 }

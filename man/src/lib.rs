@@ -9,9 +9,10 @@
 //! [`extras`] are appended; clap_complete renders the bash, zsh and fish
 //! completions. [`jobline`] writes tao-jobline(7), the protocol page,
 //! with its state table taken from tao-poll's own (`tao_poll::native::TABLE`)
-//! and its exit statuses from `tao_core::exit`.
+//! and its exit statuses from `tao_core::exit`; [`siteprofile`] writes
+//! tao-site-profile(5), the site-profile TOML format.
 //!
-//! The generated files are checked in (`man/*.1`, `man/tao-jobline.7`,
+//! The generated files are checked in (`man/*.1`, `man/tao-site-profile.5`, `man/tao-jobline.7`,
 //! `man/completions/`); `cargo run -p tao-man` rewrites them and
 //! `tests/drift.rs` fails when they differ from a fresh generation, when a
 //! page and its binary's `--help` disagree on the options, or when
@@ -25,6 +26,7 @@ pub mod commands;
 pub mod extras;
 pub mod jobline;
 pub mod page;
+pub mod siteprofile;
 
 /// One generated file: its path relative to the `man/` directory and its
 /// bytes.
@@ -58,7 +60,7 @@ pub fn completion_file_name(shell: Shell, tool: &str) -> String {
 }
 
 /// Every generated file, in a fixed order: six section-1 pages,
-/// tao-jobline.7, then 18 completion scripts.
+/// tao-jobline.7, tao-site-profile.5, then 18 completion scripts.
 ///
 /// Output: [`File`]s; deterministic (no dates, no environment values).
 pub fn generate() -> Vec<File> {
@@ -73,6 +75,10 @@ pub fn generate() -> Vec<File> {
     files.push(File {
         path: "tao-jobline.7".into(),
         bytes: jobline::render().into_bytes(),
+    });
+    files.push(File {
+        path: "tao-site-profile.5".into(),
+        bytes: siteprofile::render().into_bytes(),
     });
     for (shell, dir) in SHELLS {
         for (tool, mut cmd) in commands::all() {
@@ -123,7 +129,7 @@ mod tests {
         let a = generate();
         let b = generate();
         assert_eq!(a, b);
-        assert_eq!(a.len(), 6 + 1 + 18);
+        assert_eq!(a.len(), 6 + 1 + 1 + 18);
         assert!(a.iter().any(|f| f.path == "completions/zsh/_tao-submit"));
         assert!(a.iter().any(|f| f.path == "completions/fish/tao-poll.fish"));
     }

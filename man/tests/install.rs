@@ -39,6 +39,7 @@ fn expected(root: &Path) -> Vec<PathBuf> {
         );
     }
     v.push(root.join("share/man/man7/tao-jobline.7"));
+    v.push(root.join("share/man/man5/tao-site-profile.5"));
     v
 }
 

@@ -77,6 +77,12 @@ impl SiteProfile {
         BUILTIN.iter().map(|(n, _)| *n).collect()
     }
 
+    /// The TOML text of the compiled-in profile `name` (`local`,
+    /// `cs-oci-ord`), as shipped: tao-site-profile(5) prints it.
+    pub fn builtin_text(name: &str) -> Option<&'static str> {
+        BUILTIN.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
+    }
+
     /// Parse a profile from TOML text; `origin` names it in errors.
     ///
     /// Errors: [`Error::Config`] naming the origin and the TOML problem.

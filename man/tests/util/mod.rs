@@ -59,7 +59,12 @@ pub fn pages() -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(man_dir())
         .expect("read man/")
         .map(|e| e.expect("dir entry").path())
-        .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("1" | "7")))
+        .filter(|p| {
+            matches!(
+                p.extension().and_then(|e| e.to_str()),
+                Some("1" | "5" | "7")
+            )
+        })
         .collect();
     v.sort();
     v
