@@ -8,9 +8,9 @@
 //! The output is deterministic (no date, no environment values), so the
 //! checked-in pages can be compared byte for byte with a fresh generation.
 
-use clap::Command;
+use clap::{Arg, ArgAction, Command};
 use clap_mangen::Man;
-use roff::{bold, roman, Roff};
+use roff::{bold, italic, roman, Inline, Roff};
 
 /// The hand-written sections appended to a generated page. Every slice is
 /// rendered in order; an empty slice omits its section.
@@ -123,6 +123,119 @@ fn body(section: String) -> String {
     }
 }
 
+/// One option in a synopsis, with its value as `--help` shows it:
+/// `[-t|--time TIME]`; `...` after a repeatable option (`-v...`,
+/// `[--mount SRC:DST]...`); `<...>` instead of `[...]` when required.
+fn synopsis_option(line: &mut Vec<Inline>, opt: &Arg) {
+    let (lhs, rhs) = if opt.is_required_set() {
+        ("<", ">")
+    } else {
+        ("[", "]")
+    };
+    line.push(roman(lhs));
+    match (opt.get_short(), opt.get_long()) {
+        (Some(short), Some(long)) => {
+            line.push(bold(format!("-{short}")));
+            line.push(roman("|"));
+            line.push(bold(format!("--{long}")));
+        }
+        (Some(short), None) => line.push(bold(format!("-{short}"))),
+        (None, Some(long)) => line.push(bold(format!("--{long}"))),
+        (None, None) => {
+            line.pop();
+            return;
+        }
+    }
+    if opt.get_num_args().is_some_and(|r| r.takes_values()) {
+        let value = opt
+            .get_value_names()
+            .map(|v| v.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" "))
+            .unwrap_or_else(|| opt.get_id().as_str().to_ascii_uppercase());
+        line.push(roman(" "));
+        line.push(italic(value));
+    }
+    line.push(roman(rhs));
+    if matches!(opt.get_action(), ArgAction::Count | ArgAction::Append) {
+        line.push(roman("..."));
+    }
+    line.push(roman(" "));
+}
+
+/// The SYNOPSIS section of `cmd` (its bin name, else its name): every
+/// visible option with its value name (clap_mangen's own synopsis leaves
+/// the values out: `[--time]`), then the positionals, then the
+/// subcommand placeholder.
+pub fn synopsis_section(cmd: &Command) -> String {
+    let mut cmd = cmd.clone();
+    cmd.build();
+    let name = cmd
+        .get_bin_name()
+        .unwrap_or_else(|| cmd.get_name())
+        .to_string();
+    let mut line = vec![bold(name), roman(" ")];
+    let mut opts: Vec<&Arg> = cmd
+        .get_arguments()
+        .filter(|a| !a.is_hide_set() && !a.is_positional())
+        .collect();
+    opts.sort_by_key(|a| {
+        let key = match (a.get_short(), a.get_long()) {
+            (Some(s), _) => format!(
+                "{}{}",
+                s.to_ascii_lowercase(),
+                if s.is_ascii_lowercase() { '0' } else { '1' }
+            ),
+            (None, Some(l)) => l.to_string(),
+            (None, None) => format!("{{{}", a.get_id()),
+        };
+        (a.get_display_order(), key)
+    });
+    for opt in opts.iter().filter(|o| !o.is_required_set()) {
+        synopsis_option(&mut line, opt);
+    }
+    for opt in opts.iter().filter(|o| o.is_required_set()) {
+        synopsis_option(&mut line, opt);
+    }
+    for arg in cmd.get_positionals().filter(|a| !a.is_hide_set()) {
+        let (lhs, rhs) = if arg.is_required_set() {
+            ("<", ">")
+        } else {
+            ("[", "]")
+        };
+        let value = arg
+            .get_value_names()
+            .map(|v| v.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" "))
+            .unwrap_or_else(|| arg.get_id().as_str().to_string());
+        line.push(roman(lhs));
+        line.push(italic(value));
+        line.push(roman(rhs));
+        if matches!(arg.get_action(), ArgAction::Append) {
+            line.push(roman("..."));
+        }
+        line.push(roman(" "));
+    }
+    if cmd.has_subcommands() {
+        let (lhs, rhs) = if cmd.is_subcommand_required_set() {
+            ("<", ">")
+        } else {
+            ("[", "]")
+        };
+        line.push(roman(lhs));
+        line.push(italic(
+            cmd.get_subcommand_value_name()
+                .unwrap_or("subcommands")
+                .to_lowercase(),
+        ));
+        line.push(roman(rhs));
+    }
+    let mut r = Roff::new();
+    r.control("SH", ["SYNOPSIS"]);
+    r.text(line);
+    r.to_roff()
+        .lines()
+        .map(|l| format!("{}\n", l.trim_end()))
+        .collect()
+}
+
 /// The subcommands worth a subsection: not hidden, not clap's `help`.
 fn subcommands(cmd: &Command) -> Vec<&Command> {
     cmd.get_subcommands()
@@ -149,7 +262,7 @@ fn commands_section(out: &mut String, tool: &str, cmd: &Command) {
             .bin_name(full.clone())
             .display_name(full.clone());
         let man = Man::new(sub.clone());
-        out.push_str(&body(render_with(|w| man.render_synopsis_section(w))));
+        out.push_str(&body(synopsis_section(&sub)));
         out.push_str(".PP\n");
         out.push_str(&body(render_with(|w| man.render_description_section(w))));
         let options = body(render_with(|w| man.render_options_section(w)));
@@ -204,7 +317,7 @@ pub fn render(tool: &str, cmd: &Command, extra: &Extra) -> String {
     let mut out = String::new();
     out.push_str(&render_with(|w| man.render_title(w)));
     out.push_str(&render_with(|w| man.render_name_section(w)));
-    out.push_str(&render_with(|w| man.render_synopsis_section(w)));
+    out.push_str(&synopsis_section(cmd));
     out.push_str(&render_with(|w| man.render_description_section(w)));
     let options = render_with(|w| man.render_options_section(w));
     out.push_str(&options);
@@ -250,6 +363,34 @@ mod tests {
     fn escapes_hyphens_and_leading_dots() {
         assert_eq!(text("a-b"), "a\\-b\n");
         assert!(text(".x").starts_with("\\&."));
+    }
+
+    #[test]
+    fn synopsis_shows_option_values_and_repeats() {
+        let cmd = Command::new("tao-x")
+            .arg(clap::Arg::new("time").long("time").value_name("TIME"))
+            .arg(
+                clap::Arg::new("mount")
+                    .long("mount")
+                    .value_name("SRC:DST")
+                    .action(ArgAction::Append),
+            )
+            .arg(
+                clap::Arg::new("v")
+                    .short('v')
+                    .long("verbose")
+                    .action(ArgAction::Count),
+            )
+            .arg(clap::Arg::new("id").value_name("ID").required(true));
+        let s = synopsis_section(&cmd);
+        assert!(s.contains("[\\fB\\-\\-time\\fR \\fITIME\\fR]"), "{s}");
+        assert!(
+            s.contains("[\\fB\\-\\-mount\\fR \\fISRC:DST\\fR]..."),
+            "{s}"
+        );
+        assert!(s.contains("[\\fB\\-v\\fR|\\fB\\-\\-verbose\\fR]..."), "{s}");
+        assert!(s.contains("<\\fIID\\fR>"), "{s}");
+        assert!(s.lines().all(|l| l == l.trim_end()), "{s:?}");
     }
 
     #[test]

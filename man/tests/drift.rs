@@ -214,6 +214,83 @@ fn man_renders_every_page() {
     }
 }
 
+/// Each tool's DESCRIPTION says what it reads, does and prints: more than
+/// the one-line summary of NAME (at least two paragraphs).
+#[test]
+fn every_description_is_more_than_one_line() {
+    if !require("man", "man-db") {
+        return;
+    }
+    for p in pages()
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "1"))
+    {
+        let out = Command::new("man")
+            .arg("-l")
+            .arg(&p)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("MANPAGER", "cat")
+            .env("MANWIDTH", "80")
+            .env("LANG", "C.UTF-8")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let desc: Vec<&str> = text
+            .lines()
+            .skip_while(|l| *l != "DESCRIPTION")
+            .skip(1)
+            .take_while(|l| l.starts_with(' ') || l.is_empty())
+            .collect();
+        let paragraphs = desc
+            .split(|l| l.trim().is_empty())
+            .filter(|p| !p.is_empty())
+            .count();
+        let words: usize = desc.iter().map(|l| l.split_whitespace().count()).sum();
+        assert!(
+            paragraphs >= 2 && words >= 30,
+            "{}: DESCRIPTION has {paragraphs} paragraph(s), {words} words: give the tool a long_about",
+            p.display()
+        );
+    }
+}
+
+/// Every option that takes a value shows it in the SYNOPSIS (`--time TIME`),
+/// as `--help` does.
+#[test]
+fn synopsis_shows_every_option_value() {
+    for p in pages()
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "1"))
+    {
+        let roff = std::fs::read_to_string(&p).unwrap();
+        // The synopsis lines: the page's own and each command's (COMMANDS).
+        let synopsis: String = roff
+            .lines()
+            .filter(|l| l.starts_with("\\fBtao\\-"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        // Option heads under OPTIONS: `\fB\-\-name\fR \fI<VALUE>\fR`.
+        for l in roff
+            .lines()
+            .filter(|l| l.starts_with("\\fB\\-\\-") && l.contains(" \\fI<"))
+        {
+            let long = l.split("\\fR").next().unwrap().trim_start_matches("\\fB");
+            let value = l
+                .split("\\fI<")
+                .nth(1)
+                .and_then(|v| v.split(">\\fR").next())
+                .unwrap();
+            let want = format!("\\fB{long}\\fR \\fI{value}\\fR");
+            assert!(
+                synopsis.contains(&want),
+                "{}: SYNOPSIS lacks {want}: {FIX}\n{synopsis}",
+                p.display()
+            );
+        }
+    }
+}
+
 #[test]
 fn bash_completions_load_and_complete_options() {
     for (tool, _) in tao_man::commands::all() {

@@ -38,14 +38,40 @@ a tao-poll `error` (with --watch: not all COMPLETE, or interrupted); 2 usage;
 no log file yet, the job has not started: try again or use --follow; 77 SSH
 authentication or host key; 78 configuration.";
 
+/// The DESCRIPTION of `--help` and tao-poll(1).
+const LONG_ABOUT: &str = "\
+Poll Slurm jobs and print each as a job line whose `state` is a word of the tools' \
+vocabulary: PENDING, RUNNING, COMPLETE, ERROR, CANCELED or UNKNOWN (tao-jobline(7)).
+
+Input: job lines on standard input (tao-record list --live | tao-poll), or Slurm job ids \
+as arguments. Output: each line again, with `slurm` (native_state, reason, exit_code, \
+nodes, times), `state`, `message`, `observed_at` and `observed_by` set.
+
+One batch per login host, over one SSH session: a single squeue for every job of that \
+host (squeue knows a job first) and a single sacct (sacct still knows it after squeue \
+has forgotten it), never one command per job. Each native state maps to exactly one \
+word; the native state and reason ride along. A job that ended COMPLETED is COMPLETE \
+only if its own verdict says so: the last SUCCESS or FAILURE in <results_dir>/status.json \
+(written by TAO), else the exit_code of the job script's completion.json. A query that \
+fails never changes a state: the line gets an `error` instead. Lines never submitted (no \
+slurm.job_id) pass through unchanged, with one warning.
+
+--evidence attaches the redacted tails of main.out and main.err to ERROR lines, for \
+tao-classify. --watch polls every --interval seconds until every job has ended: a live \
+table on a terminal, a job line per change on a pipe. The logs command prints the tail \
+of a job's main.out or main.err, redacted (-n, --err, --follow). The --replay-* options \
+read saved squeue, sacct and scontrol output (and a directory standing for the \
+cluster's files) instead of asking a cluster, to reproduce a report offline; --explain \
+says which row decided each state.";
+
 /// tao-poll: Slurm job states (squeue + sacct, batched per login host) in
 /// the tools' vocabulary.
 #[derive(Debug, Parser)]
 #[command(
     name = "tao-poll",
     version,
-    about,
-    long_about = None,
+    about = "Poll Slurm jobs (squeue + sacct, batched per login host) into the tools' state vocabulary",
+    long_about = LONG_ABOUT,
     args_conflicts_with_subcommands = true,
     after_long_help = AFTER_HELP
 )]

@@ -25,10 +25,38 @@ Secrets named in a line's `secrets` are read from this environment and
 written over SSH stdin into a mode-600 sidecar; they never appear in
 arguments, scripts, records, logs or output.";
 
+/// The DESCRIPTION of `--help` and tao-submit(1).
+const LONG_ABOUT: &str = "\
+Stage and submit job lines to Slurm over SSH, never a job twice; cancel them; check a \
+cluster before a first job. Every scheduler mutation of the tools happens here, over one \
+SSH session per login host.
+
+Input: job lines on standard input, as tao-record open made them and tao-render and \
+tao-redact lint passed them on. Gates: a line whose record does not exist is refused (no \
+id, no launch), and so is a script whose sha256 differs from the one tao-redact lint \
+approved (no lint, no launch). For each line: the spec, the supporting files (checked \
+against their sha256), meta/job.json and the script are written under the job's directory \
+on shared storage, and secrets named by the line go over the SSH channel's standard input \
+into a mode-600 sidecar; a pyxis job's image is converted to .sqsh first on a CPU \
+partition if the cache lacks it; a multi-node job (or one with 2+ GPUs per node) first \
+passes a communication probe; then sbatch --hold, the log directory, scontrol release. \
+Output: each line with slurm.job_id, slurm.login_host and state set, or with an `error`. A \
+submit whose reply was lost is reconciled by the job name before anything is submitted \
+again.
+
+cancel cancels the jobs of the lines on standard input and prints each with state \
+CANCELED. preflight checks the variables, the login, the Slurm commands, the runtime and \
+the storage, and says what to fix.";
+
 /// Stage and submit job lines to Slurm over SSH (one session per login
 /// host), never a job twice; cancel them; check a cluster.
 #[derive(Debug, Parser)]
-#[command(name = "tao-submit", version, after_long_help = AFTER_HELP)]
+#[command(
+    name = "tao-submit",
+    version,
+    long_about = LONG_ABOUT,
+    after_long_help = AFTER_HELP
+)]
 pub struct Cli {
     /// Print no warnings (errors are always printed).
     #[arg(short, long, global = true)]
