@@ -254,3 +254,153 @@ fn the_scanner_finds_options_and_subcommands() {
     .collect();
     assert_eq!(got, want);
 }
+
+/// examples/crontab as cron runs it: the PATH it sets and the command of
+/// its one job line (after the five time fields).
+fn crontab_parts() -> (String, String) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let text = std::fs::read_to_string(root.join("examples/crontab")).unwrap();
+    let path = text
+        .lines()
+        .find_map(|l| l.strip_prefix("PATH="))
+        .expect("examples/crontab sets PATH")
+        .to_string();
+    let jobs: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.contains('=') || l.starts_with("*/"))
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    assert_eq!(jobs.len(), 1, "one job line: {jobs:?}");
+    let command = jobs[0].splitn(6, ' ').nth(5).unwrap().to_string();
+    assert!(!command.contains('%'), "cron turns % into a newline");
+    (path, command)
+}
+
+/// Run the crontab's command as cron would (bash -c, a bare environment)
+/// with the crontab's PATH, its /usr/local/bin replaced by `bin`.
+fn run_cron(bin: &Path, home: &Path) -> std::process::Output {
+    let (path, command) = crontab_parts();
+    assert!(path.starts_with("/usr/local/bin:"), "{path}");
+    std::process::Command::new("/bin/bash")
+        .arg("-c")
+        .arg(&command)
+        .env_clear()
+        .env("HOME", home)
+        .env(
+            "PATH",
+            path.replacen("/usr/local/bin", &bin.display().to_string(), 1),
+        )
+        .env("SHELL", "/bin/bash")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// The crontab works from wherever `make install` put the tools (PATH), not
+/// from a checkout: with the built tools in a stand-in PREFIX/bin and an
+/// empty record store, a run succeeds and logs nothing but the tools' own
+/// messages.
+#[test]
+fn crontab_runs_the_installed_tools_from_path() {
+    let (_, command) = crontab_parts();
+    assert!(
+        !command.contains("examples/")
+            && !command.contains("~/tao-slurm")
+            && !command.contains("$HOME/tao-slurm"),
+        "the crontab must not assume a checkout: {command}"
+    );
+    if !util::require("jq", "jq") || !util::require("flock", "util-linux") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = tmp.path().join("prefix/bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for (tool, _) in tao_man::commands::all() {
+        std::fs::copy(util::tool_binary(tool), bin.join(tool)).unwrap();
+    }
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(home.join(".config/tao-slurm")).unwrap();
+    std::fs::write(
+        home.join(".config/tao-slurm/env"),
+        format!(
+            "export TAO_STATE_DIR={}\nexport TAO_SITE_PROFILE=local\n",
+            tmp.path().join("state").display()
+        ),
+    )
+    .unwrap();
+    let out = run_cron(&bin, &home);
+    let log = std::fs::read_to_string(home.join(".cache/tao-slurm.cron.log")).unwrap();
+    assert!(
+        out.status.success(),
+        "{}{log}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!log.contains("command not found"), "{log}");
+    assert!(home.join(".cache/tao-slurm.cron.lock").exists());
+}
+
+/// A run that finds the lock held (the previous run still going) exits 0
+/// at once without running any tool.
+#[test]
+fn crontab_skips_a_run_while_the_previous_one_holds_the_lock() {
+    if !util::require("flock", "util-linux") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = tmp.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let ran = tmp.path().join("ran");
+    // Stand-ins that only say they ran.
+    for (tool, _) in tao_man::commands::all() {
+        let p = bin.join(tool);
+        std::fs::write(
+            &p,
+            format!("#!/bin/sh\necho {tool} >> '{}'\n", ran.display()),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(home.join(".config/tao-slurm")).unwrap();
+    std::fs::create_dir_all(home.join(".cache")).unwrap();
+    std::fs::write(home.join(".config/tao-slurm/env"), "").unwrap();
+    let lock = home.join(".cache/tao-slurm.cron.lock");
+    // Hold the lock as a previous run would; it says when it has it.
+    let mut holder = std::process::Command::new("flock")
+        .arg(&lock)
+        .args(["-c", "echo locked; cat > /dev/null"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    {
+        use std::io::BufRead;
+        let mut r = std::io::BufReader::new(holder.stdout.as_mut().unwrap());
+        r.read_line(&mut first).unwrap();
+    }
+    assert_eq!(first, "locked\n");
+    let out = run_cron(&bin, &home);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!ran.exists(), "a tool ran while the lock was held");
+    drop(holder.stdin.take());
+    assert!(holder.wait().unwrap().success());
+    // Lock free: the same line runs the tools.
+    let out = run_cron(&bin, &home);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ran = std::fs::read_to_string(&ran).unwrap();
+    assert!(ran.starts_with("tao-record\n"), "{ran}");
+    assert!(
+        ran.contains("tao-poll") && ran.contains("tao-classify"),
+        "{ran}"
+    );
+}
