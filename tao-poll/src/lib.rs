@@ -9,7 +9,8 @@
 //! Modules: [`native`] (the state table), [`parse`] (command output to
 //! rows), [`observe`] (rows to one observation per job), [`status`] (the
 //! job's own verdict and log tails), [`backend`] (SSH or replay), [`poll`]
-//! (one batched poll), [`watch`], [`logs`], [`cli`], [`usage`] (clap errors as one line).
+//! (one batched poll), [`watch`], [`logs`], [`cli`] (clap errors as one line:
+//! the tao-cli crate).
 
 pub mod backend;
 pub mod cli;
@@ -19,7 +20,6 @@ pub mod observe;
 pub mod parse;
 pub mod poll;
 pub mod status;
-pub mod usage;
 pub mod watch;
 
 pub use cli::{run, Cli};

@@ -807,19 +807,23 @@ fn replay_text_from_stdin() {
 fn usage_errors() {
     let out = cmd().args(["--interval", "0", "1"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    // clap's errors as one house-style line, argument names kept.
-    for (args, starts) in [
+    // clap's errors as one house-style line, argument names kept, naming
+    // the help of the command given (tao-cli).
+    for (args, starts, help) in [
         (
             &["--interval", "0", "--watch", "1"][..],
             "tao-poll: error: invalid value '0' for '--interval <SECS>'",
+            "tao-poll",
         ),
         (
             &["logs", "ID", "-n", "abc"][..],
             "tao-poll: error: invalid value 'abc' for '--lines <N>'",
+            "tao-poll logs",
         ),
         (
             &["--no-such-flag"][..],
             "tao-poll: error: unexpected argument '--no-such-flag' found",
+            "tao-poll",
         ),
     ] {
         let out = cmd().args(args).output().unwrap();
@@ -828,7 +832,10 @@ fn usage_errors() {
         let err = String::from_utf8(out.stderr).unwrap();
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
         assert!(err.starts_with(starts), "{args:?}: {err}");
-        assert!(err.ends_with("; see tao-poll --help\n"), "{args:?}: {err}");
+        assert!(
+            err.ends_with(&format!("; see {help} --help\n")),
+            "{args:?}: {err}"
+        );
     }
     // Help and version still print normally, exit 0.
     for a in ["--help", "-h", "-V", "--version"] {

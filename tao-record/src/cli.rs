@@ -11,7 +11,7 @@
 use std::ffi::OsString;
 use std::io::{BufWriter, IsTerminal, Write};
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{Parser, Subcommand};
 use serde_json::{json, Value};
 use tao_core::{Error, JobLine, LineWriter, Result, State};
 
@@ -148,17 +148,17 @@ pub struct GcArgs {
 /// Returns the exit status; errors carry their own
 /// (`tao_core::cli::main_with` prints them).
 ///
-/// Errors: [`Error::Usage`] for bad arguments; everything the
-/// subcommands return.
+/// Errors: [`Error::Usage`] for bad arguments (one line from
+/// `tao_cli::parse`, naming `tao-record SUB --help` when a subcommand was
+/// given); everything the subcommands return.
 pub fn run<I, T>(args: I) -> Result<i32>
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
-    let cli = match Cli::try_parse_from(&args) {
-        Ok(c) => c,
-        Err(e) => return clap_error(e, subcommand_of(&args).as_deref()),
+    let cli = match tao_cli::parse::<Cli, _, _>(TOOL, args)? {
+        tao_cli::Parsed::Args(c) => c,
+        tao_cli::Parsed::Done(code) => return Ok(code),
     };
     tao_core::cli::set_verbosity(cli.quiet, cli.verbose);
     // Readers changed nothing: a reader that went away (`list | head`) is
@@ -175,70 +175,6 @@ where
         Command::List(a) => quiet_pipe(cmd_list(&a)),
         Command::Gc(a) => cmd_gc(&a),
     }
-}
-
-/// Help and version go to stdout with exit 0; any other clap error
-/// becomes one line (`tao-record: error: ...; see tao-record SUB --help`,
-/// exit 2) made by [`one_line_usage_error`].
-fn clap_error(e: clap::Error, subcommand: Option<&str>) -> Result<i32> {
-    use clap::error::ErrorKind;
-    match e.kind() {
-        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
-            print!("{e}");
-            Ok(0)
-        }
-        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            eprint!("{e}");
-            Ok(tao_core::exit::USAGE)
-        }
-        _ => Err(Error::Usage(one_line_usage_error(
-            &e.render().to_string(),
-            subcommand,
-        ))),
-    }
-}
-
-/// One line from clap's rendered error `text`: the content lines between
-/// `error:` and `Usage:` (or clap's closing `For more information` line)
-/// joined with spaces, so the argument names clap lists on their own lines
-/// are kept; then `; see <command> --help`, where `<command>` is
-/// `tao-record` followed by `subcommand` when one was named.
-pub fn one_line_usage_error(text: &str, subcommand: Option<&str>) -> String {
-    let mut parts: Vec<&str> = Vec::new();
-    for line in text.lines() {
-        let t = line.trim();
-        if t.starts_with("Usage:") || t.starts_with("For more information") {
-            break;
-        }
-        let t = t.strip_prefix("error:").map_or(t, str::trim);
-        if !t.is_empty() {
-            parts.push(t);
-        }
-    }
-    let msg = if parts.is_empty() {
-        "invalid arguments".to_string()
-    } else {
-        parts.join(" ")
-    };
-    let command = match subcommand {
-        Some(sub) => format!("tao-record {sub}"),
-        None => "tao-record".into(),
-    };
-    tao_core::cli::one_line(&format!("{msg}; see {command} --help"))
-}
-
-/// The subcommand `args` (program name first) name: the first argument
-/// that is not an option, if it is one of `tao-record`'s subcommands (the
-/// global options take no value).
-fn subcommand_of(args: &[OsString]) -> Option<String> {
-    let first = args
-        .iter()
-        .skip(1)
-        .filter_map(|a| a.to_str())
-        .find(|a| !a.starts_with('-'))?;
-    Cli::command()
-        .find_subcommand(first)
-        .map(|c| c.get_name().to_string())
 }
 
 fn stdout_is_tty() -> bool {

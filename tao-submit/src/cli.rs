@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
-use tao_core::{Error, LineWriter, Result};
+use tao_core::{LineWriter, Result};
 use tao_ssh::SshOptions;
 
 use crate::sessions::Sessions;
@@ -145,27 +145,15 @@ pub enum Command {
     Preflight(crate::preflight::PreflightArgs),
 }
 
-/// Parse arguments; `--help`/`--version` print and exit 0, a usage error
-/// becomes [`Error::Usage`] (exit 2, one line).
+/// Parse arguments (`tao_cli::parse`); `--help`/`--version` print and
+/// exit 0, a usage error becomes [`tao_core::Error::Usage`] (exit 2, one line naming
+/// `tao-submit [COMMAND] --help`).
 ///
-/// Errors: [`Error::Usage`].
+/// Errors: [`tao_core::Error::Usage`].
 pub fn parse_args<I: IntoIterator<Item = OsString>>(args: I) -> Result<Cli> {
-    use clap::error::ErrorKind;
-    match Cli::try_parse_from(args) {
-        Ok(c) => Ok(c),
-        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
-            e.exit()
-        }
-        Err(e) => {
-            let text = e.render().to_string();
-            let first = text
-                .lines()
-                .next()
-                .unwrap_or("invalid arguments")
-                .trim_start_matches("error: ")
-                .to_string();
-            Err(Error::Usage(format!("{first}; see tao-submit --help")))
-        }
+    match tao_cli::parse::<Cli, _, _>("tao-submit", args)? {
+        tao_cli::Parsed::Args(c) => Ok(c),
+        tao_cli::Parsed::Done(code) => std::process::exit(code),
     }
 }
 

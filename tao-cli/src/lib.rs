@@ -1,0 +1,245 @@
+//! Command-line parsing shared by the tools that use clap (tao-record,
+//! tao-poll, tao-submit): clap's errors in the house style, one line
+//! `tool: error: <what>; see tool [COMMAND] --help` with exit 2
+//! (`tao_core::Error::Usage`), instead of clap's multi-line block (error,
+//! context lines, `Usage:`, `For more information`). `--help` and
+//! `--version` still print on stdout with exit 0.
+//!
+//! A crate of its own so that tao-core, which every tool (the lexopt
+//! filters included) links, stays free of clap.
+
+use std::ffi::OsString;
+
+use clap::error::ErrorKind;
+use tao_core::Error;
+
+/// The outcome of parsing a command line that is not a usage error.
+#[derive(Debug)]
+pub enum Parsed<P> {
+    /// The parsed arguments: run the tool.
+    Args(P),
+    /// Help or version was printed (exit 0), or a command's help went to
+    /// stderr because no subcommand was named (exit 2): exit with this.
+    Done(i32),
+}
+
+/// The one-line text of a clap error: the content lines after `error:` up
+/// to `Usage:` (or `For more information`), trimmed and joined with spaces
+/// (clap's `tip:` lines with `; `), so the argument names clap lists under
+/// the first line ("the following required arguments were not provided:
+/// <ID>") are kept; then `; see <command> --help`. It does not start with
+/// `error:` (`tao_core::cli::report` adds `tool: error: `).
+///
+/// Input: the command to name for help (`"tao-poll"`, `"tao-record
+/// open"`) and clap's error. Output: one line without control characters.
+pub fn usage_line(command: &str, e: &clap::Error) -> String {
+    usage_line_from_text(command, &e.render().to_string())
+}
+
+/// [`usage_line`] on clap's rendered text (for tests).
+pub fn usage_line_from_text(command: &str, text: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    let mut started = false;
+    for raw in text.lines() {
+        let l = raw.trim();
+        if !started {
+            if let Some(rest) = l.strip_prefix("error:") {
+                started = true;
+                parts.push(rest.trim());
+            }
+            continue;
+        }
+        if l.starts_with("Usage:") || l.starts_with("For more information") {
+            break;
+        }
+        if !l.is_empty() {
+            parts.push(l);
+        }
+    }
+    let mut what = String::new();
+    for p in parts.into_iter().filter(|p| !p.is_empty()) {
+        if !what.is_empty() {
+            what.push_str(if p.starts_with("tip:") { "; " } else { " " });
+        }
+        what.push_str(p);
+    }
+    if what.is_empty() {
+        what = text
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or("invalid arguments")
+            .to_string();
+    }
+    tao_core::cli::one_line(&format!("{what}; see {command} --help"))
+}
+
+/// The subcommand of `P` that `args` (program name first) name: the first
+/// argument that is not an option, if it is one of `P`'s subcommands (the
+/// global options of the tools take no value before it).
+pub fn subcommand_of<P: clap::CommandFactory>(args: &[OsString]) -> Option<String> {
+    let first = args
+        .iter()
+        .skip(1)
+        .filter_map(|a| a.to_str())
+        .find(|a| !a.starts_with('-'))?;
+    P::command()
+        .find_subcommand(first)
+        .map(|c| c.get_name().to_string())
+}
+
+/// Parse `args` (program name first) as `P`.
+///
+/// Output: [`Parsed::Args`]; or, after printing, [`Parsed::Done`] with 0
+/// (`--help`, `--version`: on stdout, plain text) or 2 (no subcommand
+/// where one is required: the command's help on stderr).
+///
+/// Errors: [`Error::Usage`] (exit 2) with [`usage_line`], naming `tool
+/// SUBCOMMAND --help` when the arguments named a subcommand.
+pub fn parse<P, I, T>(tool: &str, args: I) -> Result<Parsed<P>, Error>
+where
+    P: clap::Parser,
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    match P::try_parse_from(&args) {
+        Ok(p) => Ok(Parsed::Args(p)),
+        Err(e) => match e.kind() {
+            ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+                print!("{e}");
+                Ok(Parsed::Done(tao_core::exit::OK))
+            }
+            ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+                eprint!("{e}");
+                Ok(Parsed::Done(tao_core::exit::USAGE))
+            }
+            _ => {
+                let command = match subcommand_of::<P>(&args) {
+                    Some(sub) => format!("{tool} {sub}"),
+                    None => tool.to_string(),
+                };
+                Err(Error::Usage(usage_line(&command, &e)))
+            }
+        },
+    }
+}
+
+/// [`parse`] of the process's own arguments, or exit: after help or
+/// version with [`Parsed::Done`]'s status; on a usage error after printing
+/// `tool: error: ...` (`tao_core::cli::report`) with exit 2.
+///
+/// Input: the tool name. Output: the parsed arguments (never returns
+/// otherwise).
+pub fn parse_or_exit<P: clap::Parser>(tool: &str) -> P {
+    match parse::<P, _, _>(tool, std::env::args_os()) {
+        Ok(Parsed::Args(p)) => p,
+        Ok(Parsed::Done(code)) => std::process::exit(code),
+        Err(e) => {
+            tao_core::cli::report(tool, &e);
+            std::process::exit(e.code())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::{Parser, Subcommand};
+
+    #[derive(Debug, Parser)]
+    #[command(name = "t")]
+    struct T {
+        #[arg(value_name = "ID")]
+        id: String,
+        #[arg(short = 'n', long = "lines", value_name = "N", default_value_t = 1)]
+        lines: u64,
+    }
+
+    #[derive(Debug, Parser)]
+    #[command(name = "s")]
+    struct S {
+        #[arg(short, long, global = true)]
+        quiet: bool,
+        #[command(subcommand)]
+        cmd: Sub,
+    }
+
+    #[derive(Debug, Subcommand)]
+    enum Sub {
+        Open {
+            #[arg(long, value_name = "TIME")]
+            time: String,
+        },
+    }
+
+    fn line(args: &[&str]) -> String {
+        match parse::<T, _, _>("t", std::iter::once("t").chain(args.iter().copied())) {
+            Err(e) => {
+                assert_eq!(e.code(), 2);
+                e.to_string()
+            }
+            Ok(p) => panic!("parsed: {p:?}"),
+        }
+    }
+
+    #[test]
+    fn required_arguments_keep_their_names() {
+        let l = line(&[]);
+        assert!(
+            l.starts_with("the following required arguments were not provided: <ID>"),
+            "{l}"
+        );
+        assert!(l.ends_with("; see t --help"), "{l}");
+        assert!(!l.contains('\n'));
+    }
+
+    #[test]
+    fn invalid_values_and_unknown_flags_are_one_line() {
+        let l = line(&["x", "-n", "abc"]);
+        assert!(
+            l.starts_with("invalid value 'abc' for '--lines <N>'"),
+            "{l}"
+        );
+        assert!(!l.contains("Usage") && !l.contains("For more"), "{l}");
+        let l = line(&["x", "--linez", "3"]);
+        assert!(
+            l.starts_with(
+                "unexpected argument '--linez' found; tip: a similar argument exists: '--lines'"
+            ),
+            "{l}"
+        );
+        assert!(!l.contains('\n'));
+    }
+
+    #[test]
+    fn a_named_subcommand_is_named_in_the_help_hint() {
+        let e = parse::<S, _, _>("s", ["s", "-q", "open"]).unwrap_err();
+        let l = e.to_string();
+        assert!(l.contains("--time <TIME>"), "{l}");
+        assert!(l.ends_with("; see s open --help"), "{l}");
+        let e = parse::<S, _, _>("s", ["s", "--bogus", "open", "--time", "1"]).unwrap_err();
+        assert!(e.to_string().ends_with("; see s open --help"), "{e}");
+    }
+
+    #[test]
+    fn help_version_and_a_missing_subcommand_are_done() {
+        assert!(matches!(
+            parse::<T, _, _>("t", ["t", "--help"]),
+            Ok(Parsed::Done(0))
+        ));
+        assert!(matches!(parse::<S, _, _>("s", ["s"]), Ok(Parsed::Done(2))));
+        assert!(matches!(
+            parse::<T, _, _>("t", ["t", "x"]),
+            Ok(Parsed::Args(T { lines: 1, .. }))
+        ));
+    }
+
+    #[test]
+    fn text_without_an_error_line_still_says_something() {
+        assert_eq!(
+            usage_line_from_text("t", ""),
+            "invalid arguments; see t --help"
+        );
+    }
+}
