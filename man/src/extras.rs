@@ -53,18 +53,27 @@ fn see_also(tool: &str) -> Vec<(&'static str, u8)> {
     v
 }
 
+/// The ENVIRONMENT entry every page ends with: NO_COLOR
+/// (https://no-color.org) is honoured because no tool ever prints colour.
+pub const NO_COLOR: (&str, &str) = (
+    "NO_COLOR",
+    "Honoured: the tools never print colour (help, usage errors, tables and messages are plain text, on a terminal too), so there is nothing to turn off.",
+);
+
 /// The hand-written sections of `tool`'s page (an empty [`Extra`] for an
-/// unknown name).
+/// unknown name); ENVIRONMENT ends with [`NO_COLOR`].
 pub fn for_tool(tool: &str) -> Extra {
-    match tool {
+    let mut extra = match tool {
         "tao-record" => record(),
         "tao-render" => render(),
         "tao-redact" => redact(),
         "tao-submit" => submit(),
         "tao-poll" => poll(),
         "tao-classify" => classify(),
-        _ => Extra::default(),
-    }
+        _ => return Extra::default(),
+    };
+    extra.environment.push(NO_COLOR);
+    extra
 }
 
 fn record() -> Extra {
@@ -266,6 +275,7 @@ mod tests {
         for (tool, _) in crate::commands::all() {
             let e = for_tool(tool);
             assert!(!e.environment.is_empty(), "{tool}");
+            assert_eq!(e.environment.last(), Some(&NO_COLOR), "{tool}");
             assert!(!e.files.is_empty(), "{tool}");
             assert!(e.exit_status.iter().any(|(c, _)| *c == 0), "{tool}");
             assert!(e.exit_status.iter().any(|(c, _)| *c == 2), "{tool}");

@@ -202,6 +202,7 @@ images/<name>.sqsh                 image conversion cache",
             ("TAO_SITE_PROFILE", "Site profile: cs-oci-ord (default), local, or a TOML file (tao-site-profile(5))."),
             ("TAO_STATE_DIR", "The record store."),
             ("NGC_KEY, HF_TOKEN", "Secrets: passed by name only, written to a mode-600 sidecar over SSH standard input, never in arguments, scripts, records, logs or output."),
+            crate::extras::NO_COLOR,
         ],
     );
 

@@ -168,3 +168,70 @@ fn a_line_missing_a_required_field_is_bad_data_everywhere() {
         assert_eq!(text(&out.stdout), "{}\n", "{name}");
     }
 }
+
+/// Run `name args` with stdout and stderr on a terminal (a pty, TERM set,
+/// NO_COLOR unset: where a colouring tool would colour); all it wrote.
+fn on_a_terminal(name: &str, args: &[&str], home: &std::path::Path) -> (Option<i32>, Vec<u8>) {
+    use std::io::Read;
+    let what = format!("{name} {}", args.join(" "));
+    let pty = nix::pty::openpty(None, None).expect("openpty");
+    let err_side = pty.slave.try_clone().expect("dup pty");
+    let mut cmd = tool(name, args, home);
+    cmd.env("TERM", "xterm-256color")
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(pty.slave))
+        .stderr(Stdio::from(err_side));
+    let child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawning {what}: {e}"));
+    // The Command holds the slave ends until dropped: the reader sees the
+    // end of output (EIO) only once every slave end is closed.
+    drop(cmd);
+    let mut master = std::fs::File::from(pty.master);
+    let reader = std::thread::spawn(move || {
+        let mut all = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            match master.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => all.extend_from_slice(&buf[..n]),
+            }
+        }
+        all
+    });
+    let out = wait_bounded(child, Duration::from_secs(30), &what);
+    (out.status.code(), reader.join().unwrap())
+}
+
+/// NO_COLOR is honoured by never printing colour: help, usage errors and
+/// the terminal tables carry no escape sequence, even on a terminal.
+#[test]
+fn no_tool_prints_colour_on_a_terminal() {
+    let home = tempfile::tempdir().unwrap();
+    let cases: &[(&str, &[&str], i32)] = &[
+        ("tao-record", &["--help"], 0),
+        ("tao-record", &["open", "--time"], 2),
+        ("tao-record", &["list"], 0),
+        ("tao-render", &["--help"], 0),
+        ("tao-render", &["--bogus"], 2),
+        ("tao-redact", &["--help"], 0),
+        ("tao-redact", &["lint", "--bogus"], 2),
+        ("tao-submit", &["--help"], 0),
+        ("tao-submit", &["cancel", "--wait", "x"], 2),
+        ("tao-poll", &["--help"], 0),
+        ("tao-poll", &["--intervl", "3"], 2),
+        ("tao-poll", &["logs", "--help"], 0),
+        ("tao-classify", &["--help"], 0),
+        ("tao-classify", &["--max-attempts", "0"], 2),
+    ];
+    for (name, args, code) in cases {
+        let (got, bytes) = on_a_terminal(name, args, home.path());
+        let shown = text(&bytes);
+        assert_eq!(got, Some(*code), "{name} {args:?}: {shown}");
+        assert!(!bytes.is_empty(), "{name} {args:?} printed nothing");
+        assert!(
+            !bytes.contains(&0x1b),
+            "{name} {args:?} printed an escape sequence: {shown:?}"
+        );
+    }
+}
