@@ -733,15 +733,24 @@ pub fn plan(line: &JobLine, profile: &SiteProfile, opts: RenderOptions) -> Resul
             }
             let mut all_mounts = Vec::new();
             for m in &mounts {
-                if m.is_empty() || m.contains(',') || m.chars().any(|c| c.is_control()) {
+                // Pyxis --container-mounts: SRC[:DST[:FLAGS]], comma-separated
+                // (Pyxis README); an empty part would be read as another mount.
+                let parts: Vec<&str> = m.split(':').collect();
+                if m.is_empty()
+                    || m.contains(',')
+                    || m.chars().any(|c| c.is_control())
+                    || parts.len() > 3
+                    || parts.iter().any(|p| p.is_empty())
+                {
                     return Err(refuse(format!(
-                        "mount {m:?} must be SRC:DST[:FLAGS] without commas or control characters"
+                        "mount {m:?} must be SRC:DST[:FLAGS] (no empty part, no commas, no control characters)"
                     )));
                 }
                 all_mounts.push(m.clone());
             }
             let covered = mounts.iter().any(|m| {
                 let dst = m.split(':').nth(1).unwrap_or(m).trim_end_matches('/');
+                // "/" (trimmed to "") covers everything.
                 dst.is_empty() || base_dir == dst || base_dir.starts_with(&format!("{dst}/"))
             });
             if !covered {

@@ -192,6 +192,15 @@ fn refusals_for_each_rule() {
             "needs an `image`",
         ),
         (
+            "mount with an empty part",
+            Box::new(|l| {
+                l["runtime"] = json!("pyxis");
+                l["image"] = json!("/images/x.sqsh");
+                l["mounts"] = json!(["/src::/dst"]);
+            }),
+            "no empty part",
+        ),
+        (
             "child timeout",
             Box::new(|l| l["resources"]["child_timeout"] = json!("02:00:00")),
             "not below the wall time",
