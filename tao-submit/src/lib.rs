@@ -21,19 +21,6 @@ pub mod submit;
 
 pub use cli::{run, Cli};
 
-/// The end of a run over job lines: an input error (a malformed line) or a
-/// fatal error (connection, configuration) wins, in that order; otherwise 1
-/// when `failed` lines carry an `error`, else 0.
-///
-/// Errors: `read_err`, then `fatal`, as given.
-pub(crate) fn finish(
-    read_err: Option<tao_core::Error>,
-    fatal: Option<tao_core::Error>,
-    failed: usize,
-) -> tao_core::Result<i32> {
-    finish_lines(read_err, fatal, failed, 0)
-}
-
 /// Whether `e` says a line is malformed (not JSON, or a required field
 /// missing or invalid): bad input data, exit 65 (docs/CONTRACT.md), not a
 /// per-job failure (exit 1).
@@ -50,11 +37,12 @@ pub(crate) fn report_malformed(e: &tao_core::Error) {
     tao_core::cli::report("tao-submit", e);
 }
 
-/// [`finish`] for a run that also counted `malformed` lines (each already
-/// reported on stderr by [`report_malformed`] and printed with `error`):
-/// after an unreadable line (`read_err`), any malformed line makes the
-/// status 65, as for tao-render and tao-record mark; a fatal error is then
-/// still reported on stderr. Otherwise as [`finish`].
+/// The end of a run over job lines: an unreadable input line (`read_err`)
+/// wins; then any `malformed` line (each already reported on stderr by
+/// [`report_malformed`] and printed with `error`) makes the status 65, as
+/// for tao-render and tao-record mark, and a fatal error is still reported
+/// on stderr; then a fatal error (connection, configuration); otherwise 1
+/// when `failed` lines carry an `error`, else 0.
 ///
 /// Errors: `read_err`, then `fatal` (when no line was malformed).
 pub(crate) fn finish_lines(

@@ -208,7 +208,10 @@ fn annotate(line: &mut JobLine, s: &Submitted) {
 /// Run the submit action: read lines from `input`, write each result line
 /// to `out`.
 ///
-/// Output: the exit status: 0 all submitted, 1 some lines carry `error`.
+/// Output: the exit status: 0 all submitted, 1 some lines carry `error`,
+/// 65 some line lacks a required field or has an invalid one (reported on
+/// stderr with its line number; the line goes on with `error.code =
+/// "data"`).
 ///
 /// Errors (after every line read has been printed): the reader's
 /// [`Error::BadLine`]/[`Error::BadJson`] (65); a connection error that
@@ -235,6 +238,7 @@ pub fn run<R: BufRead, W: Write>(
         }
     }
     let mut failed = 0usize;
+    let mut malformed = 0usize;
     let mut fatal = store
         .err()
         .map(|e| Error::Config(format!("cannot open the record store: {e}")));
@@ -248,6 +252,10 @@ pub fn run<R: BufRead, W: Write>(
                 Ok((plan, since, need)) => Item::Ready(line, Box::new(plan), since, need),
                 Err(e) => {
                     failed += 1;
+                    if crate::is_malformed(&e) {
+                        malformed += 1;
+                        crate::report_malformed(&e);
+                    }
                     line.set_error(TOOL, &e);
                     Item::Done(line)
                 }
@@ -344,7 +352,7 @@ pub fn run<R: BufRead, W: Write>(
         };
         out.write(&line)?;
     }
-    crate::finish(read_err, fatal, failed)
+    crate::finish_lines(read_err, fatal, failed, malformed)
 }
 
 /// Make sure the line's image exists or is being converted, submit the job

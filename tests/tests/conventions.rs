@@ -140,6 +140,7 @@ fn a_line_missing_a_required_field_is_bad_data_everywhere() {
             &["lint"],
             "missing string field `script.text`",
         ),
+        ("tao-submit", &[], "missing string field `id`"),
         ("tao-submit", &["cancel"], "missing string field `id`"),
         ("tao-record", &["mark"], "missing string field `id`"),
         ("tao-poll", &["logs"], "`id`"),
