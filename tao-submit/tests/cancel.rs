@@ -33,8 +33,10 @@ fn cancels_running_finished_and_unknown_jobs() {
         .as_str()
         .unwrap()
         .to_string();
-    f.c.wait_state(&run_id, 120, |s| s == "RUNNING");
-    f.c.wait_state(&fin_id, 120, |s| s == "COMPLETED");
+    f.c.wait_state(&run_id, 180, |s| s == "RUNNING");
+    // Ended for accounting too: cancel reads the end state from sacct, which
+    // lags squeue by seconds on a loaded machine.
+    f.c.wait_sacct(&fin_id, 180, |s| s == "COMPLETED");
 
     // A job Slurm never knew: a record whose slurm.job_id is not a job.
     let mut unknown = f.line("cu", "true");
@@ -98,9 +100,9 @@ fn cancels_running_finished_and_unknown_jobs() {
         got[3]
     );
     // sacct agrees: the running job was cancelled, the finished one stays COMPLETED.
-    let st = f.c.wait_state(&run_id, 30, |s| s.starts_with("CANCELLED"));
+    let st = f.c.wait_sacct(&run_id, 180, |s| s.starts_with("CANCELLED"));
     assert!(st.starts_with("CANCELLED"));
-    assert_eq!(f.c.wait_state(&fin_id, 5, |_| true), "COMPLETED");
+    assert_eq!(f.c.wait_sacct(&fin_id, 5, |_| true), "COMPLETED");
 }
 
 #[test]
@@ -133,5 +135,5 @@ fn cancel_finds_a_job_by_name_when_the_line_has_no_job_id() {
     let got = lines_of(&out.stdout);
     assert_eq!(got[0]["slurm"]["job_id"], job_id.as_str());
     assert_eq!(got[0]["state"], "CANCELED");
-    f.c.wait_state(&job_id, 30, |s| s.starts_with("CANCELLED"));
+    f.c.wait_state(&job_id, 180, |s| s.starts_with("CANCELLED"));
 }

@@ -133,6 +133,24 @@ impl Cluster {
             std::thread::sleep(Duration::from_millis(300));
         }
     }
+
+    /// Poll (bounded) until accounting alone (sacct, which lags squeue by
+    /// seconds on a loaded machine) shows job `id` in a state satisfying `pred`.
+    pub fn wait_sacct(&self, job_id: &str, secs: u64, pred: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        loop {
+            let (_, out, _) = self.ssh(&format!("sacct -n -X -P -j {job_id} -o State"));
+            let st = out.lines().next().unwrap_or("").trim().to_string();
+            if pred(&st) {
+                return st;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "sacct: job {job_id} still {st:?} after {secs} s"
+            );
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    }
 }
 
 /// Whether a native state (as squeue/sacct print it) is one a job ends in:
