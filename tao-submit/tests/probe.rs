@@ -52,7 +52,9 @@ fn a_hanging_probe_is_retried_with_the_knob_cached_and_later_jobs_carry_it() {
                 json!({"TAO_PROBE_TEST_HANG_UNLESS": "NCCL_P2P_DISABLE"}),
             )
         },
-        &["--probe-timeout", "15", "--stats"],
+        // 30 s: time enough for the probe that passes to start both nodes
+        // and rendezvous on a loaded machine (the hanging one is cut anyway).
+        &["--probe-timeout", "30", "--stats"],
         &mut ids,
     );
     let b = multi_line(&f, "pb", REPORT, json!({}));
@@ -137,7 +139,7 @@ fn a_hanging_probe_is_retried_with_the_knob_cached_and_later_jobs_carry_it() {
     // The next multi-node job skips the probe and carries the cached knob.
     let out = f
         .cmd()
-        .args(["--probe-timeout", "15"])
+        .args(["--probe-timeout", "30"])
         .write_stdin(stdin_of(std::slice::from_ref(&b)))
         .output()
         .unwrap();

@@ -82,7 +82,9 @@ impl Drop for Cleanup<'_> {
     }
 }
 
-/// The Slurm job ids of every job named `<id>-probe*` (squeue -t all and sacct).
+/// The Slurm job ids of every job named `<id>-probe*` (squeue -t all and
+/// sacct), in submission order: by numeric job id (as text, "1000" would
+/// sort before "999" when the ids cross a power of ten mid-test).
 pub fn probe_jobs_of(f: &Fixture, id: &str) -> Vec<(String, String)> {
     let (_, out, _) = f.c.ssh(&format!(
         "sacct -n -X -P -S now-1days -o JobIDRaw,JobName%80,State | grep -F '|{id}-probe'; squeue -h -t all -o '%i|%j|%T' | grep -F '|{id}-probe'"
@@ -94,7 +96,7 @@ pub fn probe_jobs_of(f: &Fixture, id: &str) -> Vec<(String, String)> {
             Some((p.next()?.to_string(), p.next()?.to_string()))
         })
         .collect();
-    v.sort();
+    v.sort_by_key(|(job, name)| (job.parse::<u64>().unwrap_or(u64::MAX), name.clone()));
     v.dedup();
     v
 }
