@@ -242,10 +242,23 @@ fn ssh_agent_authenticates_when_no_key_file_is_given() {
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !sock.exists() {
+    // Ready when it answers, not when its socket file exists (bound before
+    // it listens): `ssh-add -l` exits 2 while it cannot reach the agent.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let st = std::process::Command::new("ssh-add")
+            .arg("-l")
+            .env_clear()
+            .env("SSH_AUTH_SOCK", &sock)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        if st.code() != Some(2) {
+            break;
+        }
         assert!(Instant::now() < deadline, "ssh-agent did not start");
-        std::thread::sleep(Duration::from_millis(20));
+        std::thread::sleep(Duration::from_millis(50));
     }
     let key = copy_key(&f, dir.path(), 0o600);
     let added = std::process::Command::new("ssh-add")
