@@ -39,7 +39,7 @@ fn submits_stages_the_layout_and_emits_the_slurm_fields() {
 
     // The job ran (its log directory existed before release) and exactly one job carries the name.
     let st =
-        f.c.wait_state(&job_id, 120, |s| s == "COMPLETED" || s == "FAILED");
+        f.c.wait_state(&job_id, 180, |s| s == "COMPLETED" || s == "FAILED");
     assert_eq!(st, "COMPLETED");
     assert_eq!(f.c.jobs_named(&id).len(), 1);
     let jd = line["storage"]["job_dir"].as_str().unwrap();
@@ -397,7 +397,7 @@ fn a_different_bundle_is_never_overwritten() {
         .as_str()
         .unwrap()
         .to_string();
-    f.c.wait_state(&job_id, 120, |s| s == "COMPLETED" || s == "FAILED");
+    f.c.wait_state(&job_id, 180, |s| s == "COMPLETED" || s == "FAILED");
     // A changed bundle for the same id, on a fresh record whose first try failed the same way.
     let mut other = f.line("bund2", "true");
     other["execution"] = files("print('v1')\n");
