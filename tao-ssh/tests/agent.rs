@@ -25,13 +25,25 @@ fn agent_authentication() {
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();
+    // Ready when it answers, not when its socket file exists (bound before
+    // it listens): `ssh-add -l` exits 2 while it cannot reach the agent.
     let start = std::time::Instant::now();
-    while !sock.exists() {
+    loop {
+        let st = std::process::Command::new("ssh-add")
+            .arg("-l")
+            .env("SSH_AUTH_SOCK", &sock)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        if st.code() != Some(2) {
+            break;
+        }
         assert!(
-            start.elapsed() < Duration::from_secs(10),
+            start.elapsed() < Duration::from_secs(60),
             "ssh-agent did not start"
         );
-        std::thread::sleep(Duration::from_millis(20));
+        std::thread::sleep(Duration::from_millis(50));
     }
     let key = copy_key(&env["SSH_KEY_PATH"], dir.path(), 0o600);
     let st = std::process::Command::new("ssh-add")

@@ -47,7 +47,8 @@ pub fn opts(env: &HashMap<String, String>) -> SshOptions {
         known_hosts: PathBuf::from(&env["SSH_KNOWN_HOSTS"]),
         ssh_config: None,
         accept_new_host_key: false,
-        connect_timeout: Duration::from_secs(5),
+        // Generous: a handshake on a loaded 2-core machine can take seconds.
+        connect_timeout: Duration::from_secs(30),
         remote_prefix: String::new(),
     }
 }
