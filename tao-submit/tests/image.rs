@@ -21,22 +21,24 @@ use serde_json::{json, Value};
 const STAND_IN: &str = r#"#!/bin/sh
 # TEST STAND-IN for enroot (tao-submit tests/image.rs). Enroot cannot exist on
 # the local test cluster. `enroot import -o OUT URI` builds a real squashfs
-# with mksquashfs; a URI containing "fail" fails, one containing "truncate"
-# leaves a file that is not a squashfs; one containing "held" waits (bounded,
-# 300 s) until the test creates the file "release" next to this script, so
-# that the conversion is still queued or running while the test submits.
+# with mksquashfs. A URI containing "held" first waits (bounded, 300 s)
+# until the test creates the file "release" next to this script, so that
+# the conversion is still queued or running while the test submits (a
+# conversion that ends first makes Slurm drop the GPU job's afterok). Then a
+# URI containing "fail" fails, one containing "truncate" leaves a file that
+# is not a squashfs, and any other is converted.
 [ "$1" = import ] || { echo "stand-in enroot: only import is implemented" >&2; exit 2; }
 shift
 out=; uri=
 while [ $# -gt 0 ]; do case "$1" in -o) out=$2; shift 2;; *) uri=$1; shift;; esac; done
-case "$uri" in *fail*) echo "stand-in enroot: simulated import failure for $uri" >&2; exit 1;; esac
-case "$uri" in *truncate*) printf 'partial' > "$out"; exit 0;; esac
 case "$uri" in *held*)
   n=0; while [ ! -e "$(dirname "$0")/release" ]; do
     n=$((n+1)); [ $n -le 3000 ] || { echo "stand-in enroot: never released" >&2; exit 1; }
     sleep 0.1
   done;;
 esac
+case "$uri" in *fail*) echo "stand-in enroot: simulated import failure for $uri" >&2; exit 1;; esac
+case "$uri" in *truncate*) printf 'partial' > "$out"; exit 0;; esac
 src=$(mktemp -d)
 echo "$uri" > "$src/image-name"
 mksquashfs "$src" "$out" -noappend -quiet >/dev/null
@@ -149,7 +151,9 @@ fn over_quota_conversion(t: &Images, image: &str, comment: Option<&str>) -> Stri
     ));
     assert_eq!(rc, 0, "{e}");
     let id = id.trim().to_string();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    // The reason stays `None` until the scheduler has looked at the job:
+    // on a loaded machine that can take a scheduling cycle or more.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(180);
     loop {
         let (_, r, _) = t.f.c.ssh(&format!("squeue -h -j {id} -o %r"));
         if r.trim() == "QOSGrpMemLimit" {
@@ -157,7 +161,7 @@ fn over_quota_conversion(t: &Images, image: &str, comment: Option<&str>) -> Stri
         }
         assert!(
             std::time::Instant::now() < deadline,
-            "job {id}: reason {r:?}, not QOSGrpMemLimit, after 60 s"
+            "job {id}: reason {r:?}, not QOSGrpMemLimit, after 180 s"
         );
         std::thread::sleep(std::time::Duration::from_millis(300));
     }
@@ -186,7 +190,7 @@ fn a_conversion_pending_on_a_memory_quota_is_resubmitted_once_on_the_cpu_partiti
     // with the profile's explicit CPUs and memory, marked as resubmitted.
     assert!(
         t.f.c
-            .wait_state(&old, 60, common::ended)
+            .wait_state(&old, 180, common::ended)
             .starts_with("CANCELLED"),
         "{}",
         show(&t, &old)
@@ -253,17 +257,25 @@ fn a_conversion_pending_on_a_memory_quota_is_resubmitted_once_on_the_cpu_partiti
 #[test]
 fn reconvert_latest_converts_a_cached_latest_image_again_and_only_latest() {
     let Some(t) = setup() else { return };
-    std::fs::write(&t.release, "").unwrap();
-    let latest = format!("registry.invalid#tao/{}:latest", unique_id("rl"));
-    let pinned = format!("registry.invalid#tao/{}:1", unique_id("rp"));
+    // "held": both conversions wait for the release, so both GPU jobs are
+    // chained on them (a conversion that ended first would be no dependency).
+    let latest = format!("registry.invalid#tao/held-{}:latest", unique_id("rl"));
+    let pinned = format!("registry.invalid#tao/held-{}:1", unique_id("rp"));
     // Fill the cache for both.
     let (code, got, stderr) = t.submit(&[t.line("r1", &latest), t.line("r2", &pinned)]);
     assert_eq!(code, 0, "{stderr}");
-    for l in &got {
-        let conv = l["slurm"]["dependency"]
-            .as_str()
-            .unwrap()
-            .trim_start_matches("afterok:");
+    let convs: Vec<String> = got
+        .iter()
+        .map(|l| {
+            l["slurm"]["dependency"]
+                .as_str()
+                .unwrap_or_else(|| panic!("no dependency: {l}"))
+                .trim_start_matches("afterok:")
+                .to_string()
+        })
+        .collect();
+    std::fs::write(&t.release, "").unwrap();
+    for conv in &convs {
         assert_eq!(t.f.c.wait_state(conv, 180, common::ended), "COMPLETED");
     }
     let sqsh = |l: &Value| l["script"]["image"]["sqsh"].as_str().unwrap().to_string();
@@ -378,22 +390,27 @@ fn registry_image_converts_on_cpu_chains_the_gpu_job_shares_and_then_hits_the_ca
 fn a_failed_or_truncated_conversion_fails_the_gpu_job_without_fallback() {
     let Some(t) = setup() else { return };
     for kind in ["fail", "truncate"] {
-        let image = format!("registry.invalid#tao/{kind}-{}:1", unique_id("bad"));
+        // "held": the conversion fails only after the test released it, so
+        // the GPU job is chained on it before Slurm can judge the dependency.
+        let _ = std::fs::remove_file(&t.release);
+        let image = format!("registry.invalid#tao/held-{kind}-{}:1", unique_id("bad"));
         let (code, got, stderr) = t.submit(&[t.line("if", &image)]);
         assert_eq!(code, 0, "{stderr}");
         let conv = got[0]["slurm"]["dependency"]
             .as_str()
-            .unwrap()
+            .unwrap_or_else(|| panic!("no dependency: {}", got[0]))
             .trim_start_matches("afterok:")
             .to_string();
+        std::fs::write(&t.release, "").unwrap();
         let job = got[0]["slurm"]["job_id"].as_str().unwrap();
         assert_eq!(
             t.f.c.wait_state(&conv, 180, common::ended),
             "FAILED",
             "{kind}"
         );
-        // The GPU job never runs: Slurm kills it for a dependency that can never be met.
-        let st = t.f.c.wait_state(job, 120, |s| s != "PENDING");
+        // The GPU job never runs: Slurm kills it for a dependency that can
+        // never be met (when its scheduler next looks: bounded, generously).
+        let st = t.f.c.wait_state(job, 180, common::ended);
         assert!(
             st.starts_with("CANCELLED") || st == "FAILED",
             "{kind}: GPU job ended {st}"
@@ -484,8 +501,9 @@ exit 1
 #[test]
 fn an_ambiguous_conversion_submit_adopts_the_new_job_never_an_older_conversion() {
     let Some(t) = setup() else { return };
-    std::fs::write(&t.release, "").unwrap();
-    let image = format!("registry.invalid#tao/{}:1", unique_id("ac"));
+    // "held": each conversion waits for the release, so the GPU job is
+    // chained on it (one that ended first would be no dependency).
+    let image = format!("registry.invalid#tao/held-{}:1", unique_id("ac"));
     let name = conv_name(&image);
     // An earlier conversion of the image, finished; then the cache file is
     // lost, so the next submit converts again under the same job name.
@@ -493,10 +511,12 @@ fn an_ambiguous_conversion_submit_adopts_the_new_job_never_an_older_conversion()
     assert_eq!(code, 0, "{stderr}");
     let old = got[0]["slurm"]["dependency"]
         .as_str()
-        .unwrap()
+        .unwrap_or_else(|| panic!("no dependency: {}", got[0]))
         .trim_start_matches("afterok:")
         .to_string();
+    std::fs::write(&t.release, "").unwrap();
     assert_eq!(t.f.c.wait_state(&old, 180, common::ended), "COMPLETED");
+    std::fs::remove_file(&t.release).unwrap();
     let sqsh = got[0]["script"]["image"]["sqsh"]
         .as_str()
         .unwrap()
@@ -555,6 +575,7 @@ fn an_ambiguous_conversion_submit_adopts_the_new_job_never_an_older_conversion()
         "the old and the new conversion, nothing cancelled: {jobs:?}"
     );
     assert_eq!(jobs[&old], "COMPLETED");
+    std::fs::write(&t.release, "").unwrap();
     assert_eq!(t.f.c.wait_state(&new, 180, common::ended), "COMPLETED");
     let job = got[0]["slurm"]["job_id"].as_str().unwrap();
     assert_eq!(t.f.c.wait_state(job, 180, common::ended), "COMPLETED");
