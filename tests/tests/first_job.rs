@@ -42,6 +42,57 @@ tao-record history "$id" --json
     (id, slurm_id, record, history)
 }
 
+/// A gate the demo job waits at after training (bounded, 300 s; it also
+/// stops waiting when the gate's directory is gone), opened by a thread once
+/// the test's record store says RUNNING: the watch then has recorded
+/// RUNNING before the job can end, however fast the job or slow the poll.
+struct Gate {
+    dir: tempfile::TempDir,
+}
+
+impl Gate {
+    fn new() -> Gate {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::Builder::new()
+            .prefix("tao-first-job-gate-")
+            .tempdir()
+            .unwrap();
+        // The job runs as the cluster user: it must see into the directory.
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        Gate { dir }
+    }
+
+    /// Appended to the job's command (no braces: the command is a template).
+    fn wait_args(&self) -> String {
+        let d = self.dir.path().display();
+        format!("; for i in $(seq 600); do [ -e {d}/open ] && break; [ -d {d} ] || break; sleep 0.5; done")
+    }
+
+    /// Open the gate once a record in `state_dir` is RUNNING (at most 300 s).
+    fn open_when_running(&self, state_dir: &std::path::Path) -> std::thread::JoinHandle<()> {
+        let records = state_dir.join("records");
+        let open = self.dir.path().join("open");
+        std::thread::spawn(move || {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
+            while std::time::Instant::now() < deadline {
+                let running = std::fs::read_dir(&records)
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
+                    .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+                    .filter_map(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+                    .any(|r| r["state"] == "RUNNING");
+                if running {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(200));
+            }
+            let _ = std::fs::write(open, "");
+        })
+    }
+}
+
 /// The sequence of states the record went through (consecutive repeats,
 /// such as PENDING when opened and PENDING when submitted, collapsed).
 fn states(history: &[serde_json::Value]) -> Vec<String> {
@@ -57,7 +108,11 @@ fn states(history: &[serde_json::Value]) -> Vec<String> {
 fn demo_job_completes_with_history_and_sacct_agrees() {
     let Some(c) = cluster() else { return };
     let state = tempfile::tempdir().unwrap();
-    let (id, slurm_id, record, history) = run_demo(&c, state.path().to_str().unwrap(), "");
+    let gate = Gate::new();
+    let opener = gate.open_when_running(state.path());
+    let (id, slurm_id, record, history) =
+        run_demo(&c, state.path().to_str().unwrap(), &gate.wait_args());
+    opener.join().unwrap();
     assert_eq!(record["state"], "COMPLETE", "record: {record}");
     assert_eq!(
         states(&history),
@@ -65,19 +120,22 @@ fn demo_job_completes_with_history_and_sacct_agrees() {
         "history: {history:?}"
     );
 
-    // sacct on the login node agrees (accounting may lag a moment: poll with a bound).
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    // sacct on the login node agrees. Accounting lags squeue by seconds on
+    // a loaded machine: it may still have no row, or the job still RUNNING,
+    // after squeue (which tao-poll read) says COMPLETED. Poll with a bound.
+    let want = format!("{slurm_id}|{id}|COMPLETED");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
     let sacct = loop {
         let out = c.ssh(&format!(
             "sacct -n -P -X -j {slurm_id} -o JobIDRaw,JobName,State"
         ));
         let s = text(&out.stdout);
-        if !s.trim().is_empty() || std::time::Instant::now() > deadline {
+        if s.trim() == want || std::time::Instant::now() > deadline {
             break s;
         }
         std::thread::sleep(std::time::Duration::from_millis(500));
     };
-    assert_eq!(sacct.trim(), format!("{slurm_id}|{id}|COMPLETED"));
+    assert_eq!(sacct.trim(), want);
 
     // The log is printed by tao-poll logs.
     let out = bash(

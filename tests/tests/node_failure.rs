@@ -5,6 +5,7 @@
 //! test binaries one after another, so no other test's job is on that node
 //! meanwhile.
 
+use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
 use tao_tests::cluster;
@@ -24,10 +25,25 @@ impl Drop for ResumeNode {
 #[test]
 fn node_failure_is_infra_and_its_retry_completes_on_the_other_node() {
     let Some(c) = cluster() else { return };
-    let f = Fixture::new(c, 60, 0.1); // about 24 s of work: time to take its node down
-    let line = f.submit("--no-requeue", "");
+    let f = Fixture::new(c, 5, 0.0);
+    // A gate, not a guess at how long the job runs: after training, the
+    // command waits until the test opens the gate (the file `open`), so the
+    // job is still running whenever the node goes down, however fast or slow
+    // this machine is. The retry (same command) finds it open and ends. The
+    // wait is bounded (300 s) and ends when the directory is gone (the test
+    // ended without opening it).
+    let gate = tempfile::Builder::new()
+        .prefix("tao-node-failure-gate-")
+        .tempdir()
+        .unwrap();
+    std::fs::set_permissions(gate.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let dir = gate.path().display();
+    let wait = format!(
+        "; for i in $(seq 600); do [ -e {dir}/open ] && break; [ -d {dir} ] || break; sleep 0.5; done"
+    );
+    let line = f.submit("--no-requeue", &wait);
     let id = line["id"].as_str().unwrap().to_string();
-    let running = f.poll_until(&id, Duration::from_secs(60), |r| r["state"] == "RUNNING");
+    let running = f.poll_until(&id, Duration::from_secs(180), |r| r["state"] == "RUNNING");
     let node = running["slurm"]["nodes"].as_str().unwrap().to_string();
 
     let guard = ResumeNode(node.clone());
@@ -52,6 +68,7 @@ fn node_failure_is_infra_and_its_retry_completes_on_the_other_node() {
     assert_eq!(cl["retry"], true, "{cl}");
     assert_eq!(cl["node"], node.as_str(), "{cl}");
 
+    std::fs::write(gate.path().join("open"), "").unwrap();
     let retry = f.retry(&id);
     let rid = retry["id"].as_str().unwrap().to_string();
     assert_ne!(rid, id);
