@@ -180,7 +180,7 @@ fn two_node_job_sees_its_rank_and_the_rendezvous() {
         l["resources"]["gpus_per_node"] = json!(2);
         l["command"] = json!("echo \"node=$SLURMD_NODENAME NODE_RANK=$NODE_RANK MASTER_ADDR=$MASTER_ADDR MASTER_PORT=$MASTER_PORT WORLD_SIZE=$WORLD_SIZE NUM_GPU_PER_NODE=$NUM_GPU_PER_NODE CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES TAO_NODE_RANK=$TAO_NODE_RANK\" > {results_dir}/rank.$NODE_RANK");
     });
-    wait_done(&[&job], Duration::from_secs(120));
+    wait_done(&[&job], Duration::from_secs(180));
     assert_eq!(state(&job.slurm_id), "COMPLETED");
     for (rank, node) in [(0, "n1"), (1, "n2")] {
         let got = job.results_file(&format!("rank.{rank}"));
@@ -249,7 +249,7 @@ fn lifecycle_child_timeout_and_sidecar_on_real_jobs() {
     let start = Instant::now();
     while !cancelled.results.join("started").exists() {
         assert!(
-            start.elapsed() < Duration::from_secs(90),
+            start.elapsed() < Duration::from_secs(180),
             "cancel job never started: {}",
             state(&cancelled.slurm_id)
         );
@@ -258,7 +258,7 @@ fn lifecycle_child_timeout_and_sidecar_on_real_jobs() {
     run(Command::new("scancel").arg(&cancelled.slurm_id));
     wait_done(
         &[&ok, &failed, &timed_out, &cancelled],
-        Duration::from_secs(150),
+        Duration::from_secs(240),
     );
 
     assert_eq!(state(&ok.slurm_id), "COMPLETED");
