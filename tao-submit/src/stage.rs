@@ -214,13 +214,13 @@ impl Plan {
                 })?;
                 match std::env::var_os(name) {
                     Some(v) if !v.is_empty() => {}
+                    // The line is well formed; this environment lacks the
+                    // value: a configuration error of this line (exit 1).
                     _ => {
-                        return Err(line_err(
-                            line,
-                            format!(
-                                "secret {name:?} is named by job {id:?} but not set in this environment: export {name}=... before tao-submit"
-                            ),
-                        ))
+                        return Err(Error::Config(format!(
+                            "line {}: secret {name:?} is named by job {id:?} but not set in this environment: export {name}=... before tao-submit",
+                            line.line_no
+                        )))
                     }
                 }
                 if !secrets.iter().any(|x| x == name) {
