@@ -311,6 +311,12 @@ impl Remote {
         let (mut out, mut err) = (Vec::new(), Vec::new());
         let mut buf = vec![0u8; 32 * 1024];
         let (mut out_done, mut err_done) = (false, false);
+        // How long to wait on the socket while nothing moves: from 1 ms,
+        // doubling to IDLE_WAIT_MAX. Reading one stream can pull the other
+        // stream's data or the channel's EOF into libssh2's buffers, after
+        // which the socket stays quiet: a wait on it alone would last until
+        // the next keepalive (seen: 29 s). The cap bounds that to ms.
+        let mut idle_wait = Duration::from_millis(1);
         loop {
             let mut progress = false;
             if !eof_sent {
@@ -356,6 +362,7 @@ impl Remote {
                 return Ok((out, err));
             }
             if progress {
+                idle_wait = Duration::from_millis(1);
                 continue;
             }
             let now = Instant::now();
@@ -371,7 +378,8 @@ impl Remote {
                 Err(e) if e.code() == ErrorCode::Session(EAGAIN) => Duration::from_millis(50),
                 Err(e) => return Err(lost(&e)),
             };
-            let wait = (deadline - now).min(next_keepalive);
+            let wait = (deadline - now).min(next_keepalive).min(idle_wait);
+            idle_wait = (idle_wait * 2).min(IDLE_WAIT_MAX);
             self.wait_socket(wait).map_err(|e| lost(&e))?;
         }
     }
@@ -396,6 +404,10 @@ impl Remote {
         poll_once(&self.sock, flags, wait)
     }
 }
+
+/// The longest single wait on the socket while a command's channel is idle
+/// (see `pump`): a missed wake-up costs at most this long.
+const IDLE_WAIT_MAX: Duration = Duration::from_millis(100);
 
 fn poll_once(sock: &TcpStream, flags: PollFlags, wait: Duration) -> std::io::Result<()> {
     let mut fds = [PollFd::new(sock.as_fd(), flags)];
