@@ -421,7 +421,11 @@ pub fn resolve(
                 if mr.name == mx.name && mr.annotation.is_none() && mx.annotation.is_some() {
                     r.state = x.state.clone();
                 }
-                r.exit_code = r.exit_code.or(x.exit_code);
+                // Accounting lags squeue: a sacct row still RUNNING (0:0)
+                // for a job squeue shows ended says nothing of its exit.
+                if mr.name == mx.name || (mx.state.is_final() && !mr.state.is_final()) {
+                    r.exit_code = r.exit_code.or(x.exit_code);
+                }
                 r.restart_count = r.restart_count.or(x.restart_count);
             }
         }
@@ -541,6 +545,19 @@ mod tests {
         for bad in ["", "abc", "1;a b", "1 2", "1_", "$(x)", "1;"] {
             assert_eq!(JobRef::parse(bad, None), None, "{bad:?}");
         }
+    }
+
+    #[test]
+    fn a_lagging_sacct_row_lends_no_exit_code() {
+        let o = obs(resolve(
+            &r("4"),
+            &Previous::default(),
+            true,
+            &sq("4|4|FAILED|n1|100|100|101|0:01|0|NonZeroExitCode|\n"),
+            &sa("4|4|RUNNING|0:0|n1|100|100|Unknown|00:00:01|None\n"),
+            None,
+        ));
+        assert_eq!((o.state, o.message.as_str()), (State::Error, "FAILED"));
     }
 
     #[test]

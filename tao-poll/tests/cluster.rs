@@ -92,7 +92,11 @@ fn completed_success_and_failing_programs() {
     );
     // No status.json: the completion record decides.
     let plain = submit(&env, "plain", "echo hello", "", true);
-    let final_ = |v: &serde_json::Value| matches!(state(v), "COMPLETE" | "ERROR" | "CANCELED");
+    // Final, and with sacct caught up (the exit code comes from sacct only
+    // once its row shows the job ended too).
+    let final_ = |v: &serde_json::Value| {
+        matches!(state(v), "COMPLETE" | "ERROR" | "CANCELED") && v["slurm"]["exit_code"].is_string()
+    };
     let v = poll_until(&env, &ok.line, Duration::from_secs(180), final_);
     assert_eq!(state(&v), "COMPLETE", "{v}");
     assert_eq!(message(&v), "COMPLETED exit 0:0; status.json SUCCESS");
@@ -125,7 +129,7 @@ fn failed_program_with_evidence() {
         true,
     );
     let v = poll_until(&env, &job.line, Duration::from_secs(180), |v| {
-        state(v) == "ERROR"
+        state(v) == "ERROR" && v["slurm"]["exit_code"].is_string()
     });
     assert_eq!(message(&v), "FAILED exit 3:0");
     assert_eq!(v["slurm"]["exit_code"], "3:0");
@@ -571,7 +575,7 @@ fn older_squeue_and_no_accounting_fall_back_to_o_and_scontrol() {
     env.insert("TAO_SITE_PROFILE".into(), profile.to_str().unwrap().into());
     let job = submit(&env, "old", "exit 4", "", true);
     let v = poll_until(&env, &job.line, Duration::from_secs(180), |v| {
-        state(v) == "ERROR"
+        state(v) == "ERROR" && v["slurm"]["exit_code"].is_string()
     });
     // The exit code and restart count come from scontrol (squeue -o has neither).
     assert_eq!(message(&v), "FAILED exit 4:0", "{v}");
