@@ -51,6 +51,47 @@ fn parse_sacct_states(text: &str) -> HashMap<String, String> {
         .collect()
 }
 
+/// Separates squeue's answer from sacct's in the end-state command.
+const SACCT_MARK: &str = "@@tao-sacct";
+
+/// Whether a native state (first word) is one a job ends in.
+fn is_end_state(st: &str) -> bool {
+    matches!(
+        st.split_whitespace()
+            .next()
+            .unwrap_or("")
+            .trim_end_matches('+'),
+        "COMPLETED"
+            | "CANCELLED"
+            | "FAILED"
+            | "TIMEOUT"
+            | "NODE_FAIL"
+            | "PREEMPTED"
+            | "BOOT_FAIL"
+            | "DEADLINE"
+            | "OUT_OF_MEMORY"
+            | "SPECIAL_EXIT"
+            | "REVOKED"
+    )
+}
+
+/// Each job's end state from squeue (`-t all`) and sacct: sacct's when it
+/// shows an end state (it adds `by <uid>` to CANCELLED), else squeue's
+/// (sacct still lagging at RUNNING, or not listing the job yet), else
+/// whatever sacct says.
+fn merge_end_states(
+    squeue: HashMap<String, String>,
+    mut sacct: HashMap<String, String>,
+) -> HashMap<String, String> {
+    for (id, st) in squeue {
+        let sacct_ended = sacct.get(&id).is_some_and(|s| is_end_state(s));
+        if !sacct_ended && is_end_state(&st) {
+            sacct.insert(id, st);
+        }
+    }
+    sacct
+}
+
 /// Job ids in squeue's default view (`%i|%T`): jobs that have not ended.
 fn parse_live(text: &str) -> HashMap<String, String> {
     parse_sacct_states(text)
@@ -266,17 +307,25 @@ fn cancel_group(
         }
         std::thread::sleep((deadline - now).min(Duration::from_millis(500)));
     };
+    // End states: squeue keeps an ended job's state for MinJobAge
+    // (slurm.conf(5)) and knows it at once; sacct keeps it for good but
+    // lags by seconds. One command reads both ([`merge_end_states`]).
     let mut native = HashMap::new();
     for chunk in all.chunks(sched::CHUNK) {
+        let ids = shell::quote(&chunk.join(","));
         let out = sessions.run_on(
             &host,
             &format!(
-                "sacct -n -X -P {m}-j {} -o JobIDRaw,State",
-                shell::quote(&chunk.join(","))
+                "squeue -h -t all {m}-j {ids} -o '%i|%T' 2>/dev/null; echo '{SACCT_MARK}'; sacct -n -X -P {m}-j {ids} -o JobIDRaw,State"
             ),
             None,
         )?;
-        native.extend(parse_sacct_states(&out.stdout_text()));
+        let text = out.stdout_text();
+        let (sq, sa) = text.split_once(SACCT_MARK).unwrap_or(("", text.as_str()));
+        native.extend(merge_end_states(
+            parse_sacct_states(sq),
+            parse_sacct_states(sa),
+        ));
     }
 
     let mut done = Vec::new();
@@ -368,6 +417,39 @@ fn cancel_group(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn end_states_prefer_an_ended_sacct_row_then_squeue() {
+        let m = |pairs: &[(&str, &str)]| -> HashMap<String, String> {
+            pairs
+                .iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect()
+        };
+        let got = merge_end_states(
+            m(&[
+                ("1", "CANCELLED"),
+                ("2", "COMPLETED"),
+                ("3", "CANCELLED"),
+                ("5", "COMPLETING"),
+            ]),
+            m(&[
+                ("1", "RUNNING"),
+                ("2", "COMPLETED"),
+                ("3", "CANCELLED by 1001"),
+                ("4", "FAILED"),
+            ]),
+        );
+        assert_eq!(
+            got,
+            m(&[
+                ("1", "CANCELLED"),
+                ("2", "COMPLETED"),
+                ("3", "CANCELLED by 1001"),
+                ("4", "FAILED")
+            ])
+        );
+    }
 
     #[test]
     fn parses_states_ignoring_other_lines() {
