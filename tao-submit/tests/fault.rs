@@ -25,14 +25,10 @@ const WRAPPER: &str = r#"#!/bin/sh
 marks=@MARKS@
 name=
 for a in "$@"; do case "$a" in --job-name=*) name=${a#--job-name=};; esac; done
+@KILL_SESSION_FN@
 cut() {
   echo "$1 $name" >> "$marks/cut.log"
-  pid=$$
-  while [ "$pid" -gt 1 ]; do
-    if [ "$(cat /proc/$pid/comm 2>/dev/null)" = sshd ]; then kill -9 "$pid"; sleep 10; exit 1; fi
-    pid=$(awk '{print $4}' "/proc/$pid/stat")
-  done
-  exit 1
+  kill_session
 }
 if [ -n "$name" ] && [ -e "$marks/before-$name" ]; then rm -f "$marks/before-$name"; cut before; fi
 out=$(@REAL@ "$@")
@@ -62,7 +58,8 @@ fn every_job_is_submitted_exactly_once_across_cuts() {
         &wrapper,
         WRAPPER
             .replace("@MARKS@", &marks.display().to_string())
-            .replace("@REAL@", &real),
+            .replace("@REAL@", &real)
+            .replace("@KILL_SESSION_FN@", common::KILL_SESSION_FN),
     )
     .unwrap();
     std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();

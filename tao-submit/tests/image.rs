@@ -490,12 +490,8 @@ if [ -z "$name" ] || [ ! -e "@MARKS@/cut-$name" ]; then exec @REAL@ "$@"; fi
 rm -f "@MARKS@/cut-$name"
 out=$(@REAL@ "$@")
 echo "$out" > "@MARKS@/submitted-$name"
-pid=$$
-while [ "$pid" -gt 1 ]; do
-  if [ "$(cat /proc/$pid/comm 2>/dev/null)" = sshd ]; then kill -9 "$pid"; sleep 10; exit 1; fi
-  pid=$(awk '{print $4}' "/proc/$pid/stat")
-done
-exit 1
+@KILL_SESSION_FN@
+kill_session
 "#;
 
 #[test]
@@ -536,7 +532,8 @@ fn an_ambiguous_conversion_submit_adopts_the_new_job_never_an_older_conversion()
         &wrapper,
         CUT_SBATCH
             .replace("@MARKS@", &marks)
-            .replace("@REAL@", real.trim()),
+            .replace("@REAL@", real.trim())
+            .replace("@KILL_SESSION_FN@", common::KILL_SESSION_FN),
     )
     .unwrap();
     std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();

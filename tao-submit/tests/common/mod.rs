@@ -20,6 +20,20 @@ use tao_ssh::{Remote, SshOptions};
 
 pub const ENV_FILE: &str = "/var/tmp/tao-cluster/env";
 
+/// Shell function `kill_session` for TEST DOUBLES of sbatch (fault
+/// injection only): kills this SSH session (the nearest sshd ancestor of
+/// the calling shell), so the client loses the connection before the reply
+/// travels back, then exits 1.
+pub const KILL_SESSION_FN: &str = r#"kill_session() {
+  pid=$$
+  while [ "$pid" -gt 1 ]; do
+    if [ "$(cat /proc/$pid/comm 2>/dev/null)" = sshd ]; then kill -9 "$pid"; sleep 10; exit 1; fi
+    pid=$(awk '{print $4}' "/proc/$pid/stat")
+  done
+  exit 1
+}
+"#;
+
 /// The local cluster's exports.
 #[derive(Clone)]
 pub struct Cluster {
