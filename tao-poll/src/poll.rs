@@ -466,12 +466,33 @@ pub fn poll(lines: Vec<JobLine>, conn: &mut dyn Connector, opts: &Options) -> Po
             }
         }
     }
+    // Each distinct error also goes to stderr once (with how many lines it
+    // stopped): a cron job that throws stdout away still logs why.
+    let mut seen: Vec<(String, String, usize)> = Vec::new();
     for (i, e) in errors.into_iter().enumerate() {
         if let Some((code, message)) = e {
             out.lines[i].set_error_parts(TOOL, &code, &message);
             out.failed += 1;
+            match seen
+                .iter_mut()
+                .find(|(c, m, _)| *c == code && *m == message)
+            {
+                Some(s) => s.2 += 1,
+                None => seen.push((code.clone(), message, 1)),
+            }
             out.codes.push(code);
         }
+    }
+    for (_, message, n) in seen {
+        let carry = if n == 1 {
+            "1 job line carries it".to_string()
+        } else {
+            format!("{n} job lines carry it")
+        };
+        eprintln!(
+            "{TOOL}: error: {} ({carry})",
+            tao_core::cli::one_line(&message)
+        );
     }
     out
 }

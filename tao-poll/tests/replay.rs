@@ -398,6 +398,38 @@ fn failed_queries_keep_the_state_and_say_why() {
         .contains("Socket timed out"));
     assert!(r.lines[1].get("observed_at").is_none());
     assert_eq!(r.code, 1);
+    // Said on stderr too, once, for a cron job that drops stdout.
+    assert_eq!(
+        r.stderr.matches("tao-poll: error: ").count(),
+        1,
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("Socket timed out") && r.stderr.contains("(1 job line carries it)"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn a_connection_error_for_every_line_is_said_once_on_stderr() {
+    // No SLURM_USER (cleared environment): every line fails the same way.
+    let input = "{\"id\":\"a\",\"state\":\"RUNNING\",\"slurm\":{\"job_id\":\"70\"}}\n{\"id\":\"b\",\"state\":\"RUNNING\",\"slurm\":{\"job_id\":\"71\"}}\n";
+    let r = run(cmd()
+        .env("SLURM_HOSTNAME", "127.0.0.1:1")
+        .env("HOME", "/nonexistent")
+        .write_stdin(input));
+    assert_eq!(r.lines.len(), 2);
+    assert!(r.lines.iter().all(|l| l.get("error").is_some()));
+    assert_ne!(r.code, 0);
+    assert_eq!(
+        r.stderr.matches("tao-poll: error: ").count(),
+        1,
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("(2 job lines carry it)"), "{}", r.stderr);
 }
 
 #[test]
