@@ -246,6 +246,19 @@ pub fn run<R: BufRead, W: Write>(
         .into_iter()
         .map(|mut line| {
             if line.has_error() {
+                // Passed on untouched (tao-jobline(7)), but never silently:
+                // a record keeps an earlier error until it is cleared.
+                let id = line.id().unwrap_or("?").to_string();
+                let tool = line.get_str(&["error", "tool"]).unwrap_or("a tool").to_string();
+                let msg = line.get_str(&["error", "message"]).unwrap_or("").to_string();
+                tao_core::cli::warn(
+                    TOOL,
+                    &format!(
+                        "line {} (job {id:?}) carries an error from {tool} and is passed on, not submitted: {}; once fixed, clear it with `tao-record mark {id} --clear-error` and submit again",
+                        line.line_no,
+                        tao_core::cli::one_line(&msg)
+                    ),
+                );
                 return Item::Done(line);
             }
             match gate(&line, store) {

@@ -130,6 +130,14 @@ fn gates_refuse_unrecorded_and_unlinted_lines_and_submit_the_rest() {
     );
     let got = lines_of(&out.stdout);
     assert_eq!(got.len(), 5, "no line lost");
+    // ... but not silently: the warning names the job and how to clear it.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let eid = earlier["id"].as_str().unwrap();
+    assert!(
+        stderr.contains(&format!("(job {eid:?}) carries an error from tao-render"))
+            && stderr.contains(&format!("tao-record mark {eid} --clear-error")),
+        "{stderr}"
+    );
     assert!(
         got[0]["error"]["message"]
             .as_str()
