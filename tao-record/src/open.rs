@@ -773,6 +773,48 @@ fn bind_storage(fields: &mut Map<String, Value>, id: &str) {
     }
 }
 
+/// Refuse a request whose command, execution steps, env values or mounts
+/// hold what tao-redact's built-in rules call a secret (a literal token in
+/// `--command`): the record would keep it in plain text, before any lint
+/// runs. Secrets travel by name only (`--secret NAME`, then `$NAME`).
+///
+/// Errors: [`Error::LintBlocked`] (exit 3) naming the field, the rule and
+/// the masked line; nothing is written.
+pub fn refuse_literal_secrets(request: &Map<String, Value>) -> Result<()> {
+    fn walk(path: &str, v: &Value, out: &mut Vec<(String, String)>) {
+        match v {
+            Value::String(s) => out.push((path.to_string(), s.clone())),
+            Value::Array(a) => {
+                for (i, x) in a.iter().enumerate() {
+                    walk(&format!("{path}[{i}]"), x, out);
+                }
+            }
+            Value::Object(m) => {
+                for (k, x) in m {
+                    walk(&format!("{path}.{k}"), x, out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut texts = Vec::new();
+    for key in ["command", "execution", "env", "mounts"] {
+        if let Some(v) = request.get(key) {
+            walk(key, v, &mut texts);
+        }
+    }
+    for (path, text) in texts {
+        let lint = tao_redact::lint_script(&text);
+        if let Some(f) = lint.findings.first() {
+            return Err(Error::LintBlocked(format!(
+                "`{path}` holds what looks like a secret ({}: {}); nothing was recorded: pass it by name with --secret NAME and use $NAME instead",
+                f.rule, f.preview
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Mint an id, bind storage and create the record, minting again if the
 /// id is taken (a no-clobber create: two processes never share an id).
 fn create_with_fresh_id(
@@ -780,6 +822,7 @@ fn create_with_fresh_id(
     request: Map<String, Value>,
     parent: Option<(&str, u64)>,
 ) -> Result<JobLine> {
+    refuse_literal_secrets(&request)?;
     let now = tao_core::time::now_rfc3339();
     for _ in 0..16 {
         let id = mint_id()?;

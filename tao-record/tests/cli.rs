@@ -290,6 +290,48 @@ fn secret_values_are_refused_and_never_echoed() {
 }
 
 #[test]
+fn a_literal_secret_in_the_command_or_env_is_refused_and_nothing_is_recorded() {
+    let env = Env::new();
+    // A fake of the real format (hf_ and 34 letters and digits).
+    let fake = "hf_FAKEtaoRedactTestTokenQwErTyUiOpAs";
+    for args in [
+        vec![
+            "--command".to_string(),
+            format!("huggingface-cli login --token {fake}"),
+        ],
+        vec![
+            "--command".to_string(),
+            "true".to_string(),
+            "--env".to_string(),
+            format!("WANDB_NOTE=token {fake}"),
+        ],
+    ] {
+        let out = env
+            .cmd()
+            .args(["open", "--runtime", "none"])
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(3), "{err}");
+        assert!(
+            err.contains("looks like a secret") && err.contains("--secret NAME"),
+            "{err}"
+        );
+        assert!(!err.contains(fake) && out.stdout.is_empty(), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    assert!(
+        !env.state().join("records").exists()
+            || std::fs::read_dir(env.state().join("records"))
+                .unwrap()
+                .next()
+                .is_none(),
+        "nothing recorded"
+    );
+}
+
+#[test]
 fn bad_values_name_the_flag_and_the_fix_with_the_right_status() {
     let mut env = Env::new();
     let cases: Vec<(Vec<&str>, i32, &str)> = vec![
