@@ -97,6 +97,7 @@ fn record() -> Extra {
             (exit::OK, "Success."),
             (exit::SOME_FAILED, "mark: some lines were refused (an observation older than the record's last one, a transition the state machine forbids, an unknown id); they are printed with an error object, the others were applied."),
             (exit::USAGE, "Usage error (bad option, bad --state, --at not RFC 3339)."),
+            (exit::LINT_BLOCKED, "open: --command, an execution step, an --env value or a mount holds what tao-redact's rules call a secret; nothing was recorded (pass it with --secret NAME and use $NAME)."),
             (exit::DATAERR, "Bad input data: a malformed job line (reported with its line number; lines before it were applied), an unknown --id, a spec file or parent record that cannot be used."),
             (exit::IOERR, "Local I/O error (the record store, or standard output lost: a record may have changed, so a lost report is not success)."),
             (exit::CONFIG, "Configuration error (a bad environment value or site profile)."),
