@@ -458,4 +458,43 @@ reason = "GPFS unmounted"
         assert_eq!(cat.rules()[m.rule].spec.id, "slurm.node_failure");
         assert_eq!(m.node.as_deref(), Some("n4"));
     }
+
+    #[test]
+    fn the_child_timeout_line_outranks_the_step_cancelled_line() {
+        let cat = Catalogue::builtin().unwrap();
+        let id = |line: &[u8]| {
+            cat.rules()[cat.match_line(line).unwrap().rule]
+                .spec
+                .id
+                .clone()
+        };
+        let stopped = id(b"tao: step main: child timeout reached after 57 s (the job's child timeout, a share of its --time); stopped, returned error code 124");
+        let cancelled =
+            id(b"slurmstepd-n1: error: *** STEP 6307.0 ON n1 CANCELLED AT 2026-11-29T22:59:00 ***");
+        assert_eq!(stopped, "tao.child_timeout");
+        assert_eq!(cancelled, "slurm.cancelled");
+        let p = |id: &str| {
+            cat.rules()
+                .iter()
+                .find(|r| r.spec.id == id)
+                .unwrap()
+                .spec
+                .priority
+        };
+        assert!(p("tao.child_timeout") > p("slurm.cancelled"));
+        let late = id(b"tao: step post_2: child timeout reached after 57 s (the job's child timeout, a share of its --time); not started, returned error code 124");
+        assert_eq!(late, "tao.child_timeout");
+    }
+
+    #[test]
+    fn requeue_without_secrets_reads_old_and_new_wording() {
+        let cat = Catalogue::builtin().unwrap();
+        for line in [
+            &b"tao: error: requeued by Slurm (restart 2): the secrets sidecar /x/env/secrets.env does not exist (the previous run removed it)"[..],
+            &b"tao: error: requeued attempt: the secrets sidecar /x/env/secrets.env does not exist (the previous attempt removed it)"[..],
+        ] {
+            let m = cat.match_line(line).unwrap();
+            assert_eq!(cat.rules()[m.rule].spec.id, "tao.secrets_gone_after_requeue");
+        }
+    }
 }

@@ -280,6 +280,21 @@ fn lifecycle_child_timeout_and_sidecar_on_real_jobs() {
         "pre secret=present\nmain\n"
     );
     assert_eq!(timed_out.completion()["exit_code"], 124);
+    // The script exits 124: Slurm says FAILED (not TIMEOUT, not CANCELLED),
+    // and main.out says the child timeout stopped the step, since Slurm's
+    // own "*** STEP <id>.0 ... CANCELLED AT ... ***" reads like an scancel.
+    assert_eq!(state(&timed_out.slurm_id), "FAILED");
+    let out = std::fs::read_to_string(timed_out.log_dir().join("main.out")).unwrap();
+    let err = std::fs::read_to_string(timed_out.log_dir().join("main.err")).unwrap();
+    assert!(err.contains(" CANCELLED AT "), "{err}");
+    assert!(
+        out.contains(
+            "tao: step main: child timeout reached after 3 s (the job's child timeout, \
+             a share of its --time); stopped, returned error code 124\n\
+             tao: step main: exit 124\n"
+        ),
+        "{out}"
+    );
 
     assert!(state(&cancelled.slurm_id).starts_with("CANCELLED"));
     assert_eq!(cancelled.completion()["exit_code"], 143);
@@ -288,7 +303,7 @@ fn lifecycle_child_timeout_and_sidecar_on_real_jobs() {
         assert!(j.sidecar_gone(), "{}: sidecar left behind", j.id);
         let out = std::fs::read_to_string(j.log_dir().join("main.out")).unwrap();
         assert!(
-            out.contains("attempt 0 (SLURM_RESTART_COUNT=0)"),
+            out.contains("restart 0 (SLURM_RESTART_COUNT=0) slurm job "),
             "{}: {out}",
             j.id
         );

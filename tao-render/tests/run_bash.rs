@@ -127,9 +127,16 @@ fn success_runs_every_step_in_order_and_removes_the_sidecar() {
     assert!(job.sidecar_gone(), "sidecar must be removed on success");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        stdout.contains("attempt 0 (SLURM_RESTART_COUNT=0)"),
+        stdout.contains("restart 0 (SLURM_RESTART_COUNT=0) slurm job 4242"),
         "{stdout}"
     );
+    assert!(
+        stdout.contains("restart 0 (SLURM_RESTART_COUNT=0): exit 0"),
+        "{stdout}"
+    );
+    // "attempt" is the record's count (1 = first try), never Slurm's.
+    assert!(!stdout.contains("attempt"), "{stdout}");
+    assert!(!stdout.contains("child timeout reached"), "{stdout}");
     assert!(!stdout.contains("fake-not-a-secret"));
 }
 
@@ -195,6 +202,16 @@ fn the_child_timeout_stops_the_command_in_seconds() {
     assert!(took >= Duration::from_secs(2), "took {took:?}");
     assert!(!job.read("order").contains("late"));
     assert!(!job.read("order").contains("post"));
+    // One line says why (Slurm's own log would only show a STEP CANCELLED).
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(
+            "tao: step main: child timeout reached after 2 s (the job's child timeout, \
+             a share of its --time); stopped, returned error code 124\n\
+             tao: step main: exit 124\n"
+        ),
+        "{stdout}"
+    );
     let c = job.completion();
     assert_eq!(c["exit_code"], 124);
     assert_eq!(c["failures"], json!([{"step": "main", "exit_code": 124}]));
@@ -315,7 +332,11 @@ fn a_requeued_attempt_without_its_secrets_fails_at_once_for_a_retry() {
     // before a requeue); Slurm restarts the script with SLURM_RESTART_COUNT=1.
     std::fs::remove_file(job.job_dir.join("env/secrets.env")).unwrap();
     for (restart, code, says) in [
-        ("1", 75, "requeued attempt: the secrets sidecar"),
+        (
+            "1",
+            75,
+            "tao: error: requeued by Slurm (restart 1): the secrets sidecar",
+        ),
         ("0", 78, "sidecar"),
     ] {
         let out = job
