@@ -186,6 +186,56 @@ pub fn parse_node_names(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// One node as `scontrol show nodes -o` describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeInfo {
+    /// `NodeName`.
+    pub name: String,
+    /// `CPUTot`: CPUs of the node.
+    pub cpus: u32,
+    /// GPUs of the node: the counts of every `gpu` entry of `Gres`
+    /// (`gpu:4`, `gpu:a100:8(S:0-1)`), summed; 0 without.
+    pub gpus: u32,
+    /// `Partitions`: the partitions the node is in.
+    pub partitions: Vec<String>,
+}
+
+/// Parse `scontrol show nodes -o` (one node per line, `Key=Value` words).
+/// Lines without `NodeName=` are ignored.
+pub fn parse_nodes(text: &str) -> Vec<NodeInfo> {
+    text.lines()
+        .filter_map(|l| {
+            let get = |k: &str| {
+                l.split_whitespace()
+                    .find_map(|w| w.strip_prefix(k).and_then(|r| r.strip_prefix('=')))
+            };
+            let name = get("NodeName")?.to_string();
+            let cpus = get("CPUTot").and_then(|v| v.parse().ok()).unwrap_or(0);
+            let gpus = get("Gres")
+                .map(|g| {
+                    g.split(',')
+                        .filter(|e| e.starts_with("gpu"))
+                        .filter_map(|e| {
+                            let e = e.split('(').next().unwrap_or(e);
+                            e.rsplit(':').next()?.parse::<u32>().ok()
+                        })
+                        .sum()
+                })
+                .unwrap_or(0);
+            let partitions = get("Partitions")
+                .filter(|p| *p != "(null)")
+                .map(|p| p.split(',').map(str::to_string).collect())
+                .unwrap_or_default();
+            Some(NodeInfo {
+                name,
+                cpus,
+                gpus,
+                partitions,
+            })
+        })
+        .collect()
+}
+
 /// Expand a Slurm host list (`n[1-3,7],gpu01`) into names; a malformed
 /// range is kept as written (it will then not match a node and be dropped).
 pub fn expand_hostlist(list: &str) -> Vec<String> {
@@ -295,6 +345,21 @@ mod tests {
         let s = by_name_script("u", &["a", "b"], "now-7days");
         assert!(s.contains("--name='a,b'"), "{s}");
         assert!(s.contains("-u 'u'"), "{s}");
+    }
+
+    #[test]
+    fn node_details() {
+        let t = "NodeName=n1 Arch=x86_64 CPUTot=8 Gres=gpu:4 Partitions=gpu,cpu_long State=IDLE\n\
+                 NodeName=g1 CPUTot=64 Gres=gpu:a100:8(S:0-1),shard:16 Partitions=polar\n\
+                 NodeName=c1 CPUTot=32 Gres=(null) Partitions=(null)\nbanner line\n";
+        let n = parse_nodes(t);
+        assert_eq!(n.len(), 3);
+        assert_eq!(
+            (n[0].cpus, n[0].gpus, n[0].partitions.clone()),
+            (8, 4, vec!["gpu".to_string(), "cpu_long".to_string()])
+        );
+        assert_eq!((n[1].cpus, n[1].gpus), (64, 8));
+        assert_eq!((n[2].gpus, n[2].partitions.len()), (0, 0));
     }
 
     #[test]

@@ -284,7 +284,7 @@ pub fn run<R: BufRead, W: Write>(
         })
         .collect();
     let mut existing: BTreeMap<String, Vec<Found>> = BTreeMap::new();
-    let mut nodes: Option<HashSet<String>> = None;
+    let mut nodes: Option<Vec<sched::NodeInfo>> = None;
     if !ready.is_empty() && fatal.is_none() {
         let since = items
             .iter()
@@ -295,8 +295,7 @@ pub fn run<R: BufRead, W: Write>(
             .min()
             .unwrap_or_default();
         let names: Vec<&str> = ready.iter().map(|p| p.id.as_str()).collect();
-        let needs_nodes = ready.iter().any(|p| p.exclude_given);
-        match prefetch(sessions, &names, &since, needs_nodes) {
+        match prefetch(sessions, &names, &since) {
             Ok((found, n)) => {
                 existing = found;
                 nodes = n;
@@ -317,9 +316,16 @@ pub fn run<R: BufRead, W: Write>(
                     line.set_error(TOOL, e);
                     line
                 } else {
-                    if let Some(known) = &nodes {
-                        validate_exclude(&mut plan, known);
-                    }
+                    // Checked against the cluster's nodes (when they could be
+                    // listed) before anything is staged or submitted.
+                    let fit = match &nodes {
+                        Some(n) => {
+                            let known: HashSet<String> = n.iter().map(|x| x.name.clone()).collect();
+                            validate_exclude(&mut plan, &known);
+                            check_fit(&line, &mut plan, n)
+                        }
+                        None => Ok(()),
+                    };
                     let res = match (this_run.get(&plan.id), existing.get(&plan.id)) {
                         // The same id twice in one input: one job.
                         (Some(prev), _) => Ok(Submitted {
@@ -327,26 +333,28 @@ pub fn run<R: BufRead, W: Write>(
                             ..prev.clone()
                         }),
                         (None, Some(found)) => settle_found(sessions, &plan, found.clone()),
-                        (None, None) => crate::probe::gate(
-                            sessions,
-                            &mut line,
-                            &mut plan,
-                            store,
-                            cfg.profile.as_ref(),
-                            &cfg.probe,
-                            &mut probes,
-                            |s, p| submit_one(s, p, &since, cfg),
-                        )
-                        .and_then(|()| {
-                            submit_with_image(
+                        (None, None) => fit.and_then(|()| {
+                            crate::probe::gate(
                                 sessions,
-                                &line,
+                                &mut line,
                                 &mut plan,
-                                &need,
-                                &since,
-                                cfg,
-                                &mut conversions,
+                                store,
+                                cfg.profile.as_ref(),
+                                &cfg.probe,
+                                &mut probes,
+                                |s, p| submit_one(s, p, &since, cfg),
                             )
+                            .and_then(|()| {
+                                submit_with_image(
+                                    sessions,
+                                    &line,
+                                    &mut plan,
+                                    &need,
+                                    &since,
+                                    cfg,
+                                    &mut conversions,
+                                )
+                            })
                         }),
                     };
                     if let Ok(s) = &res {
@@ -593,14 +601,9 @@ fn settle_conversion(
 
 /// Connect, look up existing jobs by name (batched) and, when needed, the
 /// node names; all on the primary session.
-type Prefetched = (BTreeMap<String, Vec<Found>>, Option<HashSet<String>>);
+type Prefetched = (BTreeMap<String, Vec<Found>>, Option<Vec<sched::NodeInfo>>);
 
-fn prefetch(
-    sessions: &mut Sessions,
-    names: &[&str],
-    since: &str,
-    needs_nodes: bool,
-) -> Result<Prefetched> {
+fn prefetch(sessions: &mut Sessions, names: &[&str], since: &str) -> Result<Prefetched> {
     let host = sessions.primary()?.login_host().to_string();
     let mut found: BTreeMap<String, Vec<Found>> = BTreeMap::new();
     for chunk in names.chunks(sched::CHUNK) {
@@ -608,31 +611,84 @@ fn prefetch(
             found.entry(f.name.clone()).or_default().push(f);
         }
     }
-    let nodes = if needs_nodes {
-        let out = sessions.run_on(&host, "scontrol show nodes -o", None)?;
-        if out.status == 0 {
-            Some(
-                sched::parse_node_names(&out.stdout_text())
-                    .into_iter()
-                    .collect(),
-            )
-        } else {
-            tao_core::cli::warn(
-                TOOL,
-                &format!(
-                    "cannot list nodes to check exclusions ({}); passing them to sbatch unchecked",
-                    out.stderr_line()
-                ),
-            );
-            None
-        }
+    let out = sessions.run_on(&host, "scontrol show nodes -o", None)?;
+    let nodes = if out.status == 0 {
+        Some(sched::parse_nodes(&out.stdout_text())).filter(|n| !n.is_empty())
     } else {
         None
     };
+    if nodes.is_none() {
+        tao_core::cli::warn(
+            TOOL,
+            &format!(
+                "cannot list the cluster's nodes ({}); exclusions and per-node CPUs/GPUs go to sbatch unchecked",
+                out.stderr_line()
+            ),
+        );
+    }
     Ok((found, nodes))
 }
 
 /// Drop excluded node names Slurm does not know, with a warning.
+/// Check a line against the nodes of its partition(s) (`scontrol show
+/// nodes -o`) before anything is staged: more CPUs per task or GPUs per
+/// node than the largest node has would leave the job PENDING forever
+/// (BadConstraints), so that is a line error naming the limit; an
+/// exclusion list that covers every node of the partition (a retry that
+/// avoided each node in turn) is dropped with a warning, since the job
+/// could never start either.
+///
+/// Errors: [`Error::Data`] naming the partition, the largest node and the
+/// option to change.
+fn check_fit(line: &JobLine, plan: &mut Plan, nodes: &[sched::NodeInfo]) -> Result<()> {
+    let res = |k: &str| {
+        line.get_path(&["script", "resources", k])
+            .or_else(|| line.get_path(&["resources", k]))
+            .cloned()
+    };
+    let Some(partition) = res("partition").and_then(|v| v.as_str().map(str::to_string)) else {
+        return Ok(());
+    };
+    let parts: Vec<&str> = partition.split(',').filter(|p| !p.is_empty()).collect();
+    let in_part: Vec<&sched::NodeInfo> = nodes
+        .iter()
+        .filter(|n| n.partitions.iter().any(|p| parts.contains(&p.as_str())))
+        .collect();
+    if in_part.is_empty() {
+        return Ok(()); // An unknown partition: sbatch says so itself.
+    }
+    let want = |k: &str| res(k).and_then(|v| v.as_u64()).unwrap_or(0);
+    let (cpus, gpus) = (want("cpus_per_task"), want("gpus_per_node"));
+    let max_cpus = in_part.iter().map(|n| n.cpus).max().unwrap_or(0);
+    let max_gpus = in_part.iter().map(|n| n.gpus).max().unwrap_or(0);
+    if max_cpus > 0 && cpus > u64::from(max_cpus) {
+        return Err(Error::Data(format!(
+            "job {:?} asks for {cpus} CPUs per task but the largest node of partition {partition:?} has {max_cpus} (scontrol show nodes); it would stay PENDING (BadConstraints): open a new record with --cpus-per-task {max_cpus} or less",
+            plan.id
+        )));
+    }
+    // A cluster whose nodes list no GPU gres is not judged (GPUs may be
+    // configured another way there).
+    if max_gpus > 0 && gpus > u64::from(max_gpus) {
+        return Err(Error::Data(format!(
+            "job {:?} asks for {gpus} GPUs per node but the nodes of partition {partition:?} have at most {max_gpus} (scontrol show nodes); it would stay PENDING (BadConstraints): open a new record with --gpus-per-node {max_gpus} or less, or another partition",
+            plan.id
+        )));
+    }
+    if !plan.exclude.is_empty() && in_part.iter().all(|n| plan.exclude.contains(&n.name)) {
+        tao_core::cli::warn(
+            TOOL,
+            &format!(
+                "job {:?}: excluding {} leaves no node of partition {partition:?}; submitting without the exclusion (the nodes the retries avoided are all the partition has)",
+                plan.id,
+                plan.exclude.join(",")
+            ),
+        );
+        plan.exclude.clear();
+    }
+    Ok(())
+}
+
 fn validate_exclude(plan: &mut Plan, known: &HashSet<String>) {
     let (keep, drop): (Vec<String>, Vec<String>) =
         plan.exclude.drain(..).partition(|n| known.contains(n));

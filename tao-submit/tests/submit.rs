@@ -462,3 +462,39 @@ fn the_same_line_twice_in_one_input_is_one_job() {
     assert_eq!(got[0]["slurm"]["job_id"], got[1]["slurm"]["job_id"]);
     assert_eq!(f.c.jobs_named(&id).len(), 1);
 }
+
+#[test]
+fn a_line_no_node_can_hold_is_refused_and_an_exclusion_of_every_node_is_dropped() {
+    let Some(f) = Fixture::new() else { return };
+    // 16 CPUs per task: the local nodes have 8.
+    let mut big = f.line("big", "true");
+    big["resources"]["cpus_per_task"] = json!(16);
+    let big_id = big["id"].as_str().unwrap().to_string();
+    // A retry that avoided each node in turn: nothing of partition gpu is left.
+    let mut all_out = f.line("xall", "true");
+    all_out["resources"]["exclude"] = json!(["n1", "n2"]);
+    let out = f
+        .cmd()
+        .write_stdin(stdin_of(&[big, all_out]))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let got = lines_of(&out.stdout);
+    let msg = got[0]["error"]["message"].as_str().unwrap_or("");
+    assert!(
+        msg.contains("16 CPUs per task") && msg.contains("--cpus-per-task 8 or less"),
+        "{}",
+        got[0]
+    );
+    assert!(f.c.jobs_named(&big_id).is_empty(), "nothing submitted");
+    assert!(
+        stderr.contains("leaves no node of partition") && stderr.contains("n1,n2"),
+        "{stderr}"
+    );
+    let job = got[1]["slurm"]["job_id"].as_str().expect("submitted");
+    assert_eq!(
+        f.c.wait_state(job, 180, |s| s == "COMPLETED" || s == "FAILED"),
+        "COMPLETED"
+    );
+}
