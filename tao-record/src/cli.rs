@@ -131,8 +131,9 @@ pub struct ListArgs {
     /// Print job lines even on a terminal (the default on a pipe).
     #[arg(long, conflicts_with = "table")]
     pub json: bool,
-    /// Print a table even on a pipe (the default on a terminal).
-    #[arg(long)]
+    /// Print a table even on a pipe (the default on a terminal); `--text`
+    /// is the same, as for show, history and mark.
+    #[arg(long, visible_alias = "text")]
     pub table: bool,
 }
 

@@ -94,7 +94,7 @@ complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l since -d 
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l retry-of -d 'Only the retry chain that contains ID (first attempt first)' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l live -d 'Only live records: PENDING, RUNNING, UNKNOWN'
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l json -d 'Print job lines even on a terminal (the default on a pipe)'
-complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l table -d 'Print a table even on a pipe (the default on a terminal)'
+complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l table -l text -d 'Print a table even on a pipe (the default on a terminal); `--text` is the same, as for show, history and mark'
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -s q -l quiet -d 'Print no warnings (errors are always printed)'
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -s v -l verbose -d 'Print what the tool does (records written, transitions applied); repeatable'
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -s h -l help -d 'Print help'
