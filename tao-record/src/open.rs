@@ -162,6 +162,11 @@ pub struct OpenArgs {
     /// Print only the id (for JOB_ID=$(tao-record open ... --print-id)).
     #[arg(long)]
     pub print_id: bool,
+    /// Print the job line a record would hold, and write no record (to
+    /// preview the script: `... --dry-run | tao-render --print`). tao-submit
+    /// refuses such a line: it has no record.
+    #[arg(long, conflicts_with = "retry_of")]
+    pub dry_run: bool,
 }
 
 fn usage(flag: &str, msg: impl std::fmt::Display) -> Error {
@@ -209,6 +214,11 @@ pub fn open(store: &Store, args: &OpenArgs) -> Result<JobLine> {
         Some(parent) => open_retry(store, args, parent),
         None => {
             let fields = build_request(args)?;
+            if args.dry_run {
+                refuse_literal_secrets(&fields)?;
+                let now = tao_core::time::now_rfc3339();
+                return Ok(assemble(&mint_id()?, &fields, None, &now).into_job_line());
+            }
             create_with_fresh_id(store, fields, None)
         }
     }

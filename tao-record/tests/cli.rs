@@ -332,6 +332,42 @@ fn a_literal_secret_in_the_command_or_env_is_refused_and_nothing_is_recorded() {
 }
 
 #[test]
+fn dry_run_prints_the_line_and_writes_no_record() {
+    let env = Env::new();
+    let out = env
+        .cmd()
+        .args([
+            "open",
+            "--runtime",
+            "none",
+            "--command",
+            "echo hi",
+            "--dry-run",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = lines(&out.stdout);
+    assert_eq!(v.len(), 1);
+    let id = v[0]["id"].as_str().unwrap();
+    assert!(v[0]["storage"]["job_dir"]
+        .as_str()
+        .unwrap()
+        .ends_with(&format!("/jobs/{id}")));
+    assert!(
+        !env.state()
+            .join("records")
+            .join(format!("{id}.json"))
+            .exists(),
+        "no record written"
+    );
+}
+
+#[test]
 fn bad_values_name_the_flag_and_the_fix_with_the_right_status() {
     let mut env = Env::new();
     let cases: Vec<(Vec<&str>, i32, &str)> = vec![

@@ -64,6 +64,7 @@ complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l attempt -
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l exclusive -d 'Ask for whole nodes (sbatch --exclusive)'
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l no-requeue -d 'Do not let Slurm requeue the job [default from SLURM_USE_REQUEUE, else requeue]'
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l print-id -d 'Print only the id (for JOB_ID=$(tao-record open ... --print-id))'
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l dry-run -d 'Print the job line a record would hold, and write no record (to preview the script: `... --dry-run | tao-render --print`). tao-submit refuses such a line: it has no record'
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -s q -l quiet -d 'Print no warnings (errors are always printed)'
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -s v -l verbose -d 'Print what the tool does (records written, transitions applied); repeatable'
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -s h -l help -d 'Print help'
