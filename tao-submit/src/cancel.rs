@@ -54,27 +54,6 @@ fn parse_sacct_states(text: &str) -> HashMap<String, String> {
 /// Separates squeue's answer from sacct's in the end-state command.
 const SACCT_MARK: &str = "@@tao-sacct";
 
-/// Whether a native state (first word) is one a job ends in.
-fn is_end_state(st: &str) -> bool {
-    matches!(
-        st.split_whitespace()
-            .next()
-            .unwrap_or("")
-            .trim_end_matches('+'),
-        "COMPLETED"
-            | "CANCELLED"
-            | "FAILED"
-            | "TIMEOUT"
-            | "NODE_FAIL"
-            | "PREEMPTED"
-            | "BOOT_FAIL"
-            | "DEADLINE"
-            | "OUT_OF_MEMORY"
-            | "SPECIAL_EXIT"
-            | "REVOKED"
-    )
-}
-
 /// Each job's end state from squeue (`-t all`) and sacct: sacct's when it
 /// shows an end state (it adds `by <uid>` to CANCELLED), else squeue's
 /// (sacct still lagging at RUNNING, or not listing the job yet), else
@@ -84,8 +63,8 @@ fn merge_end_states(
     mut sacct: HashMap<String, String>,
 ) -> HashMap<String, String> {
     for (id, st) in squeue {
-        let sacct_ended = sacct.get(&id).is_some_and(|s| is_end_state(s));
-        if !sacct_ended && is_end_state(&st) {
+        let sacct_ended = sacct.get(&id).is_some_and(|s| sched::is_end_state(s));
+        if !sacct_ended && sched::is_end_state(&st) {
             sacct.insert(id, st);
         }
     }

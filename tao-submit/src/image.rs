@@ -241,30 +241,12 @@ pub fn is_memory_quota_reason(reason: &str) -> bool {
     (reason.starts_with("QOS") || reason.starts_with("Assoc")) && reason.contains("Mem")
 }
 
-/// Whether a native state (first word, as squeue prints it) has ended.
-fn ended(state: &str) -> bool {
-    matches!(
-        state.split_whitespace().next().unwrap_or(""),
-        "COMPLETED"
-            | "CANCELLED"
-            | "FAILED"
-            | "TIMEOUT"
-            | "NODE_FAIL"
-            | "PREEMPTED"
-            | "BOOT_FAIL"
-            | "DEADLINE"
-            | "OUT_OF_MEMORY"
-            | "SPECIAL_EXIT"
-            | "REVOKED"
-    )
-}
-
 /// Of the jobs found by name (squeue `-t all` and sacct), those squeue
 /// shows and that have not ended, newest (highest id) first.
 pub fn live_of(found: &[crate::sched::Found]) -> Vec<String> {
     let mut ids: Vec<&crate::sched::Found> = found
         .iter()
-        .filter(|f| f.reason.is_some() && !ended(&f.state))
+        .filter(|f| f.reason.is_some() && !crate::sched::is_end_state(&f.state))
         .collect();
     ids.sort_by_key(|f| std::cmp::Reverse(f.job_id.parse::<u64>().unwrap_or(0)));
     ids.into_iter().map(|f| f.job_id.clone()).collect()

@@ -186,6 +186,28 @@ pub fn parse_node_names(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// Whether a native state (its first word, as squeue or sacct prints it:
+/// `CANCELLED by 0`, `CANCELLED+`) is one a job ends in.
+pub fn is_end_state(st: &str) -> bool {
+    matches!(
+        st.split_whitespace()
+            .next()
+            .unwrap_or("")
+            .trim_end_matches('+'),
+        "COMPLETED"
+            | "CANCELLED"
+            | "FAILED"
+            | "TIMEOUT"
+            | "NODE_FAIL"
+            | "PREEMPTED"
+            | "BOOT_FAIL"
+            | "DEADLINE"
+            | "OUT_OF_MEMORY"
+            | "SPECIAL_EXIT"
+            | "REVOKED"
+    )
+}
+
 /// One node as `scontrol show nodes -o` describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NodeInfo {

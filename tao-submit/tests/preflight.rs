@@ -200,14 +200,7 @@ fn each_failure_is_printed_once_when_nothing_is_set() {
 fn a_refused_login_is_printed_once() {
     let Some(f) = Fixture::new() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let key = dir.path().join("not_installed");
-    assert!(std::process::Command::new("ssh-keygen")
-        .args(["-q", "-t", "ed25519", "-N", ""])
-        .arg("-f")
-        .arg(&key)
-        .status()
-        .unwrap()
-        .success());
+    let key = common::uninstalled_key(dir.path());
     let out = f
         .cmd()
         .env("SSH_KEY_PATH", &key)

@@ -188,14 +188,7 @@ fn an_unknown_host_key_is_refused_with_the_fix_and_accepted_on_request() {
 fn login_failure_prints_the_setup_steps() {
     let Some(f) = Fixture::new() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let key = dir.path().join("not_installed");
-    assert!(std::process::Command::new("ssh-keygen")
-        .args(["-q", "-t", "ed25519", "-N", ""])
-        .arg("-f")
-        .arg(&key)
-        .status()
-        .unwrap()
-        .success());
+    let key = common::uninstalled_key(dir.path());
     let out = f
         .cmd()
         .env("SSH_KEY_PATH", &key)

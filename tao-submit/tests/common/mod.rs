@@ -20,6 +20,20 @@ use tao_ssh::{Remote, SshOptions};
 
 pub const ENV_FILE: &str = "/var/tmp/tao-cluster/env";
 
+/// A fresh ed25519 key in `dir` that the cluster user has never
+/// authorised (a login with it is refused).
+pub fn uninstalled_key(dir: &std::path::Path) -> PathBuf {
+    let key = dir.join("not_installed");
+    assert!(std::process::Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", ""])
+        .arg("-f")
+        .arg(&key)
+        .status()
+        .unwrap()
+        .success());
+    key
+}
+
 /// Shell function `kill_session` for TEST DOUBLES of sbatch (fault
 /// injection only): kills this SSH session (the nearest sshd ancestor of
 /// the calling shell), so the client loses the connection before the reply
