@@ -304,6 +304,9 @@ pub fn run<R: BufRead, W: Write>(
         }
     }
 
+    let node_names: Option<HashSet<String>> = nodes
+        .as_ref()
+        .map(|n| n.iter().map(|x| x.name.clone()).collect());
     let mut conversions: HashMap<String, std::result::Result<String, String>> = HashMap::new();
     let mut this_run: HashMap<String, Submitted> = HashMap::new();
     let mut probes = crate::probe::ProbeState::default();
@@ -318,13 +321,12 @@ pub fn run<R: BufRead, W: Write>(
                 } else {
                     // Checked against the cluster's nodes (when they could be
                     // listed) before anything is staged or submitted.
-                    let fit = match &nodes {
-                        Some(n) => {
-                            let known: HashSet<String> = n.iter().map(|x| x.name.clone()).collect();
-                            validate_exclude(&mut plan, &known);
+                    let fit = match (&nodes, &node_names) {
+                        (Some(n), Some(known)) => {
+                            validate_exclude(&mut plan, known);
                             check_fit(&line, &mut plan, n)
                         }
-                        None => Ok(()),
+                        _ => Ok(()),
                     };
                     let res = match (this_run.get(&plan.id), existing.get(&plan.id)) {
                         // The same id twice in one input: one job.
