@@ -6,6 +6,7 @@
 #   make uninstall  remove exactly those files again (same PREFIX/DESTDIR)
 #   make man        regenerate man/*.1, man/tao-site-profile.5, man/tao-jobline.7 and man/completions/ (checked in)
 #   make fuzz       run every fuzz target for FUZZ_SECONDS (default 60) each
+#   make eval       score tao-classify on the real-failure corpus (dev and test splits); fails when test misses the goals
 
 PREFIX ?= /usr/local
 BINDIR = $(DESTDIR)$(PREFIX)/bin
@@ -13,7 +14,7 @@ MANDIR = $(DESTDIR)$(PREFIX)/share/man
 CARGO ?= cargo
 TOOLS = tao-record tao-render tao-redact tao-submit tao-poll tao-classify
 
-.PHONY: demo test bench build release install uninstall cluster-up cluster-down man completions fuzz
+.PHONY: eval demo test bench build release install uninstall cluster-up cluster-down man completions fuzz
 
 # install: PROFILE picks the build (release, or dev for target/debug);
 # NO_BUILD=1 installs what is already built (the install test uses it with
@@ -54,6 +55,10 @@ release:
 
 bench: release
 	bash scripts/bench
+
+# EVAL_FLAGS=--dev-misses also lists each missed dev record (test misses are never listed).
+eval:
+	$(CARGO) run -q --release -p tao-classify --example eval -- $(EVAL_FLAGS)
 
 install:
 	@if [ -z "$(NO_BUILD)" ]; then $(CARGO) build --profile $(PROFILE) --bins $(TOOLS:%=-p %); fi

@@ -25,6 +25,7 @@
 
 pub mod catalogue;
 pub mod cli;
+pub mod eval;
 pub mod policy;
 pub mod scan;
 

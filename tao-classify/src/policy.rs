@@ -15,6 +15,9 @@
 //!   to CANCELED, and tao-classify passes non-ERROR lines through
 //!   untouched; should one arrive as ERROR anyway it is classed
 //!   `scheduler`, never retried.
+//! - A log that matches no rule at all is the program's to look at
+//!   (class `program`, rule `evidence.no_match`): surfaced at once, never
+//!   retried (issue 14). Only a job with no evidence at all is `unknown`.
 //! - Program faults are never retried; an infra fault is retried only while
 //!   `attempt < max_attempts`.
 
@@ -253,14 +256,14 @@ fn evidence_decides(
             ),
         },
         (_, EvidenceKind::Lines) => Classification {
-            class: Class::Unknown,
+            class: Class::Program,
             subclass: "unrecognised".into(),
             rule: "evidence.no_match".into(),
             evidence: None,
             node: None,
             retry: false,
             reason: format!(
-                "{state}{} and no rule matched the log; not retried: read the log (a site can add rules with --rules)",
+                "{state}{} and no rule matched the log: the program's to look at, not retried: read the log (a site can add rules with --rules)",
                 exit_suffix(f.exit_code)
             ),
         },
@@ -416,7 +419,7 @@ mod tests {
     }
 
     #[test]
-    fn absent_evidence_or_no_match_is_unknown_and_not_retried() {
+    fn absent_evidence_is_unknown_and_no_match_is_the_programs() {
         let cat = Catalogue::builtin().unwrap();
         let c = decide(&cat, &facts("FAILED", EvidenceKind::Absent, None));
         assert_eq!(
@@ -426,7 +429,7 @@ mod tests {
         let c = decide(&cat, &facts("FAILED", EvidenceKind::Lines, None));
         assert_eq!(
             (c.class, c.retry, c.rule.as_str()),
-            (Class::Unknown, false, "evidence.no_match")
+            (Class::Program, false, "evidence.no_match")
         );
     }
 
