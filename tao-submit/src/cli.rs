@@ -42,7 +42,8 @@ partition if the cache lacks it; a multi-node job (or one with 2+ GPUs per node)
 passes a communication probe; then sbatch --hold, the log directory, scontrol release. \
 Output: each line with slurm.job_id, slurm.login_host and state set, or with an `error`. A \
 submit whose reply was lost is reconciled by the job name before anything is submitted \
-again.
+again; when several Slurm jobs carry one name, the oldest live one is kept and the extras \
+are cancelled, with a warning naming them.
 
 cancel cancels the jobs of the lines on standard input and prints each with state \
 CANCELED. preflight checks the variables, the login, the Slurm commands, the runtime and \

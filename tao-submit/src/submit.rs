@@ -12,9 +12,9 @@
 //! lines); one is adopted instead of submitting again. When the outcome of
 //! sbatch is unknown (connection lost after sending, empty reply), the same
 //! lookup runs on every login host, polled up to `--reconcile-wait`
-//! seconds: one match is adopted (released if still held); several are all
-//! cancelled and reported; none means sbatch never ran, and the job is
-//! submitted again.
+//! seconds: one match is adopted (released if still held); of several, the
+//! oldest live one is adopted and the extras are cancelled, with a warning
+//! naming them; none means sbatch never ran, and the job is submitted again.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::{BufRead, Write};
@@ -720,25 +720,50 @@ fn query_by_name(
 }
 
 /// One job already carries this name: adopt it (logs dir, release if held).
-/// Several: cancel them all and report.
+/// Several (a lost sbatch reply that did reach the scheduler, then a second
+/// submission): keep one, cancel the extras and say so; see [`keep_one`].
 fn settle_found(sessions: &mut Sessions, plan: &Plan, mut found: Vec<Found>) -> Result<Submitted> {
     found.sort_by(|a, b| a.job_id.cmp(&b.job_id));
     found.dedup_by(|a, b| a.job_id == b.job_id);
     if found.len() > 1 {
-        let ids: Vec<String> = found.iter().map(|f| f.job_id.clone()).collect();
-        let host = found[0].login_host.clone();
-        let cmd = format!("scancel {}", shell::join(&ids));
-        let res = sessions.run_on(&host, &cmd, None);
-        let how = match res {
-            Ok(o) if o.status == 0 => "all were cancelled".to_string(),
-            Ok(o) => format!("scancel failed ({}): cancel them by hand", o.stderr_line()),
-            Err(e) => format!("scancel failed ({e}): cancel them by hand"),
+        let (kept, extras) = keep_one(std::mem::take(&mut found));
+        let live: Vec<String> = extras
+            .iter()
+            .filter(|f| !sched::is_end_state(&f.state))
+            .map(|f| f.job_id.clone())
+            .collect();
+        let all: Vec<String> = extras.iter().map(|f| f.job_id.clone()).collect();
+        let how = if live.is_empty() {
+            "the others had already ended".to_string()
+        } else {
+            let cmd = format!("scancel {}", shell::join(&live));
+            match sessions.run_on(&kept.login_host, &cmd, None) {
+                Ok(o) if o.status == 0 => format!("cancelled the extra {}", live.join(", ")),
+                Ok(o) => {
+                    return Err(Error::Unavailable(format!(
+                        "several Slurm jobs are named {:?} ({}, {}); cancelling the extra {} failed ({}): cancel them by hand (scancel {}) and run tao-submit again",
+                        plan.id, kept.job_id, all.join(", "), live.join(", "), o.stderr_line(), live.join(" ")
+                    )))
+                }
+                Err(e) => {
+                    return Err(Error::Unavailable(format!(
+                        "several Slurm jobs are named {:?} ({}, {}); cancelling the extra {} failed ({e}): cancel them by hand (scancel {}) and run tao-submit again",
+                        plan.id, kept.job_id, all.join(", "), live.join(", "), live.join(" ")
+                    )))
+                }
+            }
         };
-        return Err(Error::Data(format!(
-            "several Slurm jobs are named {:?} ({}); {how}; open a new record and submit again",
-            plan.id,
-            ids.join(", ")
-        )));
+        tao_core::cli::warn(
+            TOOL,
+            &format!(
+                "job {:?}: several Slurm jobs carry its name ({}, {}); kept {} and {how}",
+                plan.id,
+                kept.job_id,
+                all.join(", "),
+                kept.job_id
+            ),
+        );
+        found.push(kept);
     }
     let f = found
         .pop()
@@ -751,6 +776,22 @@ fn settle_found(sessions: &mut Sessions, plan: &Plan, mut found: Vec<Found>) -> 
         adopted: Some(f.state.clone()),
         waits_for: None,
     })
+}
+
+/// Which of several jobs of one name to keep: the oldest (lowest job id)
+/// that has not ended, else the oldest. Returns it and the others (the
+/// extras), in job id order. `found` must not be empty.
+pub(crate) fn keep_one(mut found: Vec<Found>) -> (Found, Vec<Found>) {
+    found.sort_by(|a, b| {
+        let num = |f: &Found| f.job_id.parse::<u64>().unwrap_or(u64::MAX);
+        num(a).cmp(&num(b)).then_with(|| a.job_id.cmp(&b.job_id))
+    });
+    let i = found
+        .iter()
+        .position(|f| !sched::is_end_state(&f.state))
+        .unwrap_or(0);
+    let kept = found.remove(i);
+    (kept, found)
 }
 
 /// Make the log directory of an adopted job exist, then release it if it
@@ -1067,6 +1108,25 @@ fn reconcile(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keep_one_keeps_the_oldest_live_job_and_returns_the_extras() {
+        let f = |id: &str, st: &str| Found {
+            job_id: id.into(),
+            name: "tao-a1".into(),
+            state: st.into(),
+            reason: None,
+            login_host: "h".into(),
+        };
+        let (kept, extras) = keep_one(vec![f("120", "PENDING"), f("99", "FAILED"), f("101", "RUNNING")]);
+        assert_eq!(kept.job_id, "101");
+        assert_eq!(
+            extras.iter().map(|e| e.job_id.as_str()).collect::<Vec<_>>(),
+            ["99", "120"]
+        );
+        let (kept, extras) = keep_one(vec![f("7", "COMPLETED"), f("5", "FAILED")]);
+        assert_eq!((kept.job_id.as_str(), extras.len()), ("5", 1));
+    }
 
     #[test]
     fn replies() {
