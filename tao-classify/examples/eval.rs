@@ -48,7 +48,10 @@ fn main() {
             std::process::exit(e.code());
         }
     };
-    let n_test = records.iter().filter(|r| split_of(&r.id) == Split::Test).count();
+    let n_test = records
+        .iter()
+        .filter(|r| split_of(&r.id) == Split::Test)
+        .count();
     println!(
         "corpus {}: {} records, dev {}, test {} (test iff sha256(id)[0] % 10 < 3)",
         dir.display(),

@@ -114,8 +114,8 @@ pub fn load_dir(dir: &Path) -> Result<Vec<Record>> {
             }
             let at = format!("{}:{}", path.display(), i + 1);
             let bad = |m: String| Error::Config(format!("{at}: {m}; fix the record"));
-            let rec: Record =
-                serde_json::from_str(line).map_err(|e| bad(format!("not a corpus record ({e})")))?;
+            let rec: Record = serde_json::from_str(line)
+                .map_err(|e| bad(format!("not a corpus record ({e})")))?;
             let (family, num) = rec.id.rsplit_once('-').unwrap_or(("", ""));
             if family.is_empty() || num.is_empty() || !num.bytes().all(|b| b.is_ascii_digit()) {
                 return Err(bad(format!("id {:?} is not <family>-<digits>", rec.id)));
@@ -350,7 +350,15 @@ mod tests {
     fn load_validates_ids_texts_and_labels() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("a.jsonl");
-        std::fs::write(&p, format!("{}\n{}\n", rec("x-0001", "t1", "infra"), rec("x-0002", "t2", "program"))).unwrap();
+        std::fs::write(
+            &p,
+            format!(
+                "{}\n{}\n",
+                rec("x-0001", "t1", "infra"),
+                rec("x-0002", "t2", "program")
+            ),
+        )
+        .unwrap();
         assert_eq!(load_dir(dir.path()).unwrap().len(), 2);
         for (bad, what) in [
             (rec("x-0001", "t3", "infra"), "duplicate id"),

@@ -29,10 +29,15 @@ fn check(case: &str) {
     });
     let mut line = JobLine::parse(&line.to_string(), 1).unwrap();
     let cat = Catalogue::builtin().unwrap();
-    let c = classify(&mut line, &cat, &Options::default()).unwrap().unwrap();
+    let c = classify(&mut line, &cat, &Options::default())
+        .unwrap()
+        .unwrap();
     assert_eq!(
         (c.class.as_str(), c.retry),
-        (v["expect_class"].as_str().unwrap(), v["expect_retry"].as_bool().unwrap()),
+        (
+            v["expect_class"].as_str().unwrap(),
+            v["expect_retry"].as_bool().unwrap()
+        ),
         "{case}: got {} by {} ({}); expected {} because {}",
         c.subclass,
         c.rule,
@@ -46,11 +51,24 @@ fn check(case: &str) {
 fn every_case_of_the_file_has_a_test() {
     let names: Vec<String> = CASES
         .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap()["case"].as_str().unwrap().to_string())
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["case"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
         .collect();
     let tested = [
-        "real-log-01", "real-log-02", "real-log-03", "real-log-04", "real-log-05",
-        "real-log-06", "real-log-07", "real-log-08", "real-log-09", "real-log-10",
+        "real-log-01",
+        "real-log-02",
+        "real-log-03",
+        "real-log-04",
+        "real-log-05",
+        "real-log-06",
+        "real-log-07",
+        "real-log-08",
+        "real-log-09",
+        "real-log-10",
     ];
     assert_eq!(names, tested);
 }

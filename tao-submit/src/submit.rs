@@ -1118,7 +1118,11 @@ mod tests {
             reason: None,
             login_host: "h".into(),
         };
-        let (kept, extras) = keep_one(vec![f("120", "PENDING"), f("99", "FAILED"), f("101", "RUNNING")]);
+        let (kept, extras) = keep_one(vec![
+            f("120", "PENDING"),
+            f("99", "FAILED"),
+            f("101", "RUNNING"),
+        ]);
         assert_eq!(kept.job_id, "101");
         assert_eq!(
             extras.iter().map(|e| e.job_id.as_str()).collect::<Vec<_>>(),
