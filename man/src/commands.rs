@@ -179,7 +179,7 @@ printed per file.",
 }
 
 /// `tao-classify`, mirroring `tao_classify::cli::parse_args`: `--log FILE`
-/// and `--rules FILE` (repeatable), `--max-attempts N` (default 3, N >= 1),
+/// and `--rules FILE` (repeatable), `--max-attempts N` (default 10, N >= 1),
 /// `--list-rules`, `-q`/`--quiet`, `-v`/`--verbose`, `-h`/`--help`,
 /// `--version`; no positional arguments.
 pub fn classify() -> Command {
@@ -192,8 +192,8 @@ Reads job lines on stdin and writes them to stdout. Lines whose `state` is not E
 through byte for byte. An ERROR line gets classification = {class, subclass, rule, \
 evidence: {file, line, text} | null, node, retry, reason}.\n\n\
 class is infra (the cluster's fault: retried), program (the user's: never retried), \
-scheduler (time limit, cancel, preemption: not retried) or unknown (not retried). The \
-evidence is the `evidence` field (tao-poll --evidence: {out: {first_line, lines}, err: \
+scheduler (time limit, cancel, preemption: not retried) or unknown (no evidence at all: \
+not retried). The evidence is the `evidence` field (tao-poll --evidence: {out: {first_line, lines}, err: \
 {...}}) or the files given with --log.\n\n\
 Policy: NODE_FAIL and BOOT_FAIL are infra whatever the log says. For FAILED, \
 OUT_OF_MEMORY and DEADLINE the highest-priority rule matching the log decides. No log at \
@@ -202,7 +202,8 @@ No evidence field and no --log: unknown, not retried. TIMEOUT: scheduler, not re
 (ask for a longer partition or time, or resume). CANCELLED and PREEMPTED: tao-poll maps \
 them to CANCELED, which passes through; as ERROR they are classed scheduler, not retried. \
 Budget: infra faults are retried only while attempt < --max-attempts (attempt 1 is the \
-first try); then the reason is \"retry budget exhausted (attempt 3 of 3)\".",
+first try); then the reason is \"retry budget exhausted (attempt 10 of 10)\". A log that \
+matches no rule is the program's to look at (class program, not retried).",
         )
         .disable_version_flag(true)
         .arg(
@@ -220,7 +221,7 @@ first try); then the reason is \"retry budget exhausted (attempt 3 of 3)\".",
             Arg::new("max-attempts")
                 .long("max-attempts")
                 .value_name("N")
-                .default_value("3")
+                .default_value("10")
                 .value_parser(clap::value_parser!(u32).range(1..))
                 .help("Retry budget: retry infra faults while attempt < N (N >= 1)"),
         )

@@ -20,7 +20,7 @@ usage: tao-record list --live | tao-poll --evidence | tao-classify [OPTIONS] | t
 
 options:
   --log FILE          use FILE (a job's main.out/main.err) as the evidence; repeatable
-  --max-attempts N    retry budget: retry infra faults while attempt < N (default 3)
+  --max-attempts N    retry budget: retry infra faults while attempt < N (default 10)
   --rules FILE        add or replace rules from a TOML file; repeatable
   --list-rules        print the rule catalogue as JSON lines and exit
   -q, --quiet         print no warnings (errors are always printed)
@@ -57,13 +57,13 @@ Policy:
                                   as ERROR they are classed scheduler, not retried
   ERROR set by an earlier tool    (an `error` object, no slurm.native_state) passes through
   budget                          infra retries only while attempt < --max-attempts
-                                  (attempt 1 = first try; default 3); then
-                                  reason \"retry budget exhausted (attempt 3 of 3)\"
+                                  (attempt 1 = first try; default 10); then
+                                  reason \"retry budget exhausted (attempt 10 of 10)\"
 
 options:
   --log FILE          use FILE as the evidence for every ERROR line (streamed with
                       bounded memory); repeatable; an empty file means \"no log\"
-  --max-attempts N    retry budget, N >= 1 (default 3)
+  --max-attempts N    retry budget, N >= 1 (default 10)
   --rules FILE        a TOML file of [[rule]] tables (id, class, subclass, priority,
                       keywords, pattern, reason, source); a rule with a built-in id
                       replaces it. A named group (?P<node>...) names the node to avoid.

@@ -51,7 +51,7 @@ type LogScan = std::result::Result<(Best, bool), (String, std::io::ErrorKind, St
 /// How [`classify`] works.
 pub struct Options {
     /// Retry budget: an infra fault is retried only while `attempt < max_attempts`
-    /// (default [`DEFAULT_MAX_ATTEMPTS`] = 3: a first try and two retries).
+    /// (default [`DEFAULT_MAX_ATTEMPTS`] = 10: a first try and nine retries).
     pub max_attempts: u32,
     /// Log files to use as evidence instead of the line's `evidence` field
     /// (`--log FILE`, repeatable); streamed with bounded memory.

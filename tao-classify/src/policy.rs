@@ -24,8 +24,10 @@
 use crate::catalogue::{Catalogue, Class};
 use crate::scan::{clean_text, Hit};
 
-/// Default for `--max-attempts`: a first try plus two retries.
-pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
+/// Default for `--max-attempts`: the project's retry budget
+/// ([`tao_core::DEFAULT_MAX_ATTEMPTS`], a first try plus nine retries), the
+/// same as `tao-record retry`'s.
+pub const DEFAULT_MAX_ATTEMPTS: u32 = tao_core::DEFAULT_MAX_ATTEMPTS;
 
 /// The evidence line that decided, as written to `classification.evidence`.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

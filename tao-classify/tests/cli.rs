@@ -178,7 +178,8 @@ fn bad_input_exits_65_and_loses_no_good_line() {
 
 #[test]
 fn budget_stops_retries_and_is_configurable() {
-    let input = error_line("NODE_FAIL", 3, "");
+    // The default budget is the project's 10 attempts (tao_core::DEFAULT_MAX_ATTEMPTS).
+    let input = error_line("NODE_FAIL", 10, "");
     let out = cmd()
         .write_stdin(input.clone())
         .assert()
@@ -188,9 +189,9 @@ fn budget_stops_retries_and_is_configurable() {
         .clone();
     let c = &lines(&out)[0]["classification"];
     assert_eq!(c["retry"], false);
-    assert_eq!(c["reason"], "retry budget exhausted (attempt 3 of 3)");
+    assert_eq!(c["reason"], "retry budget exhausted (attempt 10 of 10)");
     let out = cmd()
-        .args(["--max-attempts", "5"])
+        .args(["--max-attempts", "11"])
         .write_stdin(input)
         .assert()
         .success()

@@ -20,6 +20,12 @@ pub use error::{Error, Result};
 pub use jobline::{JobLine, LineReader, LineWriter};
 pub use state::State;
 
+/// The retry budget: how many times in all (the first try included) a job
+/// that keeps failing on infrastructure is run before it is left for a
+/// person to look at. The default of `tao-record retry --max-attempts` and
+/// `tao-classify --max-attempts` (issue 14: 10 attempts).
+pub const DEFAULT_MAX_ATTEMPTS: u32 = 10;
+
 /// Hex-encoded SHA-256 of `bytes` (64 lowercase hex characters).
 ///
 /// Used for `script.sha256`, `lint.sha256` and supporting-file checksums.

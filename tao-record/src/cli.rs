@@ -1,5 +1,5 @@
 //! The command line of `tao-record` (clap derive): subcommands `open`,
-//! `mark`, `show`, `history`, `list` and `gc`, and what each prints.
+//! `mark`, `retry`, `show`, `history`, `list` and `gc`, and what each prints.
 //!
 //! Output follows the house rules: job lines (JSON) on a pipe, readable
 //! text on a terminal for `show`, `history` and `mark` (`--json` /
@@ -52,6 +52,10 @@ pub enum Command {
     Open(Box<OpenArgs>),
     /// Apply observations (job lines on stdin, or flags) to records and echo the updated lines.
     Mark(MarkArgs),
+    /// Open the retry records of the retryable failures among the job lines on stdin, within
+    /// the budget, and print them (the cron pipeline's retry stage).
+    #[command(long_about = RETRY_ABOUT)]
+    Retry(RetryArgs),
     /// Show one record (text on a terminal, JSON when piped).
     Show(ShowArgs),
     /// Show a record's transitions: at, state, source, message.
@@ -94,6 +98,33 @@ pub struct MarkArgs {
     /// id, state, Slurm job id, message, and the error if any.
     #[arg(long)]
     pub text: bool,
+}
+
+/// Long help of `retry`.
+const RETRY_ABOUT: &str =
+    "Open the retry records of the retryable failures among the job lines on \
+stdin, within the budget, and print them (the cron pipeline's retry stage).\n\n\
+Reads classified job lines (tao-poll --evidence | tao-classify | tao-record mark). A line is \
+retried when its record is ERROR, classification.retry is true (an infra fault), it has no \
+retry yet, and its attempt is below --max-attempts: then the next attempt is opened as \
+`tao-record open --retry-of ID` does (same request, new id and directories, attempt + 1, \
+the node the classification blames excluded; tao-submit drops an exclusion that names no \
+node of the cluster). Only the new records' lines are printed, for tao-render | tao-redact \
+lint | tao-submit | tao-record mark. Every other line is dropped: a program fault is never \
+retried, a record already retried is not retried twice, and a spent budget is said on \
+stderr.\n\n\
+The cron recipe, one pipeline:\n  tao-record list --live | tao-poll --evidence | \
+tao-classify | tao-record mark | tao-record retry | tao-render | tao-redact lint | \
+tao-submit | tao-record mark";
+
+/// Arguments of `retry`.
+#[derive(Debug, clap::Args)]
+pub struct RetryArgs {
+    /// Retry budget: a job is run at most N times in all (attempt 1 is the first try), N >= 1
+    /// (1 = never retry).
+    #[arg(long, value_name = "N", default_value_t = tao_core::DEFAULT_MAX_ATTEMPTS,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_attempts: u32,
 }
 
 /// Arguments of `show` and `history`.
@@ -171,6 +202,7 @@ where
     match cli.command {
         Command::Open(a) => cmd_open(&a),
         Command::Mark(a) => cmd_mark(&a),
+        Command::Retry(a) => cmd_retry(&a),
         Command::Show(a) => quiet_pipe(cmd_show(&a)),
         Command::History(a) => quiet_pipe(cmd_history(&a)),
         Command::List(a) => quiet_pipe(cmd_list(&a)),
@@ -275,6 +307,24 @@ fn mark_to<W: Write>(a: &MarkArgs, out: &mut LineWriter<W>) -> Result<i32> {
             mark::mark_stream(&store, stdin, out, &mut |m| warn(m))?
         }
     };
+    sum.into_result()
+}
+
+fn cmd_retry(a: &RetryArgs) -> Result<i32> {
+    let store = Store::open_default()?;
+    let stdin = tao_core::cli::piped_stdin(
+        "tao-record list --live | tao-poll --evidence | tao-classify | tao-record mark | tao-record retry",
+        None,
+    )?;
+    let mut out = LineWriter::new(std::io::stdout().lock());
+    let sum = crate::retry::retry_stream(
+        &store,
+        stdin,
+        &mut out,
+        a.max_attempts,
+        &mut |m| warn(m),
+        &mut |m| tao_core::cli::note(TOOL, m),
+    )?;
     sum.into_result()
 }
 

@@ -11,6 +11,7 @@ pub mod machine;
 pub mod mark;
 pub mod open;
 pub mod query;
+pub mod retry;
 pub mod store;
 pub mod validate;
 

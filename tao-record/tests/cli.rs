@@ -1202,3 +1202,75 @@ fn a_misspelt_placeholder_is_warned_about() {
         .success()
         .stderr(predicate::str::is_empty());
 }
+
+/// `tao-record retry` (issue 14): the retry loop as a pipeline stage. It
+/// opens the next attempt of an infra failure (blamed node excluded), never
+/// of a program fault or a running job, never twice, and stops at the budget.
+#[test]
+fn retry_stage_opens_due_retries_once_within_the_budget() {
+    let env = Env::new();
+    let spec = env.file("s.yaml", "a: 1\n");
+    let open = || env.open(&["--spec", spec.to_str().unwrap()]);
+    let (infra, program, running) = (open(), open(), open());
+    let mark = |id: &str, class: &str, retry: bool| {
+        let line = json!({"id": id, "state": "ERROR", "message": "FAILED",
+            "classification": {"class": class, "node": "n1", "retry": retry}});
+        let out = env
+            .cmd()
+            .arg("mark")
+            .write_stdin(format!("{line}\n"))
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let mut input = mark(&infra, "infra", true);
+    input.push_str(&mark(&program, "program", false));
+    input.push_str(&format!("{}\n", json!({"id": running, "state": "RUNNING"})));
+    let run = |input: &str, extra: &[&str]| {
+        env.cmd()
+            .arg("retry")
+            .args(extra)
+            .write_stdin(input.to_string())
+            .output()
+            .unwrap()
+    };
+    let out = run(&input, &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let opened = lines(&out.stdout);
+    assert_eq!(opened.len(), 1, "only the infra failure: {opened:?}");
+    let child = &opened[0];
+    assert_eq!(child["retry_of"], infra.as_str());
+    assert_eq!(child["attempt"], 2);
+    assert_eq!(child["state"], "PENDING");
+    assert_eq!(child["resources"]["exclude"], json!(["n1"]));
+    assert!(env.record(&program).get("retried_by").is_none());
+    // The same lines again (the next cron run): nothing opened twice.
+    let out = run(&input, &[]);
+    assert!(out.status.success());
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    // The child fails on infrastructure too; a budget of 2 attempts is spent.
+    let cid = child["id"].as_str().unwrap().to_string();
+    let again = mark(&cid, "infra", true);
+    let out = run(&again, &["--max-attempts", "2"]);
+    assert!(out.status.success());
+    assert!(out.stdout.is_empty());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("retry budget spent (attempt 2 of 2)"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Bad budget: usage error; malformed line: 65, nothing opened.
+    assert_eq!(run("", &["--max-attempts", "0"]).status.code(), Some(2));
+    let out = run("{not json\n", &[]);
+    assert_eq!(out.status.code(), Some(65));
+    assert!(out.stdout.is_empty());
+}

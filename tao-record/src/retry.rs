@@ -1,0 +1,180 @@
+//! `tao-record retry`: the retry loop as one pipeline stage.
+//!
+//! Reads classified job lines (`tao-poll --evidence | tao-classify |
+//! tao-record mark`) on stdin and, for each failure tao-classify marked
+//! retryable, opens the next attempt exactly as `tao-record open
+//! --retry-of ID` does (same request, new id and directories, the blamed
+//! node excluded once `tao-submit` has checked it exists), within a budget
+//! of attempts. It prints the new records' lines only, for `tao-render |
+//! tao-redact lint | tao-submit | tao-record mark`.
+//!
+//! A line is retried when, in the record store (the truth, not the line):
+//! its state is ERROR, `classification.retry` is true, it has no retry yet
+//! (`retried_by` naming an existing record), and its `attempt` (1 = the
+//! first try) is below `--max-attempts` (default
+//! [`tao_core::DEFAULT_MAX_ATTEMPTS`], 10). Every other line is dropped
+//! silently (a running job, a program fault, one already retried), except
+//! a spent budget, which is said on stderr once per record and run.
+//! Running the stage twice over the same lines opens nothing twice.
+
+use std::io::{BufRead, Write};
+
+use serde_json::Value;
+use tao_core::{Error, JobLine, LineReader, LineWriter, Result, State};
+
+use crate::open::{open, OpenArgs};
+use crate::store::Store;
+
+/// What one input line led to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// A retry record was opened (its id).
+    Opened(String),
+    /// Not a retryable failure (not ERROR, not marked retryable, or unknown to the store).
+    NotRetryable,
+    /// Already retried by this record.
+    AlreadyRetried(String),
+    /// The budget is spent: (attempt, max_attempts).
+    BudgetSpent(u32, u32),
+}
+
+/// Counts of a run, for the exit status.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Summary {
+    /// Retry records opened.
+    pub opened: u64,
+    /// Lines that were not retried (any reason).
+    pub skipped: u64,
+    /// Lines whose retry could not be opened (exit 1).
+    pub failed: u64,
+    /// Malformed input lines (exit 65).
+    pub malformed: u64,
+}
+
+impl Summary {
+    /// 65 if a line was malformed, 1 if a retry could not be opened, else 0.
+    ///
+    /// Errors: [`Error::Data`] / [`Error::SomeFailed`] with the counts.
+    pub fn into_result(self) -> Result<i32> {
+        if self.malformed > 0 {
+            return Err(Error::Data(format!(
+                "{} malformed input line(s) skipped (see above); {} retry record(s) opened",
+                self.malformed, self.opened
+            )));
+        }
+        if self.failed > 0 {
+            return Err(Error::SomeFailed(format!(
+                "{} retry record(s) could not be opened (see above); {} opened",
+                self.failed, self.opened
+            )));
+        }
+        Ok(0)
+    }
+}
+
+/// Decide and, when due, open the retry of the record `id`.
+///
+/// Errors: what [`open`] returns for `--retry-of` (I/O, a record changed
+/// under us); [`Error::Usage`] never (no request flags are given).
+pub fn retry_one(store: &Store, id: &str, max_attempts: u32) -> Result<(Outcome, Option<JobLine>)> {
+    let Ok(rec) = store.get(id) else {
+        return Ok((Outcome::NotRetryable, None));
+    };
+    if rec.get_str(&["state"]).and_then(State::parse) != Some(State::Error)
+        || rec
+            .fields
+            .get("classification")
+            .and_then(|c| c.get("retry"))
+            != Some(&Value::Bool(true))
+    {
+        return Ok((Outcome::NotRetryable, None));
+    }
+    if let Some(by) = rec.get_str(&["retried_by"]) {
+        if store.exists(by) {
+            return Ok((Outcome::AlreadyRetried(by.to_string()), None));
+        }
+    }
+    let attempt = rec
+        .fields
+        .get("attempt")
+        .and_then(Value::as_u64)
+        .unwrap_or(1)
+        .min(u32::MAX as u64) as u32;
+    if attempt >= max_attempts {
+        return Ok((Outcome::BudgetSpent(attempt, max_attempts), None));
+    }
+    let args = OpenArgs {
+        platform: "slurm".into(),
+        retry_of: Some(id.to_string()),
+        ..OpenArgs::default()
+    };
+    let line = open(store, &args)?;
+    let new_id = line.id().unwrap_or_default().to_string();
+    Ok((Outcome::Opened(new_id), Some(line)))
+}
+
+/// The stage: read job lines from `input`, open the due retries, write
+/// their lines to `out`; `warn` gets one line per spent budget, failure or
+/// malformed line, `note` one per retry opened.
+///
+/// Errors: a write error on `out`, an I/O error reading `input`; per-line
+/// failures are counted in the [`Summary`].
+pub fn retry_stream<R: BufRead, W: Write>(
+    store: &Store,
+    input: R,
+    out: &mut LineWriter<W>,
+    max_attempts: u32,
+    warn: &mut dyn FnMut(&str),
+    note: &mut dyn FnMut(&str),
+) -> Result<Summary> {
+    let mut reader = LineReader::new(input);
+    let mut sum = Summary::default();
+    let mut seen = std::collections::HashSet::new();
+    loop {
+        let line = match reader.next_line() {
+            Ok(Some(l)) => l,
+            Ok(None) => break,
+            Err(e @ (Error::BadLine { .. } | Error::BadJson { .. })) => {
+                warn(&e.to_string());
+                sum.malformed += 1;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        let Some(id) = line.id().map(str::to_string) else {
+            warn(&format!(
+                "line {}: no `id`; pipe lines from tao-record (list, mark)",
+                line.line_no
+            ));
+            sum.malformed += 1;
+            continue;
+        };
+        if !seen.insert(id.clone()) {
+            sum.skipped += 1;
+            continue;
+        }
+        match retry_one(store, &id, max_attempts) {
+            Ok((Outcome::Opened(new_id), Some(l))) => {
+                sum.opened += 1;
+                note(&format!(
+                    "{id}: opened retry {new_id} (attempt {})",
+                    l.fields.get("attempt").and_then(Value::as_u64).unwrap_or(0)
+                ));
+                out.write(&l)?;
+            }
+            Ok((Outcome::BudgetSpent(a, m), _)) => {
+                sum.skipped += 1;
+                warn(&format!(
+                    "{id}: retry budget spent (attempt {a} of {m}); not retried: look at the failure (tao-record show {id}) or raise --max-attempts"
+                ));
+            }
+            Ok(_) => sum.skipped += 1,
+            Err(e @ Error::Io { .. }) if tao_core::cli::is_broken_pipe(&e) => return Err(e),
+            Err(e) => {
+                sum.failed += 1;
+                warn(&format!("{id}: retry not opened: {e}"));
+            }
+        }
+    }
+    Ok(sum)
+}
