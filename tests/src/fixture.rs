@@ -110,4 +110,52 @@ impl Fixture {
         ));
         serde_json::from_str(out.trim()).unwrap()
     }
+
+    /// One run of the cron recipe (README, examples/crontab): refresh every
+    /// live record, classify, record, open the due retries within
+    /// `max_attempts`, render, lint, submit and record them.
+    pub fn cron(&self, max_attempts: u32) {
+        self.sh(&format!(
+            "tao-record list --live | tao-poll --evidence | tao-classify | tao-record mark \
+               | tao-record retry --max-attempts {max_attempts} | tao-render | tao-redact lint | tao-submit | tao-record mark >/dev/null"
+        ));
+    }
+
+    /// The record `id` as a job line.
+    pub fn record(&self, id: &str) -> Value {
+        let out = self.sh(&format!("tao-record list --id {id}"));
+        serde_json::from_str(out.trim()).unwrap()
+    }
+
+    /// The retry chain that contains `id`, first attempt first.
+    pub fn chain(&self, id: &str) -> Vec<Value> {
+        let out = self.sh(&format!("tao-record list --retry-of {id}"));
+        out.lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    /// Run the cron recipe until `pred` holds for the chain of `id`, for at
+    /// most `limit`; returns the chain.
+    pub fn cron_until(
+        &self,
+        id: &str,
+        max_attempts: u32,
+        limit: Duration,
+        pred: impl Fn(&[Value]) -> bool,
+    ) -> Vec<Value> {
+        let deadline = Instant::now() + limit;
+        loop {
+            self.cron(max_attempts);
+            let chain = self.chain(id);
+            if pred(&chain) {
+                return chain;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "gave up after {limit:?} running the cron pipeline for {id}: {chain:?}"
+            );
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    }
 }

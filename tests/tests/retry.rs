@@ -6,6 +6,8 @@
 //! it takes a node down, and cargo runs test binaries one after another, so
 //! no other test's job is on that node meanwhile.
 
+use std::time::Duration;
+
 use tao_tests::cluster;
 use tao_tests::fixture::Fixture;
 
@@ -54,4 +56,55 @@ fn retry_budget_stops_a_job_that_keeps_failing() {
             .contains("retry budget exhausted (attempt 2 of 2)"),
         "{second}"
     );
+}
+
+/// The cron recipe, one pipeline (issue 14): a program fault is classified,
+/// recorded and never retried, however often the pipeline runs.
+#[test]
+fn cron_pipeline_never_retries_a_program_fault() {
+    let Some(c) = cluster() else { return };
+    let f = Fixture::new(c, 5, 0.0);
+    let line = f.submit("", " --fail-at-epoch 1");
+    let id = line["id"].as_str().unwrap().to_string();
+    let chain = f.cron_until(&id, 10, Duration::from_secs(180), |ch| {
+        ch[0]["state"] == "ERROR" && ch[0].get("classification").is_some()
+    });
+    let cl = &chain[0]["classification"];
+    assert_eq!(
+        (cl["class"].as_str(), cl["retry"].as_bool()),
+        (Some("program"), Some(false)),
+        "{cl}"
+    );
+    f.cron(10);
+    let chain = f.chain(&id);
+    assert_eq!(chain.len(), 1, "a program fault was retried: {chain:?}");
+    assert!(chain[0].get("retried_by").is_none(), "{}", chain[0]);
+}
+
+/// The cron recipe stops a job that keeps failing on infrastructure at the
+/// budget (2 attempts here): one retry, then none.
+#[test]
+fn cron_pipeline_budget_stops_a_job_that_keeps_failing_on_infrastructure() {
+    let Some(c) = cluster() else { return };
+    let f = Fixture::new(c, 5, 0.0);
+    let line = f.submit(
+        "",
+        "; echo \"NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.\" >&2; exit 1",
+    );
+    let id = line["id"].as_str().unwrap().to_string();
+    let chain = f.cron_until(&id, 2, Duration::from_secs(300), |ch| {
+        ch.len() == 2 && ch[1]["state"] == "ERROR" && ch[1].get("classification").is_some()
+    });
+    assert_eq!(chain[0]["classification"]["class"], "infra", "{}", chain[0]);
+    assert_eq!(chain[1]["attempt"], 2, "{}", chain[1]);
+    assert_eq!(chain[1]["retry_of"], id.as_str());
+    assert_eq!(chain[1]["classification"]["class"], "infra", "{}", chain[1]);
+    f.cron(2);
+    let chain = f.chain(&id);
+    assert_eq!(
+        chain.len(),
+        2,
+        "the budget of 2 attempts was passed: {chain:?}"
+    );
+    assert!(chain[1].get("retried_by").is_none(), "{}", chain[1]);
 }
