@@ -122,3 +122,27 @@ fn real_log_09_nvml_gpu_lost() {
 fn real_log_10_argument_validation_assertion() {
     check("real-log-10");
 }
+
+/// The corpus of real excerpts (`corpus/real`, `make eval`) is valid: every
+/// record parses, ids and texts are unique, and there are at least 400.
+/// On the dev split only, every line a rule's regex matches also holds one
+/// of the rule's keywords (else the fast path would miss it).
+#[test]
+fn real_corpus_is_valid_and_dev_lines_never_match_without_a_keyword() {
+    use tao_classify::eval::{load_dir, split_of, Split};
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/real");
+    let records = load_dir(&dir).unwrap();
+    assert!(records.len() >= 400, "only {} records", records.len());
+    let cat = Catalogue::builtin().unwrap();
+    let mut bad = Vec::new();
+    for r in records.iter().filter(|r| split_of(&r.id) == Split::Dev) {
+        for line in r.text.lines() {
+            for rule in cat.rules() {
+                if rule.regex_matches(line.as_bytes()) && !rule.keyword_in(line.as_bytes()) {
+                    bad.push(format!("{}: {} matches {line:?}", r.id, rule.spec.id));
+                }
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{bad:#?}");
+}
