@@ -13,7 +13,7 @@
 //! regex on it. A line without any keyword costs one SIMD scan.
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
-use regex::bytes::Regex;
+use regex::bytes::{Regex, RegexSet};
 use serde::Deserialize;
 use tao_core::{Error, Result};
 
@@ -126,6 +126,9 @@ pub struct Catalogue {
     keyword_rules: Vec<Vec<usize>>,
     /// Rules without keywords (tried on every line).
     always: Vec<usize>,
+    /// Every rule's regex in one set: a line with many candidate rules is
+    /// scanned once (one automaton pass) instead of once per rule.
+    set: RegexSet,
 }
 
 impl Catalogue {
@@ -230,12 +233,19 @@ impl Catalogue {
                 .map_err(|e| Error::Config(format!("rule keywords: {e}")))?;
             (Some(finder), Some(overlap))
         };
+        let set = RegexSet::new(rules.iter().map(|r| r.spec.pattern.as_str())).map_err(|e| {
+            Error::Config(format!(
+                "rule patterns: {}",
+                tao_core::cli::one_line(&e.to_string())
+            ))
+        })?;
         Ok(Self {
             rules,
             finder,
             overlap,
             keyword_rules,
             always,
+            set,
         })
     }
 
@@ -275,12 +285,19 @@ impl Catalogue {
         if candidates.is_empty() {
             return None;
         }
-        // Highest priority first; among equals, catalogue order.
+        // Highest priority first; among equals, catalogue order. With more
+        // than a few candidates, one pass of the set says which match.
         candidates.sort_by_key(|&ri| (std::cmp::Reverse(self.rules[ri].spec.priority), ri));
+        let matched = (candidates.len() > 2).then(|| self.set.matches(line));
         for ri in candidates {
             let rule = &self.rules[ri];
+            if let Some(m) = &matched {
+                if !m.matched(ri) {
+                    continue;
+                }
+            }
             if rule.node_groups.is_empty() {
-                if rule.regex.is_match(line) {
+                if matched.is_some() || rule.regex.is_match(line) {
                     return Some(LineMatch {
                         rule: ri,
                         node: None,
