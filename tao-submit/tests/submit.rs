@@ -92,6 +92,52 @@ fn a_rerun_of_the_same_line_adopts_instead_of_submitting_twice() {
     ));
 }
 
+/// Reconcile (issue 14): when several Slurm jobs carry the record's name
+/// (a lost sbatch reply that did reach the scheduler, then a second
+/// submission), the oldest live one is adopted and the extras are
+/// cancelled, and the warning says which.
+#[test]
+fn several_jobs_of_one_name_keep_the_oldest_and_cancel_the_extras() {
+    let Some(f) = Fixture::new() else { return };
+    let line = f.line("d", "sleep 30");
+    let id = line["id"].as_str().unwrap().to_string();
+    let first = f
+        .cmd()
+        .write_stdin(stdin_of(std::slice::from_ref(&line)))
+        .output()
+        .unwrap();
+    assert_eq!(
+        first.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let kept = lines_of(&first.stdout)[0]["slurm"]["job_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // A duplicate, as a second sbatch of the same line would leave.
+    let (rc, dup, err) = f.c.ssh(&format!(
+        "sbatch --parsable --hold --job-name={id} --output=/dev/null --wrap 'sleep 30'"
+    ));
+    assert_eq!(rc, 0, "{err}");
+    let dup = dup.trim().to_string();
+    let again = f.cmd().write_stdin(stdin_of(&[line])).output().unwrap();
+    let stderr = String::from_utf8_lossy(&again.stderr);
+    assert_eq!(again.status.code(), Some(0), "{stderr}");
+    let got = lines_of(&again.stdout);
+    assert_eq!(got[0]["slurm"]["job_id"], kept.as_str(), "{}", got[0]);
+    assert!(
+        stderr.contains("several Slurm jobs carry its name")
+            && stderr.contains(&format!("kept {kept}"))
+            && stderr.contains(&format!("cancelled the extra {dup}")),
+        "{stderr}"
+    );
+    let st = f.c.wait_state(&dup, 60, |s| s.starts_with("CANCELLED"));
+    assert!(st.starts_with("CANCELLED"), "{st}");
+    let _ = f.c.ssh(&format!("scancel {kept}"));
+}
+
 #[test]
 fn gates_refuse_unrecorded_and_unlinted_lines_and_submit_the_rest() {
     let Some(f) = Fixture::new() else { return };
