@@ -300,6 +300,25 @@ mod tests {
         );
     }
 
+    /// main.out and main.err are read together: the hardware cause in one
+    /// outranks the program-looking consequence in the other, whichever
+    /// file holds which.
+    #[test]
+    fn out_and_err_are_read_together_and_the_cause_wins() {
+        let cat = Catalogue::builtin().unwrap();
+        let xid = "kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=7, GPU has fallen off the bus.";
+        let cuda = "RuntimeError: CUDA error: an illegal memory access was encountered";
+        for (out, err) in [(xid, cuda), (cuda, xid)] {
+            let text = format!(
+                r#"{{"state":"ERROR","slurm":{{"native_state":"FAILED","nodes":"n1"}},"evidence":{{"out":{{"first_line":1,"lines":[{out:?}]}},"err":{{"first_line":1,"lines":[{err:?}]}}}}}}"#
+            );
+            let c = classify(&mut line(&text), &cat, &Options::default())
+                .unwrap()
+                .unwrap();
+            assert_eq!((c.rule.as_str(), c.retry), ("xid.hardware", true), "{text}");
+        }
+    }
+
     #[test]
     fn empty_tails_mean_no_log() {
         let cat = Catalogue::builtin().unwrap();
