@@ -410,7 +410,16 @@ pub fn resolve(
             None
         };
         if let Some(x) = extra {
-            if x.job_id == r.job_id
+            // Slurm 24.11's `sacct -X` prints a het job as one row under
+            // the leader's own id (`20`), where 22.05 prints each
+            // component (`20+0`, `20+1`) as squeue does: that row speaks
+            // for the components' lead (replays slurm-24.11-capture).
+            let het_whole = s.is_some()
+                && x.job_id == id
+                && r.job_id
+                    .strip_prefix(id)
+                    .is_some_and(|t| t.starts_with('+'));
+            if (x.job_id == r.job_id || het_whole)
                 && (x.submit_time == r.submit_time
                     || x.submit_time.is_none()
                     || r.submit_time.is_none())
@@ -712,6 +721,24 @@ mod tests {
         ));
         assert!(o.requeued);
         assert_eq!(o.message, "PENDING (BeginTime), restart 1 (requeued)");
+    }
+
+    #[test]
+    fn het_job_as_one_sacct_row_slurm_24_11() {
+        // Slurm 24.11: squeue lists the components, sacct -X one row
+        // under the leader's id; 22.05's sacct lists the components too.
+        let q = sq("20+0|20|CANCELLED||1|2|2|0:00|0|JobHeldUser|\n20+1|21|CANCELLED||1|2|2|0:00|0|JobHeldUser|\n");
+        for sacct in [
+            "20|20|CANCELLED by 0|0:0|None assigned|1|None|2|00:00:00|None\n",
+            "20|20+0|CANCELLED by 0|0:0|None assigned|1|None|2|00:00:00|None\n21|20+1|CANCELLED by 0|0:0|None assigned|1|None|2|00:00:00|None\n",
+        ] {
+            let o = obs(resolve(&r("20"), &Previous::default(), true, &q, &sa(sacct), None));
+            assert_eq!(o.state, State::Canceled);
+            assert_eq!(
+                o.message, "CANCELLED by 0 exit 0:0; 2 components: 2 CANCELLED",
+                "sacct {sacct:?}"
+            );
+        }
     }
 
     #[test]

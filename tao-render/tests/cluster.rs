@@ -19,11 +19,22 @@ use common::*;
 use serde_json::{json, Value};
 use tao_render::render_line;
 
-const ENV_FILE: &str = "/var/tmp/tao-cluster/env";
+/// The cluster under test: `$TAO_CLUSTER_DIR` (default the 22.05 cluster's
+/// /var/tmp/tao-cluster; env-24.11 points it at the 24.11 cluster, whose
+/// Slurm commands are root wrappers first in PATH).
+fn cluster_dir() -> PathBuf {
+    PathBuf::from(
+        std::env::var("TAO_CLUSTER_DIR").unwrap_or_else(|_| "/var/tmp/tao-cluster".into()),
+    )
+}
 
 fn cluster_up() -> bool {
-    let reason = if !Path::new(ENV_FILE).exists() {
-        format!("{ENV_FILE} is missing (run `bash tests/cluster/up`)")
+    let env_file = cluster_dir().join("env");
+    let reason = if !env_file.exists() {
+        format!(
+            "{} is missing (run `bash tests/cluster/up`)",
+            env_file.display()
+        )
     } else {
         match Command::new("timeout")
             .args(["10", "sinfo", "-h", "-p", "gpu", "-o", "%a"])
@@ -48,7 +59,7 @@ fn cluster_up() -> bool {
 }
 
 fn shared_base() -> tempfile::TempDir {
-    let shared = Path::new("/var/tmp/tao-cluster/shared");
+    let shared = cluster_dir().join("shared");
     let parent = if shared.is_dir() {
         shared.to_path_buf()
     } else {

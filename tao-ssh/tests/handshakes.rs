@@ -7,7 +7,8 @@ use std::time::Duration;
 
 #[test]
 fn one_handshake_per_session_many_commands() {
-    let text = match std::fs::read_to_string("/var/tmp/tao-cluster/env") {
+    let dir = std::env::var("TAO_CLUSTER_DIR").unwrap_or_else(|_| "/var/tmp/tao-cluster".into());
+    let text = match std::fs::read_to_string(format!("{dir}/env")) {
         Ok(t) => t,
         Err(e) => {
             assert_ne!(

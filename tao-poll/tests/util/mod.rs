@@ -133,11 +133,18 @@ pub fn sh(cmd: &str) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// Run a shell command as the cluster user.
+/// Run a shell command as the cluster user. On a cluster whose Slurm lives
+/// in a root of its own (the 24.11 one: TAO_SLURM_ROOT in its env file), the
+/// command runs there (the same user and uid; the shared directory is at the
+/// same path inside).
 pub fn as_user(env: &HashMap<String, String>, cmd: &str) -> String {
     let user = &env["SLURM_USER"];
+    let chroot = env
+        .get("TAO_SLURM_ROOT")
+        .map(|r| format!("chroot {} ", tao_core::shell::quote(r)))
+        .unwrap_or_default();
     sh(&format!(
-        "su -s /bin/sh {user} -c {}",
+        "{chroot}su -s /bin/sh {user} -c {}",
         tao_core::shell::quote(cmd)
     ))
 }

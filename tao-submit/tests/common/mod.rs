@@ -18,7 +18,13 @@ use serde_json::{json, Value};
 use tao_record::{Record, Store};
 use tao_ssh::{Remote, SshOptions};
 
-pub const ENV_FILE: &str = "/var/tmp/tao-cluster/env";
+/// The env file of the cluster under test: `$TAO_CLUSTER_DIR/env`
+/// (default `/var/tmp/tao-cluster/env`, the 22.05 cluster; scripts/test
+/// sources `env-24.11`, which points TAO_CLUSTER_DIR at the 24.11 cluster).
+pub fn env_file() -> String {
+    let dir = std::env::var("TAO_CLUSTER_DIR").unwrap_or_else(|_| "/var/tmp/tao-cluster".into());
+    format!("{dir}/env")
+}
 
 /// A fresh ed25519 key in `dir` that the cluster user has never
 /// authorised (a login with it is refused).
@@ -56,13 +62,14 @@ pub struct Cluster {
 
 /// The cluster, or `None` (skip) when it is not up; panics under CI=true.
 pub fn cluster() -> Option<Cluster> {
-    let text = match std::fs::read_to_string(ENV_FILE) {
+    let env_file = env_file();
+    let text = match std::fs::read_to_string(&env_file) {
         Ok(t) => t,
         Err(e) => {
             if std::env::var("CI").as_deref() == Ok("true") {
-                panic!("local cluster not up ({ENV_FILE}: {e}) and CI=true: run tests/cluster/up");
+                panic!("local cluster not up ({env_file}: {e}) and CI=true: run tests/cluster/up");
             }
-            eprintln!("skipping: local cluster not up ({ENV_FILE}: {e})");
+            eprintln!("skipping: local cluster not up ({env_file}: {e})");
             return None;
         }
     };
@@ -87,7 +94,7 @@ impl Cluster {
         self.vars
             .get(k)
             .map(String::as_str)
-            .unwrap_or_else(|| panic!("{k} missing from {ENV_FILE}"))
+            .unwrap_or_else(|| panic!("{k} missing from {}", env_file()))
     }
 
     /// (host, port) of the one login host.
