@@ -4,8 +4,9 @@
 //! Over SSH, one session per login host runs one `squeue` and one `sacct`
 //! for all of that host's jobs (one per cluster for `jobid;cluster` jobs,
 //! with `-M`), chunked only when the `-j` list would pass [`MAX_ID_LIST`]
-//! bytes (Linux limits one argument to 128 KiB), then one `sh -s` script for
-//! the status files of every finished job. Commands run under `env
+//! bytes (Linux limits one argument to 128 KiB); every cluster and chunk of
+//! a host goes in one remote script (one round trip), then one `sh -s`
+//! script for the status files of every finished job. Commands run under `env
 //! SLURM_TIME_FORMAT=%s` (epoch seconds; `env` works from any login shell).
 //!
 //! A command's reply is classified by [`classify`]: exit 0 is an answer
@@ -221,6 +222,16 @@ printf '%s E\n' {m}; rm -rf "$d"
     )
 }
 
+/// One script for every `(marker, cluster, ids)` chunk: each chunk's
+/// [`both_script`] in turn, so all clusters of a login host (`-M`) are
+/// asked in one remote command.
+fn all_chunks_script(parts: &[(String, Option<String>, Vec<String>)]) -> String {
+    parts
+        .iter()
+        .map(|(m, c, ids)| both_script(m, c.as_deref(), ids))
+        .collect()
+}
+
 /// Split [`both_script`]'s output into (squeue status, stdout, stderr,
 /// sacct status, stdout, stderr); `None` when the end marker is missing.
 fn split_both(out: &str, marker: &str) -> Option<(i32, String, String, i32, String, String)> {
@@ -253,15 +264,21 @@ impl Backend for SshBackend {
     fn both(&mut self, jobs: &[JobRef]) -> (Answer, Answer) {
         let mut sq = Answer::default();
         let mut sa = Answer::default();
-        for (cluster, ids) in chunks(jobs, MAX_ID_LIST) {
-            let marker = format!("@@tao-poll-{}", nonce());
-            let script = both_script(&marker, cluster.as_deref(), &ids);
+        // Every chunk (one per cluster, `-M`, unless the id list is long)
+        // in one remote script: one round trip per login host.
+        let parts: Vec<(String, Option<String>, Vec<String>)> = chunks(jobs, MAX_ID_LIST)
+            .into_iter()
+            .map(|(c, ids)| (format!("@@tao-poll-{}", nonce()), c, ids))
+            .collect();
+        let script = all_chunks_script(&parts);
+        let reply = self.remote.exec("sh -s", Some(script.as_bytes()));
+        for (marker, cluster, ids) in parts {
             let fail_both = |f: QueryFailure| {
                 let mut a = Answer::failed(f);
                 a.failures[0].0 = Some(ids.clone());
                 a
             };
-            let out = match self.remote.exec("sh -s", Some(script.as_bytes())) {
+            let out = match &reply {
                 Ok(o) => o,
                 Err(e) => {
                     let f = QueryFailure {
@@ -651,6 +668,48 @@ mod tests {
             (1, "", "sacct: error: Socket timed out\n")
         );
         assert!(split_both("@@m1 Q 0\n", "@@m1").is_none());
+    }
+
+    #[test]
+    fn two_clusters_in_one_script() {
+        // A stand-in squeue/sacct that echo their -M: each chunk's answer
+        // lands under its own marker.
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path();
+        for f in ["squeue", "sacct"] {
+            std::fs::write(
+                bin.join(f),
+                "#!/bin/sh\nc=local\nwhile [ $# -gt 0 ]; do [ \"$1\" = -M ] && c=$2; shift; done\necho \"$c\"\n",
+            )
+            .unwrap();
+            std::process::Command::new("chmod")
+                .arg("+x")
+                .arg(bin.join(f))
+                .status()
+                .unwrap();
+        }
+        let jobs = vec![
+            JobRef::parse("1;b", None).unwrap(),
+            JobRef::parse("1", None).unwrap(),
+        ];
+        let parts: Vec<_> = chunks(&jobs, MAX_ID_LIST)
+            .into_iter()
+            .enumerate()
+            .map(|(i, (c, ids))| (format!("@@m{i}"), c, ids))
+            .collect();
+        let script = all_chunks_script(&parts);
+        assert_eq!(script.matches("squeue -h").count(), 2, "{script}");
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(&script)
+            .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+            .output()
+            .unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        let (_, q0, _, _, a0, _) = split_both(&text, "@@m0").unwrap();
+        let (_, q1, _, _, a1, _) = split_both(&text, "@@m1").unwrap();
+        assert_eq!((q0.as_str(), a0.as_str()), ("local\n", "local\n"));
+        assert_eq!((q1.as_str(), a1.as_str()), ("b\n", "b\n"));
     }
 
     #[test]

@@ -156,7 +156,9 @@ pub fn bash(cluster: &Cluster, extra: &[(&str, &str)], script: &str) -> Output {
             std::env::var("HOME").unwrap_or_else(|_| "/root".into()),
         )
         .stdin(Stdio::null());
-    for (k, v) in &cluster.vars {
+    // PATH stays the tools' (env-24.11 puts its Slurm wrappers on PATH for
+    // the tests' own local commands, as `$DIR/bin:$PATH`, unexpanded here).
+    for (k, v) in cluster.vars.iter().filter(|(k, _)| k != "PATH") {
         cmd.env(k, v);
     }
     for (k, v) in extra {
