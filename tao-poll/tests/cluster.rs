@@ -588,3 +588,52 @@ fn older_squeue_and_no_accounting_fall_back_to_o_and_scontrol() {
     let calls = std::fs::read_to_string(dir.path().join("calls")).unwrap();
     assert!(calls.starts_with("refused-O\nran-o\n"), "{calls}");
 }
+
+/// The Slurm version of the cluster under test (`sinfo -V`: `slurm-wlm
+/// 22.05.8`), major.minor.
+fn slurm_version() -> String {
+    let v = sh("sinfo -V");
+    let v = v.split_whitespace().last().unwrap_or("").to_string();
+    v.splitn(3, '.').take(2).collect::<Vec<_>>().join(".")
+}
+
+/// The difference between versions the tools must survive: Slurm 22.05
+/// does not create a missing `--output` directory (the job dies at once,
+/// FAILED 0:53), 23.02 and later (24.11 here) create it and the job runs.
+/// tao-submit creates the log directory before releasing the job, so both
+/// work; tao-poll reports what each did.
+#[test]
+fn missing_output_directory_fails_on_22_05_and_is_created_on_24_11() {
+    let Some(env) = need_cluster() else { return };
+    let base = &env["SLURM_BASE_RESULTS_DIR"];
+    let dir = format!("{base}/jobs/{}", new_id("nodir"));
+    sh(&format!(
+        "mkdir -p {dir} && chown {} {dir}",
+        env["SLURM_USER"]
+    ));
+    let sid = as_user(
+        &env,
+        &format!(
+            "cd {dir} && sbatch --parsable --exclude=n2 -o {dir}/missing/x-%j.out --wrap 'echo hi'"
+        ),
+    )
+    .trim()
+    .to_string();
+    let line = serde_json::json!({"id": new_id("nodir"), "slurm": {"job_id": sid}});
+    let v = poll_until(&env, &line, Duration::from_secs(120), |v| {
+        matches!(state(v), "COMPLETE" | "ERROR")
+    });
+    match slurm_version().as_str() {
+        "22.05" => {
+            assert_eq!(state(&v), "ERROR", "{v}");
+            assert_eq!(v["slurm"]["exit_code"], "0:53", "{v}");
+            assert!(!std::path::Path::new(&format!("{dir}/missing")).exists());
+        }
+        other => {
+            assert!(other >= "23.02", "untested Slurm {other}");
+            assert_eq!(state(&v), "COMPLETE", "{v}");
+            let out = std::fs::read_to_string(format!("{dir}/missing/x-{sid}.out")).unwrap();
+            assert_eq!(out, "hi\n");
+        }
+    }
+}
