@@ -19,8 +19,15 @@ use serde_json::{json, Value};
 /// Prints, on every node, the knob the job sees and the TAO rendezvous values.
 const REPORT: &str = "echo \"tao-test node=$TAO_NODE_RANK knob=${NCCL_P2P_DISABLE:-unset} nodes=$TAO_NODE_COUNT gpus=$TAO_GPUS_PER_NODE world=$WORLD_SIZE\"";
 
+/// The probe cache of the cluster under test: keyed by its ClusterName
+/// (`tao-local` for 22.05, `tao-2411` for the 24.11 cluster), read the way
+/// tao-submit reads it.
 fn cache_file(f: &Fixture) -> std::path::PathBuf {
-    f.state.path().join("clusters/tao-local/nccl.json")
+    let (_, out, _) =
+        f.c.ssh("scontrol show config | awk '$1 == \"ClusterName\" {print $3}'");
+    let name = out.trim();
+    assert!(!name.is_empty(), "no ClusterName in scontrol show config");
+    f.state.path().join("clusters").join(name).join("nccl.json")
 }
 
 /// Wait for the job to end and return its main.out.

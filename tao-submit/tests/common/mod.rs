@@ -43,11 +43,14 @@ pub fn uninstalled_key(dir: &std::path::Path) -> PathBuf {
 /// Shell function `kill_session` for TEST DOUBLES of sbatch (fault
 /// injection only): kills this SSH session (the nearest sshd ancestor of
 /// the calling shell), so the client loses the connection before the reply
-/// travels back, then exits 1.
+/// travels back, then exits 1. The session process is `sshd` up to OpenSSH
+/// 9 (bookworm, the 22.05 cluster) and `sshd-session` from OpenSSH 9.8 on
+/// (trixie, the 24.11 cluster), whose `sshd` is the listener: killing that
+/// would cut no session and stop the login node.
 pub const KILL_SESSION_FN: &str = r#"kill_session() {
   pid=$$
   while [ "$pid" -gt 1 ]; do
-    if [ "$(cat /proc/$pid/comm 2>/dev/null)" = sshd ]; then kill -9 "$pid"; sleep 10; exit 1; fi
+    case "$(cat /proc/$pid/comm 2>/dev/null)" in sshd|sshd-session) kill -9 "$pid"; sleep 10; exit 1;; esac
     pid=$(awk '{print $4}' "/proc/$pid/stat")
   done
   exit 1
