@@ -233,7 +233,7 @@ fn cancel_group(
     if !unnamed.is_empty() {
         for chunk in unnamed.chunks(sched::CHUNK) {
             let names: Vec<&str> = chunk.iter().map(String::as_str).collect();
-            let script = sched::by_name_script(&user, &names, "now-30days");
+            let script = sched::by_name_script(&user, &names, "now-30days", cluster);
             let out = sessions.run_on(&host, &script, None)?;
             for f in sched::parse_by_name(&out.stdout_text(), &names, &host)?.into_values() {
                 for t in targets.iter_mut() {

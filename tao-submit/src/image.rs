@@ -423,6 +423,7 @@ mod tests {
             state: state.into(),
             reason: reason.map(str::to_string),
             login_host: "h".into(),
+            cluster: None,
         };
         let found = [
             f("9", "PENDING", Some("QOSGrpMemLimit")),

@@ -33,6 +33,9 @@ pub struct Found {
     pub reason: Option<String>,
     /// The login host it was seen from.
     pub login_host: String,
+    /// The cluster it was looked up on with `-M` (the job script's
+    /// `#SBATCH --clusters`), `None` for the login host's own cluster.
+    pub cluster: Option<String>,
 }
 
 impl Found {
@@ -53,15 +56,58 @@ const SACCT: &str = "@@tao-sacct";
 
 /// The script listing jobs of `user` named any of `names` (squeue `-t all`,
 /// then sacct from `since`), each tool's exit status on a marker line.
-/// `since` is a sacct time (`2026-11-28`, `now-7days`).
-pub fn by_name_script(user: &str, names: &[&str], since: &str) -> String {
+/// `since` is a sacct time (`2026-11-28`, `now-7days`). `cluster` adds
+/// `-M cluster` to both (a job sent to another cluster of the same
+/// accounting is listed only by that cluster's controller).
+pub fn by_name_script(user: &str, names: &[&str], since: &str, cluster: Option<&str>) -> String {
     let list = shell::quote(&names.join(","));
+    let m = cluster
+        .map(|c| format!("-M {} ", shell::quote(c)))
+        .unwrap_or_default();
     format!(
-        "squeue -h -t all -u {u} --name={list} -o '%i|%j|%T|%r'; echo \"{RC}$?\"; echo '{SACCT}'; \
-         sacct -n -X -P -u {u} --name={list} -S {s} -E now -o JobIDRaw,JobName,State; echo \"{RC}$?\"",
+        "squeue -h -t all {m}-u {u} --name={list} -o '%i|%j|%T|%r'; echo \"{RC}$?\"; echo '{SACCT}'; \
+         sacct -n -X -P {m}-u {u} --name={list} -S {s} -E now -o JobIDRaw,JobName,State; echo \"{RC}$?\"",
         u = shell::quote(user),
         s = shell::quote(since),
     )
+}
+
+/// The one cluster a job script sends its job to: the value of an
+/// `#SBATCH --clusters=NAME`, `--clusters NAME`, `--cluster=NAME` or
+/// `-M NAME` directive (sbatch reads directives up to the first command
+/// line; the last one wins). `None` without one, or for a list
+/// (`-M a,b`: Slurm picks one; the reply names it).
+pub fn script_cluster(script: &str) -> Option<String> {
+    let mut found = None;
+    for line in script.lines().skip_while(|l| l.starts_with("#!")) {
+        let t = line.trim();
+        if t.is_empty() {
+            continue;
+        }
+        let Some(rest) = t.strip_prefix("#SBATCH") else {
+            if t.starts_with('#') {
+                continue;
+            }
+            break;
+        };
+        let words: Vec<&str> = rest.split_whitespace().collect();
+        for (i, w) in words.iter().enumerate() {
+            let value = if let Some(v) = w
+                .strip_prefix("--clusters=")
+                .or_else(|| w.strip_prefix("--cluster="))
+            {
+                Some(v)
+            } else if matches!(*w, "--clusters" | "--cluster" | "-M") {
+                words.get(i + 1).copied()
+            } else {
+                w.strip_prefix("-M").filter(|v| !v.is_empty())
+            };
+            if let Some(v) = value {
+                found = Some(v.to_string());
+            }
+        }
+    }
+    found.filter(|v| !v.is_empty() && !v.contains(','))
 }
 
 /// Parse the by-name script's output into jobs keyed by job id (squeue's
@@ -110,6 +156,7 @@ pub fn parse_by_name(
                 state: state.to_string(),
                 reason,
                 login_host: login_host.to_string(),
+                cluster: None,
             },
         );
     }
@@ -364,9 +411,28 @@ mod tests {
 
     #[test]
     fn by_name_script_quotes_values() {
-        let s = by_name_script("u", &["a", "b"], "now-7days");
+        let s = by_name_script("u", &["a", "b"], "now-7days", None);
         assert!(s.contains("--name='a,b'"), "{s}");
         assert!(s.contains("-u 'u'"), "{s}");
+        assert!(!s.contains("-M"), "{s}");
+        let s = by_name_script("u", &["a"], "now-7days", Some("b"));
+        assert_eq!(s.matches("-M 'b' -u 'u'").count(), 2, "{s}");
+    }
+
+    #[test]
+    fn the_cluster_a_script_sends_its_job_to() {
+        let s = |d: &str| {
+            format!("#!/bin/bash\n#SBATCH --job-name=x\n{d}\n#\n# comment\n\necho hi\n#SBATCH -M late\n")
+        };
+        assert_eq!(script_cluster(&s("#SBATCH --clusters=b")), Some("b".into()));
+        assert_eq!(script_cluster(&s("#SBATCH --cluster=b")), Some("b".into()));
+        assert_eq!(script_cluster(&s("#SBATCH -M b")), Some("b".into()));
+        assert_eq!(script_cluster(&s("#SBATCH --clusters b")), Some("b".into()));
+        assert_eq!(script_cluster(&s("#SBATCH -Mb")), Some("b".into()));
+        // A list: Slurm picks; none past the first command; none at all.
+        assert_eq!(script_cluster(&s("#SBATCH -M a,b")), None);
+        assert_eq!(script_cluster(&s("")), None);
+        assert_eq!(script_cluster("#!/bin/sh\n#SBATCH --mem=1G\n"), None);
     }
 
     #[test]

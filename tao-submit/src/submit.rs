@@ -294,8 +294,7 @@ pub fn run<R: BufRead, W: Write>(
             })
             .min()
             .unwrap_or_default();
-        let names: Vec<&str> = ready.iter().map(|p| p.id.as_str()).collect();
-        match prefetch(sessions, &names, &since) {
+        match prefetch(sessions, &ready, &since) {
             Ok((found, n)) => {
                 existing = found;
                 nodes = n;
@@ -485,7 +484,7 @@ fn ensure_conversion(
     // Every job of this name squeue or sacct knows (one call): the live
     // ones are shared; all of them are older than anything this run
     // submits, so reconciling an ambiguous submit never adopts them.
-    let known: Vec<Found> = query_by_name(sessions, &host, &[plan.id.as_str()], &since)?
+    let known: Vec<Found> = query_by_name(sessions, &host, &[plan.id.as_str()], &since, None)?
         .into_values()
         .collect();
     plan.known_ids = known.iter().map(|f| f.job_id.clone()).collect();
@@ -605,12 +604,23 @@ fn settle_conversion(
 /// node names; all on the primary session.
 type Prefetched = (BTreeMap<String, Vec<Found>>, Option<Vec<sched::NodeInfo>>);
 
-fn prefetch(sessions: &mut Sessions, names: &[&str], since: &str) -> Result<Prefetched> {
+fn prefetch(sessions: &mut Sessions, plans: &[&Plan], since: &str) -> Result<Prefetched> {
     let host = sessions.primary()?.login_host().to_string();
     let mut found: BTreeMap<String, Vec<Found>> = BTreeMap::new();
-    for chunk in names.chunks(sched::CHUNK) {
-        for f in query_by_name(sessions, &host, chunk, since)?.into_values() {
-            found.entry(f.name.clone()).or_default().push(f);
+    // Names by the cluster their script sends them to (`-M`).
+    let mut by_cluster: BTreeMap<Option<String>, Vec<&str>> = BTreeMap::new();
+    for p in plans {
+        by_cluster
+            .entry(plan_cluster(p))
+            .or_default()
+            .push(p.id.as_str());
+    }
+    for (cluster, names) in &by_cluster {
+        for chunk in names.chunks(sched::CHUNK) {
+            for f in query_by_name(sessions, &host, chunk, since, cluster.as_deref())?.into_values()
+            {
+                found.entry(f.name.clone()).or_default().push(f);
+            }
         }
     }
     let out = sessions.run_on(&host, "scontrol show nodes -o", None)?;
@@ -707,16 +717,38 @@ fn validate_exclude(plan: &mut Plan, known: &HashSet<String>) {
     plan.exclude = keep;
 }
 
-/// squeue + sacct by exact job name on one host.
+/// squeue + sacct by exact job name on one host (with `-M cluster` for
+/// jobs whose script sends them to another cluster).
 fn query_by_name(
     sessions: &mut Sessions,
     host: &str,
     names: &[&str],
     since: &str,
+    cluster: Option<&str>,
 ) -> Result<BTreeMap<String, Found>> {
     let user = sessions.host(host)?.target().user.clone();
-    let out = sessions.run_on(host, &sched::by_name_script(&user, names, since), None)?;
-    sched::parse_by_name(&out.stdout_text(), names, host)
+    let out = sessions.run_on(
+        host,
+        &sched::by_name_script(&user, names, since, cluster),
+        None,
+    )?;
+    let mut found = sched::parse_by_name(&out.stdout_text(), names, host)?;
+    for f in found.values_mut() {
+        f.cluster = cluster.map(str::to_string);
+    }
+    Ok(found)
+}
+
+/// The cluster the plan's script sends its job to (`#SBATCH --clusters`).
+fn plan_cluster(plan: &Plan) -> Option<String> {
+    sched::script_cluster(&plan.script)
+}
+
+/// ` -M cluster` for a job found on another cluster, else nothing.
+fn m_flag(cluster: Option<&str>) -> String {
+    cluster
+        .map(|c| format!("-M {} ", shell::quote(c)))
+        .unwrap_or_default()
 }
 
 /// One job already carries this name: adopt it (logs dir, release if held).
@@ -736,7 +768,11 @@ fn settle_found(sessions: &mut Sessions, plan: &Plan, mut found: Vec<Found>) -> 
         let how = if live.is_empty() {
             "the others had already ended".to_string()
         } else {
-            let cmd = format!("scancel {}", shell::join(&live));
+            let cmd = format!(
+                "scancel {}{}",
+                m_flag(kept.cluster.as_deref()),
+                shell::join(&live)
+            );
             match sessions.run_on(&kept.login_host, &cmd, None) {
                 Ok(o) if o.status == 0 => format!("cancelled the extra {}", live.join(", ")),
                 Ok(o) => {
@@ -771,7 +807,7 @@ fn settle_found(sessions: &mut Sessions, plan: &Plan, mut found: Vec<Found>) -> 
     adopt(sessions, plan, &f)?;
     Ok(Submitted {
         job_id: f.job_id.clone(),
-        cluster: None,
+        cluster: f.cluster.clone(),
         login_host: f.login_host.clone(),
         adopted: Some(f.state.clone()),
         waits_for: None,
@@ -799,7 +835,11 @@ pub(crate) fn keep_one(mut found: Vec<Found>) -> (Found, Vec<Found>) {
 fn adopt(sessions: &mut Sessions, plan: &Plan, f: &Found) -> Result<()> {
     let mut script = format!("mkdir -p -- {}", shell::quote(&plan.log_dir(&f.job_id)));
     if f.is_held() {
-        script.push_str(&format!(" && scontrol release {}", shell::quote(&f.job_id)));
+        script.push_str(&format!(
+            " && scontrol {}release {}",
+            m_flag(f.cluster.as_deref()),
+            shell::quote(&f.job_id)
+        ));
     }
     let out = sessions.run_on(&f.login_host, &script, None)?;
     if out.status != 0 {
@@ -1064,7 +1104,13 @@ fn lookup_everywhere(sessions: &mut Sessions, plan: &Plan, since: &str) -> Resul
     let mut answered = 0;
     let mut last_err = None;
     for host in sessions.hosts() {
-        match query_by_name(sessions, &host, &[plan.id.as_str()], since) {
+        match query_by_name(
+            sessions,
+            &host,
+            &[plan.id.as_str()],
+            since,
+            plan_cluster(plan).as_deref(),
+        ) {
             Ok(m) => {
                 answered += 1;
                 for (k, v) in m {
@@ -1117,6 +1163,7 @@ mod tests {
             state: st.into(),
             reason: None,
             login_host: "h".into(),
+            cluster: None,
         };
         let (kept, extras) = keep_one(vec![
             f("120", "PENDING"),

@@ -40,8 +40,9 @@ fn cluster_b() -> Option<Cluster> {
 }
 
 /// The job line pipeline, with an extra `#SBATCH` line when `directive` is
-/// not empty; prints the submitted record line.
-fn submit_script(directive: &str, command: &str) -> String {
+/// not empty; keeps the approved line in `$TAO_STATE_DIR/<tag>.line` and
+/// prints the submitted record line.
+fn submit_script(tag: &str, directive: &str, command: &str) -> String {
     let edit = if directive.is_empty() {
         "cat".to_string()
     } else {
@@ -49,7 +50,8 @@ fn submit_script(directive: &str, command: &str) -> String {
     };
     format!(
         "tao-record open --platform slurm --action train --network-arch demo --gpus 1 --cpus-per-task 1 \
-         --time 00:10:00 --command '{command}' | tao-render | {edit} | tao-redact lint | tao-submit | tao-record mark"
+         --time 00:10:00 --command '{command}' | tao-render | {edit} | tao-redact lint > \"$TAO_STATE_DIR/{tag}.line\"\n\
+         tao-submit < \"$TAO_STATE_DIR/{tag}.line\" | tao-record mark"
     )
 }
 
@@ -111,8 +113,8 @@ fn a_job_on_cluster_b_is_polled_logged_and_cancelled_through_the_first_login_hos
         &env,
         &format!(
             "{}\n{}\n",
-            submit_script("#SBATCH --clusters=b", wait),
-            submit_script("", wait)
+            submit_script("b", "#SBATCH --clusters=b", wait),
+            submit_script("a", "", wait)
         ),
     );
     assert!(out.status.success(), "submit: {}", text(&out.stderr));
@@ -130,6 +132,20 @@ fn a_job_on_cluster_b_is_polled_logged_and_cancelled_through_the_first_login_hos
     // The job is b's: b's controller knows it by its name.
     let q = c.ssh(&format!("squeue -M b -h -j {sid_b} -o %j"));
     assert_eq!(text(&q.stdout).trim(), id_b, "{}", text(&q.stderr));
+    // The same line again: tao-submit looks the name up on b (-M b, from
+    // the script's directive) and adopts the job instead of a second one.
+    let out = bash(&c, &env, "tao-submit < \"$TAO_STATE_DIR/b.line\"");
+    assert!(out.status.success(), "resubmit: {}", text(&out.stderr));
+    let again = &json_lines(&text(&out.stdout))[0];
+    assert_eq!(again["slurm"]["job_id"], sid_b.as_str(), "{again}");
+    assert_eq!(again["slurm"]["cluster"], "b", "{again}");
+    let q = c.ssh(&format!("squeue -M b -h -t all --name={id_b} -o %i"));
+    assert_eq!(
+        text(&q.stdout).trim(),
+        sid_b,
+        "one job on b: {}",
+        text(&q.stderr)
+    );
 
     // Both polled in one tao-poll run until both run (bounded).
     let poll = format!(
