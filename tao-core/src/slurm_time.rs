@@ -135,6 +135,17 @@ impl SlurmTime {
     }
 }
 
+/// Format seconds as `HH:MM:SS` (hours may exceed 24), the form
+/// tao-record writes for a default `resources.child_timeout`.
+pub fn format_hms(secs: u64) -> String {
+    format!(
+        "{:02}:{:02}:{:02}",
+        secs / 3600,
+        (secs / 60) % 60,
+        secs % 60
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,6 +164,12 @@ mod tests {
         assert_eq!(secs("1-02:30:05"), 86400 + 2 * 3600 + 30 * 60 + 5);
         assert_eq!(secs("100:00:00"), 100 * 3600);
         assert_eq!(secs(" 90 "), 90 * 60);
+    }
+
+    #[test]
+    fn hms_form() {
+        assert_eq!(format_hms(13680), "03:48:00");
+        assert_eq!(format_hms(360000), "100:00:00");
     }
 
     #[test]
