@@ -98,11 +98,11 @@ pub struct OpenArgs {
     /// D-HH:MM, D-HH:MM:SS; minutes and seconds below 60 and hours below 24 after a day
     /// count), at most the partition's max_time in the site profile; 0, -1, INFINITE or
     /// UNLIMITED only where that max_time is UNLIMITED [default: 04:00:00].
-    #[arg(long, value_name = "TIME")]
+    #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
     pub time: Option<String>,
     /// Time after which the job's command is stopped so the job can finish cleanly;
     /// below --time [default: 95% of --time; none under an unlimited --time].
-    #[arg(long, value_name = "TIME")]
+    #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
     pub child_timeout: Option<String>,
     /// Partition, or a comma-separated list; one the site profile lists, when it lists any
     /// [env: SLURM_PARTITION; default: the site profile's].
