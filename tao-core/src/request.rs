@@ -281,6 +281,21 @@ pub fn cpus_per_task(n: u32) -> Result<u32, String> {
     Ok(n)
 }
 
+/// Check and normalise a memory size (sbatch `--mem`): 1-12 digits with an
+/// optional unit K, M, G or T, in either case (sbatch(1) reads `64g` as
+/// `64G`). Output: the size with the unit in upper case.
+///
+/// Errors: the message naming the value and the form.
+pub fn mem(s: &str) -> Result<String, String> {
+    let digits = s
+        .strip_suffix(['K', 'M', 'G', 'T', 'k', 'm', 'g', 't'])
+        .unwrap_or(s);
+    if digits.is_empty() || digits.len() > 12 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("{s:?} is not a memory size; use e.g. 64G or 7200M"));
+    }
+    Ok(s.to_ascii_uppercase())
+}
+
 /// GPU shape after the rule "at or above the per-node GPU maximum, nodes
 /// are exclusive and the node count is derived from the total" (DESIGN,
 /// "Defaults"): returns `(nodes, gpus_per_node, exclusive)`. `max` is the
@@ -451,5 +466,14 @@ mod tests {
         assert_eq!(gpu_shape(3, 0, false, 8).unwrap(), (3, 0, false));
         assert!(gpu_shape(u32::MAX, 16, false, 8).is_err());
         assert!(nodes(0).is_err() && cpus_per_task(0).is_err());
+    }
+
+    #[test]
+    fn memory_sizes() {
+        assert_eq!(mem("64g").unwrap(), "64G");
+        assert_eq!(mem("7200").unwrap(), "7200");
+        for bad in ["64GB", "G", "", "1234567890123M", "-1G", "6 4G"] {
+            assert!(mem(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -120,8 +120,9 @@ pub struct OpenArgs {
     /// Node to avoid (sbatch --exclude); repeatable.
     #[arg(long = "exclude", value_name = "NODE")]
     pub exclude: Vec<String>,
-    /// Memory per node, sbatch --mem form (64G, 7200M).
-    #[arg(long, value_name = "SIZE")]
+    /// Memory per node, sbatch --mem form: digits and an optional K, M, G or T in either
+    /// case (64G, 64g, 7200M).
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
     pub mem: Option<String>,
     /// Storage tier name [default: lustre].
     #[arg(long, value_name = "TIER")]
@@ -438,7 +439,7 @@ fn build_resources(args: &OpenArgs, profile: &SiteProfile) -> Result<Value> {
         }
     }
     if let Some(m) = &args.mem {
-        validate::mem(m).map_err(|e| usage("--mem", e))?;
+        request::mem(m).map_err(|e| usage("--mem", e))?;
     }
     // At the per-node GPU maximum a node is the job's alone (DESIGN "Defaults").
     let exclusive = args.exclusive || gpus >= profile.max_gpus_per_node;

@@ -121,17 +121,6 @@ pub fn mount(s: &str) -> Result<String, String> {
     }
 }
 
-/// Check a Slurm memory size (sbatch `--mem`): digits with an optional
-/// K, M, G or T suffix.
-pub fn mem(s: &str) -> Result<(), String> {
-    let digits = s.trim_end_matches(['K', 'M', 'G', 'T', 'k', 'm', 'g', 't']);
-    let suffix_len = s.len() - digits.len();
-    if digits.is_empty() || suffix_len > 1 || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(format!("{s:?} is not a memory size; use e.g. 64G or 7200M"));
-    }
-    Ok(())
-}
-
 /// Check a Slurm name list (partitions, node names, account): characters
 /// `[A-Za-z0-9_.-]`, with commas between entries where `list` allows them.
 pub fn slurm_names(s: &str, list: bool, what: &str) -> Result<(), String> {
@@ -234,8 +223,6 @@ mod tests {
 
     #[test]
     fn names_and_values() {
-        assert!(mem("64G").is_ok() && mem("7200").is_ok());
-        assert!(mem("64GB").is_err() && mem("G").is_err());
         assert!(slurm_names("polar,polar3", true, "partition").is_ok());
         assert!(slurm_names("a;b", true, "partition").is_err());
         assert!(slurm_names("a,b", false, "node").is_err());

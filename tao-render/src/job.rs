@@ -440,7 +440,12 @@ pub fn plan(line: &JobLine, profile: &SiteProfile, opts: RenderOptions) -> Resul
         Some(list) if !list.is_empty() => Some(SbatchValue::node_list(list)?),
         _ => None,
     };
-    let mem = res.mem.as_deref().map(SbatchValue::mem).transpose()?;
+    let mem = match res.mem.as_deref() {
+        Some(m) => Some(SbatchValue::mem(
+            &request::mem(m).map_err(|e| refuse(format!("resources.mem {e}")))?,
+        )?),
+        None => None,
+    };
 
     // Bindings.
     let (config_path, config_sha256) = match &spec {

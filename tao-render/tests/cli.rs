@@ -156,7 +156,7 @@ fn refusals_for_each_rule() {
         (
             "mem",
             Box::new(|l| l["resources"]["mem"] = json!("lots")),
-            "#SBATCH",
+            "resources.mem \"lots\" is not a memory size",
         ),
         (
             "id",

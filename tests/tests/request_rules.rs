@@ -6,8 +6,9 @@
 //! secret names (every name of `tao_core::request::RESERVED_NAMES`, a member
 //! of each reserved family, secret-looking, malformed and ordinary ones),
 //! images (every accepted spelling and near misses), partitions (listed,
-//! unlisted, lists, one with an UNLIMITED limit) and GPU/CPU/node counts
-//! (zero, the node maximum and above it, uneven totals, 2^32-1).
+//! unlisted, lists, one with an UNLIMITED limit), GPU/CPU/node counts
+//! (zero, the node maximum and above it, uneven totals, 2^32-1) and memory
+//! sizes (either case of unit, too long, malformed).
 //!
 //! For each request both binaries run, in a cleared environment, with one
 //! site profile file:
@@ -77,6 +78,7 @@ struct Request {
     gpus: Option<u32>,
     cpus: Option<u32>,
     exclusive: bool,
+    mem: Option<String>,
     image: String,
     env: Vec<String>,
     secrets: Vec<String>,
@@ -109,6 +111,7 @@ impl Request {
         opt("--nodes", self.nodes.map(|n| n.to_string()));
         opt("--gpus-per-node", self.gpus.map(|n| n.to_string()));
         opt("--cpus-per-task", self.cpus.map(|n| n.to_string()));
+        opt("--mem", self.mem.clone());
         if self.exclusive {
             a.push("--exclusive".into());
         }
@@ -145,6 +148,7 @@ impl Request {
             }
         }
         r["exclusive"] = json!(self.exclusive);
+        r["mem"] = json!(self.mem);
         let mut env = Map::new();
         for e in &self.env {
             env.insert(e.clone(), json!("v1"));
@@ -303,6 +307,21 @@ fn request() -> impl Strategy<Value = Request> {
             "gpu,",
         ])),
         (count(), count(), count(), any::<bool>()),
+        prop::option::weighted(
+            0.3,
+            prop::sample::select(vec![
+                "64G",
+                "64g",
+                "7200M",
+                "7200",
+                "512k",
+                "1T",
+                "64GB",
+                "G",
+                "1234567890123M",
+                "-1G",
+            ]),
+        ),
         image(),
         prop::collection::vec(name(), 0..3),
         prop::collection::vec(name(), 0..3),
@@ -313,6 +332,7 @@ fn request() -> impl Strategy<Value = Request> {
                 child_timeout,
                 partition,
                 (nodes, gpus, cpus, exclusive),
+                mem,
                 image,
                 env,
                 secrets,
@@ -325,6 +345,7 @@ fn request() -> impl Strategy<Value = Request> {
                     gpus,
                     cpus,
                     exclusive,
+                    mem: mem.map(str::to_string),
                     image,
                     env,
                     secrets,
@@ -397,6 +418,7 @@ fn setup() -> (tempfile::TempDir, Value) {
         gpus: None,
         cpus: None,
         exclusive: false,
+        mem: None,
         image: "/images/tao.sqsh".into(),
         env: vec![],
         secrets: vec![],
@@ -500,6 +522,18 @@ fn the_disagreements_of_issue_13_are_gone() {
     let line: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(line["resources"]["child_timeout"], Value::Null);
     assert_eq!(render(&line, dir), Ok(()));
+    // --mem in lower case (sbatch reads it): opened, and rendered upper case.
+    let out = open(&["--mem", "64g"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let line: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rendered = run("tao-render", &[], &format!("{line}\n"), dir);
+    assert_eq!(
+        rendered.status.code(),
+        Some(0),
+        "{}",
+        text(&rendered.stderr)
+    );
+    assert!(text(&rendered.stdout).contains("#SBATCH --mem=64G\\n"));
     // 16 GPUs on 4-GPU nodes: 4 exclusive nodes of 4, in both tools.
     let out = open(&["--gpus-per-node", "16"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -534,6 +568,7 @@ fn every_reserved_name_is_refused_by_both_tools() {
                 gpus: None,
                 cpus: None,
                 exclusive: false,
+                mem: None,
                 image: "/images/tao.sqsh".into(),
                 env: if as_secret { vec![] } else { vec![name.into()] },
                 secrets: if as_secret { vec![name.into()] } else { vec![] },
