@@ -77,8 +77,10 @@ Reads job lines (tao-jobline(7)) on standard input and writes each one back with
 from an earlier tool pass through untouched.\n\n\
 Every value reaching the shell is single-quoted by the template escaper; values on \
 #SBATCH lines must match a strict character set. A line breaking a rule (wall time above \
-its partition's limit, unlimited time, a relative or non-.sqsh image, a bad #SBATCH \
-value, ...) gets `error` and goes on.",
+its partition's limit, a partition the site profile does not list, a reserved env or \
+secret name, a relative or non-.sqsh image, a bad #SBATCH value, ...) gets `error` and \
+goes on. The rules are the ones `tao-record open` applies (tao-core's request module): \
+a line it opened renders.",
         )
         .disable_version_flag(true)
         .arg(
@@ -95,10 +97,12 @@ line (for many, use: tao-render | jq -r .script.text).",
             Arg::new("allow-unlimited")
                 .long("allow-unlimited")
                 .action(ArgAction::SetTrue)
-                .help("Accept an unlimited wall time (0, -1, INFINITE, UNLIMITED)")
+                .help("No effect (kept for old command lines)")
                 .long_help(
-                    "Accept `0`, `-1`, `INFINITE` or `UNLIMITED` as resources.time (still \
-refused on a partition whose profile limit is finite).",
+                    "No effect; kept so old command lines still work. `0`, `-1`, `INFINITE` \
+and `UNLIMITED` are accepted as resources.time wherever the partition's limit in the site \
+profile is unlimited (or the profile does not list the partition), and refused where it \
+is finite, as tao-record open does.",
                 ),
         )
         .arg(

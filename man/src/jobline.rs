@@ -21,12 +21,12 @@ pub const FIELDS: &[(&str, &str)] = &[
     ("image", "Set by tao-record open. As given: /abs/x.sqsh, registry#image:tag, docker://registry#image:tag or registry/image:tag; null for runtime none."),
     ("runtime", "Set by tao-record open. \"pyxis\" (srun --container-image, the default on real clusters) or \"none\" (plain srun)."),
     ("command", "Set by tao-record open. Shell text run in the container; only {config_path}, {job_id} and {results_dir} are bound."),
-    ("resources", "Set by tao-record open. {nodes, gpus_per_node, cpus_per_task (integers), time and child_timeout (Slurm time strings, HH:MM:SS), partition, account (string or null), exclusive, requeue (booleans), exclude ([node names]), mem (string or null)}."),
+    ("resources", "Set by tao-record open. {nodes, gpus_per_node, cpus_per_task (integers), time and child_timeout (Slurm time strings, HH:MM:SS; child_timeout null under an unlimited time), partition, account (string or null), exclusive, requeue (booleans), exclude ([node names]), mem (string or null)}."),
     ("storage", "Set by tao-record open. {tier, base_dir (SLURM_BASE_RESULTS_DIR), job_dir (<base>/jobs/<id>), results_dir (<base>/results/<id>)}."),
     ("spec", "Set by tao-record open --spec. {name, text, sha256}; staged to <job_dir>/specs/<name>, which is {config_path}."),
     ("mounts", "Set by tao-record open. [\"/src:/dst\", ...] (Pyxis --container-mounts)."),
-    ("env", "Set by tao-record open. {NAME: value}, non-secret."),
-    ("secrets", "Set by tao-record open. [\"HF_TOKEN\", ...]: names only, never values."),
+    ("env", "Set by tao-record open. {NAME: value}, non-secret; not a reserved name (RESERVED NAMES below), not a name that looks like a secret (*TOKEN*, *SECRET*, *PASSWORD*, *_KEY, ...), not a name also in secrets."),
+    ("secrets", "Set by tao-record open. [\"HF_TOKEN\", ...]: names only, never values. The job sources them from a sidecar before its steps, so a name may not be reserved (RESERVED NAMES below)."),
     ("execution", "Set by tao-record open --execution. Optional model lifecycle {pre_commands, command, post_commands [{command, scope: all|leader}], launcher (torchrun or null), supporting_files [{source, local_path, sha256, size}]}; tao-submit verifies each file's sha256 and stages it to <job_dir>/inputs/action-helpers/<source>; the script exports TAO_ACTION_HELPERS."),
     ("script", "Set by tao-render. {template (single, multi, convert, probe), sha256, text, ...}."),
     ("lint", "Set by tao-redact lint. {ok, sha256 of the approved script.text, findings [{rule, line, column, preview}]}; the preview is masked."),
@@ -179,6 +179,13 @@ images/<name>.sqsh                 image conversion cache",
     );
     para(&mut out, "tao-submit runs sbatch --parsable --hold, creates slurm-logs/<id>-<slurm_job_id>/, then scontrol release: Slurm 22.05 does not create the directories named by --output. Scripts append (--open-mode=append), so a requeued attempt adds to the same logs. completion.json is written by the job script on exit: {\"exit_code\": int, \"end\": RFC 3339, \"slurm_job_id\": \"123\", \"restart_count\": int}.");
     para(&mut out, "The job's environment: TAO_JOB_ID=<id>, RESULTS_DIR=<results_dir>, TAO_API_RESULTS_DIR=<base>/results (TAO appends the job id), plus the line's env. Multi-node jobs run one task per node and export WORLD_SIZE (the node count), NUM_GPU_PER_NODE, NODE_RANK, MASTER_ADDR, MASTER_PORT, TAO_NODE_COUNT, TAO_GPUS_PER_NODE and TAO_NODE_RANK.");
+
+    heading(&mut out, "RESERVED NAMES");
+    out.push_str(&text(&format!(
+        "Names env and secrets may not use, refused by tao-record open (exit 2) and tao-render (the line's error) alike (tao_core::request): the job script sets them, Slurm or the rendezvous sets them, or bash reads them (the secrets sidecar is sourced before the steps, so such a secret could redirect the script, its clean-up included): {}; and every name starting with {}. env also refuses names that look like secrets (*TOKEN*, *SECRET*, *PASSWORD*, *_KEY, ...: use secrets) and a name that is also in secrets.",
+        tao_core::request::RESERVED_NAMES.join(", "),
+        tao_core::request::RESERVED_PREFIXES.join(", ")
+    )));
 
     heading(&mut out, "LOCAL STATE");
     out.push_str(&text("Records live in $TAO_STATE_DIR/records/<id>.json (default $XDG_STATE_HOME/tao-slurm, else ~/.local/state/tao-slurm): the job line plus history [{at, state, source, message}], one file per job, written atomically under a per-record lock, so overlapping cron runs lose nothing. tao-record list prints job lines without history."));

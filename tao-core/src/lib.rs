@@ -10,9 +10,12 @@ pub mod cli;
 pub mod error;
 pub mod exit;
 pub mod id;
+pub mod image;
 pub mod jobline;
+pub mod request;
 pub mod shell;
 pub mod site;
+pub mod slurm_time;
 pub mod state;
 pub mod time;
 

@@ -84,11 +84,27 @@ impl SiteProfile {
     }
 
     /// Parse a profile from TOML text; `origin` names it in errors.
+    /// Every `max_time` and the conversion `time` must be Slurm times
+    /// ([`crate::slurm_time::SlurmTime::parse`]).
     ///
-    /// Errors: [`Error::Config`] naming the origin and the TOML problem.
+    /// Errors: [`Error::Config`] naming the origin and the TOML problem or
+    /// the bad time.
     pub fn parse(text: &str, origin: &str) -> Result<Self> {
-        toml::from_str(text)
-            .map_err(|e| Error::Config(format!("site profile {origin:?}: {}", e.message())))
+        let p: Self = toml::from_str(text)
+            .map_err(|e| Error::Config(format!("site profile {origin:?}: {}", e.message())))?;
+        let times = p
+            .partitions
+            .iter()
+            .map(|x| (format!("partition {:?} max_time", x.name), &x.max_time))
+            .chain([("conversion time".to_string(), &p.conversion.time)]);
+        for (what, t) in times {
+            crate::slurm_time::SlurmTime::parse(t).map_err(|e| {
+                Error::Config(format!(
+                    "site profile {origin:?}: {what}: {e}; fix the profile"
+                ))
+            })?;
+        }
+        Ok(p)
     }
 
     /// Load a profile by built-in name or file path. `None` reads

@@ -15,23 +15,15 @@
 use std::path::PathBuf;
 
 use serde_json::{json, Map, Value};
+use tao_core::request::{self, defaults};
 use tao_core::site::SiteProfile;
+use tao_core::slurm_time::format_hms;
 use tao_core::{Error, JobLine, Result, State};
 
 use crate::machine::{push_history, TOOL};
 use crate::store::{Record, Store};
 use crate::validate;
 
-/// Default nodes per job (DESIGN "Defaults").
-pub const DEFAULT_NODES: u32 = 1;
-/// Default GPUs per node.
-pub const DEFAULT_GPUS_PER_NODE: u32 = 4;
-/// Default CPUs per task.
-pub const DEFAULT_CPUS_PER_TASK: u32 = 16;
-/// Default wall time (Slurm time string).
-pub const DEFAULT_TIME: &str = "04:00:00";
-/// The child timeout as a share of the wall time: 3.8 h of 4 h (DESIGN).
-pub const CHILD_TIMEOUT_PERMILLE: u64 = 950;
 /// Default storage tier.
 pub const DEFAULT_TIER: &str = "lustre";
 /// Largest spec file accepted, in bytes.
@@ -94,19 +86,23 @@ pub struct OpenArgs {
     /// Number of nodes [default: 1].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub nodes: Option<u32>,
-    /// GPUs per node [default: 4]. `--gpus` is an alias.
+    /// GPUs per node [default: 4]. `--gpus` is an alias. At or above the site profile's
+    /// max_gpus_per_node the nodes are exclusive and the node count is derived from the
+    /// total (16 on 4-GPU nodes: 4 nodes of 4); a total that does not split evenly is refused.
     #[arg(long, visible_alias = "gpus", value_name = "N")]
     pub gpus_per_node: Option<u32>,
     /// CPUs per task [default: 16].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub cpus_per_task: Option<u32>,
     /// Wall time, a Slurm time string (sbatch --time: MINUTES, MM:SS, HH:MM:SS, D-HH,
-    /// D-HH:MM, D-HH:MM:SS), at most the partition's max_time in the site profile [default: 04:00:00].
-    #[arg(long, value_name = "TIME")]
+    /// D-HH:MM, D-HH:MM:SS; minutes and seconds below 60 and hours below 24 after a day
+    /// count), at most the partition's max_time in the site profile; 0, -1, INFINITE or
+    /// UNLIMITED only where that max_time is UNLIMITED [default: 04:00:00].
+    #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
     pub time: Option<String>,
-    /// Time after which the job's command is stopped so the job can finish cleanly
-    /// [default: 95% of --time].
-    #[arg(long, value_name = "TIME")]
+    /// Time after which the job's command is stopped so the job can finish cleanly;
+    /// below --time [default: 95% of --time; none under an unlimited --time].
+    #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
     pub child_timeout: Option<String>,
     /// Partition, or a comma-separated list; one the site profile lists, when it lists any
     /// [env: SLURM_PARTITION; default: the site profile's].
@@ -124,8 +120,9 @@ pub struct OpenArgs {
     /// Node to avoid (sbatch --exclude); repeatable.
     #[arg(long = "exclude", value_name = "NODE")]
     pub exclude: Vec<String>,
-    /// Memory per node, sbatch --mem form (64G, 7200M).
-    #[arg(long, value_name = "SIZE")]
+    /// Memory per node, sbatch --mem form: digits and an optional K, M, G or T in either
+    /// case (64G, 64g, 7200M).
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
     pub mem: Option<String>,
     /// Storage tier name [default: lustre].
     #[arg(long, value_name = "TIER")]
@@ -139,10 +136,13 @@ pub struct OpenArgs {
     /// Container mount SRC:DST[:FLAGS]; repeatable [env: SLURM_CONTAINER_MOUNTS, comma-separated].
     #[arg(long = "mount", value_name = "SRC:DST")]
     pub mounts: Vec<String>,
-    /// Non-secret environment variable for the job, K=V; repeatable.
+    /// Non-secret environment variable for the job, K=V; repeatable. Reserved names are
+    /// refused (the job script's own, rendezvous, SLURM_*, BASH*, LD_*, tao_*, PATH, IFS, ...:
+    /// tao-jobline(7)), and so are names that look like secrets (use --secret).
     #[arg(long = "env", value_name = "K=V")]
     pub env: Vec<String>,
-    /// Name of a secret read from the environment at submit time; repeatable. Names only.
+    /// Name of a secret read from the environment at submit time; repeatable. Names only;
+    /// the reserved names of --env are refused here too, and a name may not be both.
     #[arg(long = "secret", value_name = "NAME")]
     pub secrets: Vec<String>,
     /// JSON file with the model lifecycle (pre_commands, command, post_commands, launcher, supporting_files).
@@ -271,7 +271,7 @@ pub fn build_request(args: &OpenArgs) -> Result<Map<String, Value>> {
                 ),
             ));
         }
-        validate::image(img).map_err(|e| usage("--image", e))?;
+        tao_core::image::normalise_image(img).map_err(|e| usage("--image", e))?;
     } else if runtime == "pyxis" {
         return Err(usage(
             "--image",
@@ -328,6 +328,8 @@ pub fn build_request(args: &OpenArgs) -> Result<Map<String, Value>> {
     let mounts = build_mounts(&args.mounts)?;
     let env = build_env(&args.env)?;
     let secrets = build_secrets(&args.secrets)?;
+    request::env_not_secret(env.keys().map(String::as_str), &secrets)
+        .map_err(|e| usage("--env", e))?;
 
     let mut f = Map::new();
     f.insert("platform".into(), json!("slurm"));
@@ -355,35 +357,33 @@ pub fn build_request(args: &OpenArgs) -> Result<Map<String, Value>> {
 }
 
 fn build_resources(args: &OpenArgs, profile: &SiteProfile) -> Result<Value> {
-    let nodes = args.nodes.unwrap_or(DEFAULT_NODES);
-    let gpus = args.gpus_per_node.unwrap_or(DEFAULT_GPUS_PER_NODE);
-    if gpus > profile.max_gpus_per_node {
-        return Err(usage(
-            "--gpus-per-node",
-            format!(
-                "{gpus} is more than the {} GPUs a node of site {:?} has; use --nodes to spread the job",
-                profile.max_gpus_per_node, profile.name
-            ),
-        ));
-    }
-    let cpus = args.cpus_per_task.unwrap_or(DEFAULT_CPUS_PER_TASK);
+    // The rules tao-render plans with (tao_core::request), checked once here.
+    let nodes =
+        request::nodes(args.nodes.unwrap_or(defaults::NODES)).map_err(|e| usage("--nodes", e))?;
+    let gpus = args.gpus_per_node.unwrap_or(defaults::GPUS_PER_NODE);
+    let cpus = request::cpus_per_task(args.cpus_per_task.unwrap_or(defaults::CPUS_PER_TASK))
+        .map_err(|e| usage("--cpus-per-task", e))?;
+    request::gpu_shape(nodes, gpus, args.exclusive, profile.max_gpus_per_node)
+        .map_err(|e| usage("--gpus-per-node", e))?;
     let time = args
         .time
         .clone()
-        .unwrap_or_else(|| DEFAULT_TIME.to_string());
-    let time_secs = validate::slurm_time_secs(&time).map_err(|e| usage("--time", e))?;
-    let child_timeout = match &args.child_timeout {
-        Some(c) => {
-            let secs = validate::slurm_time_secs(c).map_err(|e| usage("--child-timeout", e))?;
-            if secs >= time_secs {
-                return Err(usage(
-                    "--child-timeout",
-                    format!("{c:?} is not shorter than --time {time:?}; leave room for the job to save and exit"),
-                ));
-            }
-            c.clone()
-        }
-        None => validate::format_hms((time_secs * CHILD_TIMEOUT_PERMILLE / 1000).max(1)),
+        .unwrap_or_else(|| defaults::TIME.to_string());
+    let wall = request::wall_time(&time).map_err(|e| usage("--time", e))?;
+    let child_secs = request::child_timeout_secs(args.child_timeout.as_deref(), wall).map_err(
+        |e| match &args.child_timeout {
+            Some(_) => usage("--child-timeout", e),
+            None => usage(
+                "--time",
+                format!("{time:?} leaves no room for the child timeout: {e}"),
+            ),
+        },
+    )?;
+    // Unlimited (child timeout 0): null, as tao-render reads it.
+    let child_timeout = match (&args.child_timeout, child_secs) {
+        (Some(c), _) => Some(c.clone()),
+        (None, 0) => None,
+        (None, secs) => Some(format_hms(secs)),
     };
     let (partition, partition_err): (String, fn(&str, String) -> Error) =
         match (&args.partition, env_var("SLURM_PARTITION")) {
@@ -401,23 +401,12 @@ fn build_resources(args: &OpenArgs, profile: &SiteProfile) -> Result<Value> {
             }),
         };
     for name in partition.split(',') {
-        if let Err(msg) = known_partition(profile, name) {
+        if let Err(msg) = request::known_partition(profile, name) {
             return Err(partition_err("--partition", msg));
         }
-        if let Some(part) = profile.partition(name) {
-            if let Ok(max) = validate::slurm_time_secs(&part.max_time) {
-                if time_secs > max {
-                    return Err(usage(
-                        "--time",
-                        format!(
-                            "{time:?} is longer than partition {name:?} allows ({}); use a shorter --time or a longer partition (--partition)",
-                            part.max_time
-                        ),
-                    ));
-                }
-            }
-        }
     }
+    request::check_time_limit(wall, &partition, profile)
+        .map_err(|e| usage("--time", format!("{time:?}: {e} (--partition)")))?;
     let account = match (&args.account, env_var("SLURM_ACCOUNT")) {
         (Some(a), _) => {
             validate::slurm_names(a, false, "account").map_err(|e| usage("--account", e))?;
@@ -450,7 +439,7 @@ fn build_resources(args: &OpenArgs, profile: &SiteProfile) -> Result<Value> {
         }
     }
     if let Some(m) = &args.mem {
-        validate::mem(m).map_err(|e| usage("--mem", e))?;
+        request::mem(m).map_err(|e| usage("--mem", e))?;
     }
     // At the per-node GPU maximum a node is the job's alone (DESIGN "Defaults").
     let exclusive = args.exclusive || gpus >= profile.max_gpus_per_node;
@@ -467,23 +456,6 @@ fn build_resources(args: &OpenArgs, profile: &SiteProfile) -> Result<Value> {
         "exclude": exclude,
         "mem": args.mem,
     }))
-}
-
-/// Whether `name` is one of the partitions `profile` lists. A profile that
-/// lists none knows nothing about partitions, and every name passes (sbatch
-/// has the last word).
-///
-/// Errors: the message naming the listed partitions and the fix.
-pub fn known_partition(profile: &SiteProfile, name: &str) -> std::result::Result<(), String> {
-    if profile.partitions.is_empty() || profile.partition(name).is_some() {
-        return Ok(());
-    }
-    let known: Vec<&str> = profile.partitions.iter().map(|p| p.name.as_str()).collect();
-    Err(format!(
-        "{name:?} is not a partition of site profile {:?} ({}); use one of those, or a site profile that lists it (TAO_SITE_PROFILE, tao-site-profile(5))",
-        profile.name,
-        known.join(", ")
-    ))
 }
 
 fn storage_root(args: &OpenArgs) -> Result<(String, String)> {
@@ -533,20 +505,8 @@ fn build_env(flags: &[String]) -> Result<Map<String, Value>> {
                 format!("{kv:?} is not K=V; use e.g. --env OMP_NUM_THREADS=8"),
             ));
         };
-        validate::env_name(k).map_err(|e| usage("--env", e))?;
-        if validate::looks_secret(k) {
-            // Never echo the value: it may be a real secret.
-            return Err(usage(
-                "--env",
-                format!("{k} looks like a secret; pass it by name with --secret {k} and export it when running tao-submit"),
-            ));
-        }
-        if validate::RESERVED_ENV.contains(&k) {
-            return Err(usage(
-                "--env",
-                format!("{k} is set by the job itself; choose another name"),
-            ));
-        }
+        // Never echo the value: it may be a real secret.
+        request::env_name(k).map_err(|e| usage("--env", e))?;
         validate::no_controls(v, false).map_err(|e| usage("--env", format!("value of {k} {e}")))?;
         env.insert(k.into(), Value::String(v.into()));
     }
@@ -565,7 +525,7 @@ fn build_secrets(flags: &[String]) -> Result<Vec<String>> {
                 ),
             ));
         }
-        validate::env_name(s).map_err(|e| usage("--secret", e))?;
+        request::secret_name(s).map_err(|e| usage("--secret", e))?;
         if !out.contains(s) {
             out.push(s.clone());
         }
@@ -1099,19 +1059,6 @@ mod tests {
             seen.insert(id);
         }
         assert!(seen.len() > 190, "ids repeat too often");
-    }
-
-    #[test]
-    fn partitions_are_checked_only_against_a_profile_that_lists_them() {
-        let mut p = SiteProfile::load(Some("local")).unwrap();
-        assert!(known_partition(&p, "gpu").is_ok());
-        let e = known_partition(&p, "gpu2").unwrap_err();
-        assert!(
-            e.contains("(gpu, cpu_long)") && e.contains("TAO_SITE_PROFILE"),
-            "{e}"
-        );
-        p.partitions.clear();
-        assert!(known_partition(&p, "gpu2").is_ok());
     }
 
     #[test]

@@ -28,7 +28,8 @@ use crate::{render_line_with, TOOL};
 pub struct Options {
     /// `--print`: print the bare script of the one input line.
     pub print: bool,
-    /// `--allow-unlimited`: accept an unlimited wall time.
+    /// `--allow-unlimited`: kept for old command lines, no effect (an
+    /// unlimited wall time is accepted where the partition allows it).
     pub allow_unlimited: bool,
     /// `--site-profile NAME|FILE` (else TAO_SITE_PROFILE, else `cs-oci-ord`).
     pub site_profile: Option<String>,
@@ -55,7 +56,7 @@ tao-render: render job lines into sbatch scripts
 Usage: tao-render [--print] [--allow-unlimited] [--site-profile NAME|FILE] < lines
 
   --print                 print the bare script of one job line
-  --allow-unlimited       accept an unlimited wall time (0, UNLIMITED)
+  --allow-unlimited       no effect (kept for old command lines)
   --site-profile NAME     site profile (built-in name or TOML file)
   -q, --quiet             print no warnings (errors are always printed)
   -v, --verbose           print what the tool does
@@ -76,16 +77,21 @@ that arrive with an `error` from an earlier tool pass through untouched.
 
 Every value reaching the shell is single-quoted by the template escaper;
 values on #SBATCH lines must match a strict character set. A line breaking
-a rule (wall time above its partition's limit, unlimited time, a relative or
-non-.sqsh image, a bad #SBATCH value, ...) gets `error` and goes on.
+a rule (wall time above its partition's limit, a partition the site profile
+does not list, a reserved env or secret name, a relative or non-.sqsh image,
+a bad #SBATCH value, ...) gets `error` and goes on. The rules are the ones
+`tao-record open` applies (tao-core's request module): a line it opened
+renders.
 
 Options:
   --print
       Print the bare script instead of the job line. Takes exactly one job
       line (for many, use: tao-render | jq -r .script.text).
   --allow-unlimited
-      Accept `0`, `-1`, `INFINITE` or `UNLIMITED` as resources.time (still
-      refused on a partition whose profile limit is finite).
+      No effect; kept so old command lines still work. `0`, `-1`, `INFINITE`
+      and `UNLIMITED` are accepted as resources.time wherever the partition's
+      limit in the site profile is unlimited (or the profile does not list
+      the partition), and refused where it is finite, as tao-record open does.
   --site-profile NAME|FILE
       Site profile: `local`, `cs-oci-ord`, or a TOML file. Default: the
       TAO_SITE_PROFILE environment variable, else `cs-oci-ord`.

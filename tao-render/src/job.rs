@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::Value;
+use tao_core::request;
 use tao_core::site::SiteProfile;
 use tao_core::{Error, JobLine, Result};
 
@@ -21,27 +22,19 @@ use crate::escape::{is_plain_abs_path, is_word, SbatchValue};
 use crate::image::{is_sqsh, normalise_image, sqsh_name};
 use crate::slurm_time::SlurmTime;
 
-/// Defaults of the packaged platform (DESIGN, "Defaults").
+/// Defaults of the packaged platform: the one copy is
+/// [`tao_core::request::defaults`].
 pub mod defaults {
-    /// Nodes when `resources.nodes` is absent.
-    pub const NODES: u32 = 1;
-    /// GPUs per node when `resources.gpus_per_node` is absent.
-    pub const GPUS_PER_NODE: u32 = 4;
-    /// CPUs per task when `resources.cpus_per_task` is absent.
-    pub const CPUS_PER_TASK: u32 = 16;
-    /// Wall time when `resources.time` is absent.
-    pub const TIME: &str = "04:00:00";
-    /// Child timeout as a share of the wall time when absent (3.8 h of 4 h).
-    pub const CHILD_SHARE: f64 = 0.95;
-    /// Seconds `timeout` waits after SIGTERM before SIGKILL.
-    pub const KILL_AFTER: u64 = 30;
+    pub use tao_core::request::defaults::*;
 }
 
 /// Options of a render that do not come from the line.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RenderOptions {
-    /// Accept an unlimited wall time (`0`, `UNLIMITED`, ...) where the
-    /// partition allows it (`--allow-unlimited`).
+    /// `--allow-unlimited`: kept for old command lines and has no effect.
+    /// An unlimited wall time (`0`, `UNLIMITED`, ...) is accepted wherever
+    /// the partition's limit allows it, as `tao-record open` accepts it
+    /// ([`tao_core::request::check_time_limit`]).
     pub allow_unlimited: bool,
 }
 
@@ -279,51 +272,18 @@ fn first_word_is_py(command: &str) -> bool {
         .is_some_and(|w| w.ends_with(".py"))
 }
 
-/// Whether `name` is a shell variable name `[A-Za-z_][A-Za-z0-9_]*`.
+/// Whether `name` is a shell variable name `[A-Za-z_][A-Za-z0-9_]*`
+/// ([`tao_core::request::is_var_name`]).
 pub fn is_env_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    request::is_var_name(name)
 }
 
-/// Variables the script sets itself; a line's `env` may not set them.
-pub const RESERVED_ENV: &[&str] = &[
-    "TAO_JOB_ID",
-    "RESULTS_DIR",
-    "TAO_API_RESULTS_DIR",
-    "TAO_ACTION_HELPERS",
-    "MASTER_ADDR",
-    "MASTER_PORT",
-    "WORLD_SIZE",
-    "NUM_GPU_PER_NODE",
-    "NODE_RANK",
-    "TAO_NODE_COUNT",
-    "TAO_GPUS_PER_NODE",
-    "TAO_NODE_RANK",
-    "TMPDIR",
-    "ENROOT_TEMP_PATH",
-    "SLURM_ENROOT_TEMP_PATH",
-];
-
-/// Check an `env` entry: a shell variable name that is not reserved
-/// ([`RESERVED_ENV`], `SLURM_*`, `tao_*`, `BASH*`) and a value without NUL.
+/// Check an `env` entry: a name [`request::env_name`] accepts (not
+/// reserved, not secret-looking) and a value without NUL.
 ///
 /// Errors: [`Error::Data`] naming the variable.
 pub fn check_env(name: &str, value: &str) -> Result<()> {
-    if !is_env_name(name) {
-        return Err(refuse(format!(
-            "env name {name:?} is not a shell variable name; use [A-Za-z_][A-Za-z0-9_]*"
-        )));
-    }
-    if RESERVED_ENV.contains(&name)
-        || name.starts_with("SLURM_")
-        || name.starts_with("tao_")
-        || name.starts_with("BASH")
-    {
-        return Err(refuse(format!(
-            "env name {name:?} is set by the job script or Slurm itself; remove it from `env`"
-        )));
-    }
+    request::env_name(name).map_err(|e| refuse(format!("env name {e}")))?;
     no_nul(&format!("env {name}"), value)
 }
 
@@ -346,32 +306,13 @@ fn parent_dir(path: &str) -> Option<&str> {
     Some(if parent.is_empty() { "/" } else { parent })
 }
 
-/// Check a wall time against every partition of a comma list that the site
-/// profile knows (partitions it does not know are not checked).
+/// Check a wall time against the partitions of a comma list
+/// ([`request::check_time_limit`]).
 ///
 /// Errors: [`Error::Data`] naming the partition and its limit.
 pub fn check_time_limit(time: SlurmTime, partitions: &str, profile: &SiteProfile) -> Result<()> {
-    for name in partitions.split(',') {
-        let Some(p) = profile.partition(name) else {
-            continue;
-        };
-        let max = SlurmTime::parse(&p.max_time).map_err(|e| {
-            Error::Config(format!(
-                "site profile {:?}, partition {name:?}: {e}",
-                profile.name
-            ))
-        })?;
-        if time > max {
-            return Err(refuse(format!(
-                "wall time {} is above the limit of partition {name:?} ({}, site profile {:?}); Slurm would leave the job pending forever: ask for at most {} or choose another partition",
-                time.canonical(),
-                max.canonical(),
-                profile.name,
-                max.canonical()
-            )));
-        }
-    }
-    Ok(())
+    request::check_time_limit(time, partitions, profile)
+        .map_err(|e| refuse(format!("resources.time {e}")))
 }
 
 /// Parse and check a wall time (`what` names it in errors).
@@ -379,68 +320,29 @@ pub fn check_time_limit(time: SlurmTime, partitions: &str, profile: &SiteProfile
 /// Errors: [`Error::Data`] for a malformed time or an unlimited one without
 /// `allow_unlimited`.
 pub fn parse_time(what: &str, s: &str, allow_unlimited: bool) -> Result<SlurmTime> {
-    let t = SlurmTime::parse(s).map_err(|e| refuse(format!("{what}: {e}")))?;
+    let t = request::wall_time(s).map_err(|e| refuse(format!("{what}: {e}")))?;
     if t == SlurmTime::Unlimited && !allow_unlimited {
         return Err(refuse(format!(
-            "{what} {s:?} means no limit to Slurm; give a finite time such as 04:00:00, or pass --allow-unlimited"
+            "{what} {s:?} means no limit to Slurm; give a finite time such as 04:00:00"
         )));
     }
     Ok(t)
 }
 
-/// The child timeout in seconds: the given one (which must be shorter than
-/// the wall time so the job can record its own end), or 95% of the wall
-/// time, or 0 (none) under an unlimited wall time.
+/// The child timeout in seconds ([`request::child_timeout_secs`]).
 ///
 /// Errors: [`Error::Data`] for a malformed child timeout or one not below the wall time.
 pub fn child_timeout_secs(given: Option<&str>, wall: SlurmTime) -> Result<u64> {
-    match given {
-        Some(s) => {
-            let t =
-                SlurmTime::parse(s).map_err(|e| refuse(format!("resources.child_timeout: {e}")))?;
-            let Some(secs) = t.seconds() else {
-                return Err(refuse(format!(
-                    "resources.child_timeout {s:?} is unlimited; give a finite time below the wall time"
-                )));
-            };
-            if let Some(w) = wall.seconds() {
-                if secs >= w {
-                    return Err(refuse(format!(
-                        "resources.child_timeout {} is not below the wall time {}: the job could not record its own end before Slurm kills it; use e.g. {}",
-                        t.canonical(),
-                        wall.canonical(),
-                        SlurmTime::Seconds(((w as f64) * defaults::CHILD_SHARE) as u64).canonical()
-                    )));
-                }
-            }
-            Ok(secs)
-        }
-        None => Ok(match wall.seconds() {
-            Some(w) => (((w as f64) * defaults::CHILD_SHARE) as u64).max(1),
-            None => 0,
-        }),
-    }
+    request::child_timeout_secs(given, wall)
+        .map_err(|e| refuse(format!("resources.child_timeout {e}")))
 }
 
-/// GPU shape after the rule "at or above the per-node GPU maximum, nodes are
-/// exclusive and the node count is derived from the total" (DESIGN,
-/// "Defaults"): returns `(nodes, gpus_per_node, exclusive)`.
+/// GPU shape ([`request::gpu_shape`]): `(nodes, gpus_per_node, exclusive)`.
 ///
 /// Errors: [`Error::Data`] when the total cannot be split evenly.
 pub fn gpu_shape(nodes: u32, gpus: u32, exclusive: bool, max: u32) -> Result<(u32, u32, bool)> {
-    if max == 0 || gpus < max {
-        return Ok((nodes, gpus, exclusive));
-    }
-    let total = u64::from(nodes) * u64::from(gpus);
-    let max64 = u64::from(max);
-    let n = total.div_ceil(max64);
-    if total % n != 0 {
-        return Err(refuse(format!(
-            "{total} GPUs ({nodes} node(s) x {gpus}) cannot be split evenly over {n} nodes of at most {max}; ask for a multiple of {max} GPUs or fewer than {max} per node"
-        )));
-    }
-    let n32 = u32::try_from(n).map_err(|_| refuse(format!("{total} GPUs is too many")))?;
-    Ok((n32, (total / n) as u32, true))
+    request::gpu_shape(nodes, gpus, exclusive, max)
+        .map_err(|e| refuse(format!("resources.gpus_per_node: {e}")))
 }
 
 /// Build the plan for one job line.
@@ -511,25 +413,22 @@ pub fn plan(line: &JobLine, profile: &SiteProfile, opts: RenderOptions) -> Resul
         .as_deref()
         .map(SbatchValue::account)
         .transpose()?;
+    for name in partition_s.split(',') {
+        request::known_partition(profile, name)
+            .map_err(|e| refuse(format!("resources.partition {e}")))?;
+    }
+    let _ = opts.allow_unlimited; // no effect: the partition's limit decides
     let wall = parse_time(
         "resources.time",
         res.time.as_deref().unwrap_or(defaults::TIME),
-        opts.allow_unlimited,
+        true,
     )?;
     check_time_limit(wall, &partition_s, profile)?;
     let child_s = child_timeout_secs(res.child_timeout.as_deref(), wall)?;
-    let nodes_in = res.nodes.unwrap_or(defaults::NODES);
-    if nodes_in == 0 {
-        return Err(refuse(
-            "resources.nodes is 0; ask for at least one node".into(),
-        ));
-    }
-    let cpus = res.cpus_per_task.unwrap_or(defaults::CPUS_PER_TASK);
-    if cpus == 0 {
-        return Err(refuse(
-            "resources.cpus_per_task is 0; ask for at least one CPU".into(),
-        ));
-    }
+    let nodes_in = request::nodes(res.nodes.unwrap_or(defaults::NODES))
+        .map_err(|e| refuse(format!("resources.nodes: {e}")))?;
+    let cpus = request::cpus_per_task(res.cpus_per_task.unwrap_or(defaults::CPUS_PER_TASK))
+        .map_err(|e| refuse(format!("resources.cpus_per_task: {e}")))?;
     let (nodes, gpus, exclusive) = gpu_shape(
         nodes_in,
         res.gpus_per_node.unwrap_or(defaults::GPUS_PER_NODE),
@@ -541,7 +440,12 @@ pub fn plan(line: &JobLine, profile: &SiteProfile, opts: RenderOptions) -> Resul
         Some(list) if !list.is_empty() => Some(SbatchValue::node_list(list)?),
         _ => None,
     };
-    let mem = res.mem.as_deref().map(SbatchValue::mem).transpose()?;
+    let mem = match res.mem.as_deref() {
+        Some(m) => Some(SbatchValue::mem(
+            &request::mem(m).map_err(|e| refuse(format!("resources.mem {e}")))?,
+        )?),
+        None => None,
+    };
 
     // Bindings.
     let (config_path, config_sha256) = match &spec {
@@ -701,13 +605,13 @@ pub fn plan(line: &JobLine, profile: &SiteProfile, opts: RenderOptions) -> Resul
             }
         };
         check_env(&name, &value)?;
-        if secrets.iter().any(|s| s == &name) {
-            return Err(refuse(format!(
-                "env {name:?} is also listed in `secrets`: a secret travels only by name through the sidecar; remove it from `env`"
-            )));
-        }
         env.push((name, value));
     }
+    for name in &secrets {
+        request::secret_name(name).map_err(|e| refuse(format!("secrets: {e}")))?;
+    }
+    request::env_not_secret(env.iter().map(|(k, _)| k.as_str()), &secrets)
+        .map_err(|e| refuse(format!("env: {e}")))?;
 
     // Runtime and image.
     let runtime = runtime.unwrap_or_else(|| profile.runtime.clone());

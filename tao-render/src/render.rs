@@ -320,7 +320,7 @@ pub fn render_convert(req: &ConvertRequest, profile: &SiteProfile) -> Result<Scr
         log_dir_prefix: format!("{job_dir}/slurm-logs/{}-", req.id),
         secrets_file: format!("{job_dir}/env/secrets.env"),
         needs_secrets: false,
-        child_timeout: ((wall as f64) * job::defaults::CHILD_SHARE) as u64,
+        child_timeout: wall * job::defaults::CHILD_PERMILLE / 1000,
         kill_after: job::defaults::KILL_AFTER,
     };
     let v = ConvertView {

@@ -131,7 +131,7 @@ fn refusals_for_each_rule() {
         (
             "unlimited",
             Box::new(|l| l["resources"]["time"] = json!("0")),
-            "--allow-unlimited",
+            "above the limit of partition \"gpu\"",
         ),
         (
             "bad time",
@@ -156,7 +156,7 @@ fn refusals_for_each_rule() {
         (
             "mem",
             Box::new(|l| l["resources"]["mem"] = json!("lots")),
-            "#SBATCH",
+            "resources.mem \"lots\" is not a memory size",
         ),
         (
             "id",
@@ -208,20 +208,35 @@ fn refusals_for_each_rule() {
         (
             "env name",
             Box::new(|l| l["env"] = json!({"A B": "x"})),
-            "shell variable name",
+            "not a variable name",
         ),
         (
             "reserved env",
             Box::new(|l| l["env"] = json!({"RESULTS_DIR": "/x"})),
-            "set by the job script",
+            "\"RESULTS_DIR\" is reserved",
+        ),
+        (
+            "reserved secret",
+            Box::new(|l| l["secrets"] = json!(["tao_secrets"])),
+            "\"tao_secrets\" is reserved",
+        ),
+        (
+            "secret-looking env",
+            Box::new(|l| l["env"] = json!({"HF_TOKEN": "x"})),
+            "looks like a secret",
+        ),
+        (
+            "partition the profile does not list",
+            Box::new(|l| l["resources"]["partition"] = json!("debug")),
+            "not a partition of site profile",
         ),
         (
             "secret in env",
             Box::new(|l| {
-                l["env"] = json!({"HF_TOKEN": "x"});
-                l["secrets"] = json!(["HF_TOKEN"]);
+                l["env"] = json!({"MY_VAR": "x"});
+                l["secrets"] = json!(["MY_VAR"]);
             }),
-            "secrets",
+            "both an env variable and a secret",
         ),
         (
             "config without spec",
@@ -268,22 +283,34 @@ fn refusals_for_each_rule() {
     }
 }
 
+/// An unlimited wall time is accepted where the partition's limit is
+/// unlimited too, with or without `--allow-unlimited` (kept, no effect),
+/// and refused where the profile knows a finite limit.
 #[test]
-fn allow_unlimited_where_the_partition_has_no_known_limit() {
+fn unlimited_where_the_partition_allows_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("site.toml");
+    let text = tao_core::site::SiteProfile::builtin_text("local")
+        .unwrap()
+        .to_string()
+        + "\n[[partitions]]\nname = \"debug\"\nmax_time = \"UNLIMITED\"\n";
+    std::fs::write(&profile, text).unwrap();
+    let profile = profile.to_str().unwrap();
     let mut l = line();
     l["resources"]["time"] = json!("UNLIMITED");
     l["resources"]["child_timeout"] = json!("01:00:00");
     l["resources"]["partition"] = json!("debug");
-    let out = run_bin(
-        &["--site-profile", "local", "--allow-unlimited", "--print"],
-        &format!("{l}\n"),
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("#SBATCH --time=UNLIMITED\n"));
+    for flags in [&["--print"][..], &["--allow-unlimited", "--print"][..]] {
+        let mut args = vec!["--site-profile", profile];
+        args.extend_from_slice(flags);
+        let out = run_bin(&args, &format!("{l}\n"));
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert!(String::from_utf8_lossy(&out.stdout).contains("#SBATCH --time=UNLIMITED\n"));
+    }
     // Still refused where the profile knows a finite limit.
     l["resources"]["partition"] = json!("gpu");
     let out = run_bin(
-        &["--site-profile", "local", "--allow-unlimited"],
+        &["--site-profile", profile, "--allow-unlimited"],
         &format!("{l}\n"),
     );
     assert_eq!(out.status.code(), Some(1));

@@ -44,20 +44,20 @@ complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l runtime -
 none\t''"
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l command -d 'Command run in the container; may use {config_path}, {job_id}, {results_dir} [default: "ARCH ACTION -e {config_path}" when --spec, --network-arch and --action are given]' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l nodes -d 'Number of nodes [default: 1]' -r
-complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l gpus-per-node -l gpus -d 'GPUs per node [default: 4]. `--gpus` is an alias' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l gpus-per-node -l gpus -d 'GPUs per node [default: 4]. `--gpus` is an alias. At or above the site profile\'s max_gpus_per_node the nodes are exclusive and the node count is derived from the total (16 on 4-GPU nodes: 4 nodes of 4); a total that does not split evenly is refused' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l cpus-per-task -d 'CPUs per task [default: 16]' -r
-complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l time -d 'Wall time, a Slurm time string (sbatch --time: MINUTES, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS), at most the partition\'s max_time in the site profile [default: 04:00:00]' -r
-complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l child-timeout -d 'Time after which the job\'s command is stopped so the job can finish cleanly [default: 95% of --time]' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l time -d 'Wall time, a Slurm time string (sbatch --time: MINUTES, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS; minutes and seconds below 60 and hours below 24 after a day count), at most the partition\'s max_time in the site profile; 0, -1, INFINITE or UNLIMITED only where that max_time is UNLIMITED [default: 04:00:00]' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l child-timeout -d 'Time after which the job\'s command is stopped so the job can finish cleanly; below --time [default: 95% of --time; none under an unlimited --time]' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l partition -d 'Partition, or a comma-separated list; one the site profile lists, when it lists any [env: SLURM_PARTITION; default: the site profile\'s]' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l account -d 'Account to charge [env: SLURM_ACCOUNT]' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l exclude -d 'Node to avoid (sbatch --exclude); repeatable' -r
-complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l mem -d 'Memory per node, sbatch --mem form (64G, 7200M)' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l mem -d 'Memory per node, sbatch --mem form: digits and an optional K, M, G or T in either case (64G, 64g, 7200M)' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l storage-tier -d 'Storage tier name [default: lustre]' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l results-root -d 'Results root on the cluster: /abs or lustre:///abs [env: SLURM_BASE_RESULTS_DIR]' -r -F
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l spec -d 'Spec file (YAML) staged as {config_path}' -r -F
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l mount -d 'Container mount SRC:DST[:FLAGS]; repeatable [env: SLURM_CONTAINER_MOUNTS, comma-separated]' -r
-complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l env -d 'Non-secret environment variable for the job, K=V; repeatable' -r
-complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l secret -d 'Name of a secret read from the environment at submit time; repeatable. Names only' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l env -d 'Non-secret environment variable for the job, K=V; repeatable. Reserved names are refused (the job script\'s own, rendezvous, SLURM_*, BASH*, LD_*, tao_*, PATH, IFS, ...: tao-jobline(7)), and so are names that look like secrets (use --secret)' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l secret -d 'Name of a secret read from the environment at submit time; repeatable. Names only; the reserved names of --env are refused here too, and a name may not be both' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l execution -d 'JSON file with the model lifecycle (pre_commands, command, post_commands, launcher, supporting_files)' -r -F
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l supporting-file -d 'A file the job needs (a training script, a helper module), staged checksum-closed to `$TAO_ACTION_HELPERS/<file name>`; repeatable. Its sha256 and size are recorded now and verified at submit and in the job' -r -F
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l retry-of -d 'Make the next attempt of this failed (ERROR or CANCELED) record' -r

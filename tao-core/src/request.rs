@@ -1,0 +1,479 @@
+//! The rules of a job request, in one place: defaults, wall time and child
+//! timeout, partitions and their limits from the site profile, GPU/CPU/node
+//! counts, and the names `env` and `secrets` may use.
+//!
+//! tao-record checks a request with these functions when it opens a record
+//! and tao-render applies the same functions when it plans the script, so
+//! `tao-record open` accepts exactly the requests `tao-render` renders
+//! (a property test in `tests/tests/request_rules.rs` runs both binaries
+//! over generated requests). Each check returns only the message, which
+//! names the value and the fix; the caller puts the flag or field name in
+//! front and chooses the error kind (tao-record: a flag is a usage error,
+//! exit 2; tao-render: a refused line, exit 1).
+
+use crate::site::SiteProfile;
+use crate::slurm_time::SlurmTime;
+
+/// Defaults of the packaged platform (docs/DESIGN "Defaults").
+pub mod defaults {
+    /// Nodes when none are asked for.
+    pub const NODES: u32 = 1;
+    /// GPUs per node when none are asked for.
+    pub const GPUS_PER_NODE: u32 = 4;
+    /// CPUs per task when none are asked for.
+    pub const CPUS_PER_TASK: u32 = 16;
+    /// Wall time when none is asked for (a Slurm time string).
+    pub const TIME: &str = "04:00:00";
+    /// The child timeout as a share of the wall time, in thousandths
+    /// (3.8 h of 4 h).
+    pub const CHILD_PERMILLE: u64 = 950;
+    /// Seconds `timeout` waits after SIGTERM before SIGKILL.
+    pub const KILL_AFTER: u64 = 30;
+}
+
+/// Variable names a request's `env` and `secrets` may not use: the job
+/// script sets them itself (tao-render's templates), Slurm or the
+/// rendezvous sets them, or they change how bash runs the script (the
+/// secrets sidecar is sourced with `set -a` before the steps, so a secret
+/// named `PATH`, `IFS` or `tao_secrets` could redirect the script's own
+/// commands, including the clean-up that shreds the sidecar).
+/// [`RESERVED_PREFIXES`] adds whole families.
+pub const RESERVED_NAMES: &[&str] = &[
+    // Set by the job script (single/multi/probe/rendezvous templates).
+    "TAO_JOB_ID",
+    "RESULTS_DIR",
+    "TAO_API_RESULTS_DIR",
+    "TAO_ACTION_HELPERS",
+    "TAO_NODE_COUNT",
+    "TAO_GPUS_PER_NODE",
+    "TAO_NODE_RANK",
+    "TAO_PROBE_NPROC",
+    "TAO_PROBE_RESULT",
+    "MASTER_ADDR",
+    "MASTER_PORT",
+    "WORLD_SIZE",
+    "NUM_GPU_PER_NODE",
+    "NODE_RANK",
+    "TMPDIR",
+    "ENROOT_TEMP_PATH",
+    // Read by bash itself: they change what the script runs or how.
+    "PATH",
+    "ENV",
+    "IFS",
+    "SHELLOPTS",
+    "PS4",
+    "PROMPT_COMMAND",
+    "CDPATH",
+    "GLOBIGNORE",
+    "POSIXLY_CORRECT",
+    "FUNCNEST",
+    "SECONDS",
+    "RANDOM",
+    "LINENO",
+    "OPTIND",
+    "OPTARG",
+    "HOSTNAME",
+];
+
+/// Name prefixes reserved as a family: `SLURM_` (Slurm's own variables),
+/// `BASH` (`BASH_ENV`, `BASHOPTS`, `BASH_FUNC_*`, ...), `LD_` (the dynamic
+/// loader: `LD_PRELOAD`, `LD_LIBRARY_PATH`, ...) and `tao_` (the script's
+/// internal variables, such as `tao_secrets`).
+pub const RESERVED_PREFIXES: &[&str] = &["SLURM_", "BASH", "LD_", "tao_"];
+
+/// Whether `name` is a shell variable name `[A-Za-z_][A-Za-z0-9_]*`.
+pub fn is_var_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Whether `name` is reserved ([`RESERVED_NAMES`] or a
+/// [`RESERVED_PREFIXES`] family).
+pub fn is_reserved(name: &str) -> bool {
+    RESERVED_NAMES.contains(&name) || RESERVED_PREFIXES.iter().any(|p| name.starts_with(p))
+}
+
+/// Whether a variable name looks like it holds a secret (a token, key or
+/// password). Such a variable travels by name (`secrets`), never as a
+/// value in `env`.
+pub fn looks_secret(name: &str) -> bool {
+    let n = name.to_ascii_uppercase();
+    [
+        "TOKEN",
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "API_KEY",
+        "APIKEY",
+        "PRIVATE_KEY",
+        "CREDENTIAL",
+    ]
+    .iter()
+    .any(|w| n.contains(w))
+        || n.ends_with("_KEY")
+}
+
+fn var_name(name: &str) -> Result<(), String> {
+    if !is_var_name(name) {
+        return Err(format!(
+            "{name:?} is not a variable name; use letters, digits and _ (not starting with a digit)"
+        ));
+    }
+    if is_reserved(name) {
+        return Err(format!(
+            "{name:?} is reserved: the job script, Slurm or bash sets or reads it (PATH, IFS, BASH*, LD_*, SLURM_*, tao_*, the rendezvous and TAO_* names of tao-jobline(7)); choose another name"
+        ));
+    }
+    Ok(())
+}
+
+/// Check an `env` name: a variable name, not reserved, not one that looks
+/// like a secret.
+///
+/// Errors: the message naming the variable and the fix (never a value).
+pub fn env_name(name: &str) -> Result<(), String> {
+    var_name(name)?;
+    if looks_secret(name) {
+        return Err(format!(
+            "{name} looks like a secret; pass it by name as a secret (--secret {name}) and export it when running tao-submit"
+        ));
+    }
+    Ok(())
+}
+
+/// Check a `secrets` name: a variable name, not reserved.
+///
+/// Errors: the message naming the variable and the fix.
+pub fn secret_name(name: &str) -> Result<(), String> {
+    var_name(name)
+}
+
+/// Check that no `env` name is also a secret: a secret travels only by
+/// name through the sidecar.
+///
+/// Errors: the message naming the first such variable.
+pub fn env_not_secret<'a>(
+    env: impl IntoIterator<Item = &'a str>,
+    secrets: &[String],
+) -> Result<(), String> {
+    for name in env {
+        if secrets.iter().any(|s| s == name) {
+            return Err(format!(
+                "{name} is both an env variable and a secret; a secret travels only by name through the sidecar: drop it from env"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Parse a wall time (any form of [`SlurmTime::parse`]; an unlimited one
+/// too: whether it is allowed is [`check_time_limit`]'s to say).
+///
+/// Errors: the parse message, naming the input and the forms.
+pub fn wall_time(s: &str) -> Result<SlurmTime, String> {
+    SlurmTime::parse(s).map_err(|e| e.to_string())
+}
+
+/// The default child timeout under `wall`, in seconds:
+/// [`defaults::CHILD_PERMILLE`] of it (at least 1 s), or 0 (none) under an
+/// unlimited wall time.
+pub fn default_child_timeout(wall: SlurmTime) -> u64 {
+    wall.seconds()
+        .map_or(0, |w| (w * defaults::CHILD_PERMILLE / 1000).max(1))
+}
+
+/// The child timeout in seconds (0: none): the given one, else
+/// [`default_child_timeout`]. It must be finite and below a finite wall
+/// time, so the job can record its own end before Slurm kills it.
+///
+/// Errors: the message naming the value and the fix.
+pub fn child_timeout_secs(given: Option<&str>, wall: SlurmTime) -> Result<u64, String> {
+    let secs = match given {
+        Some(s) => {
+            let t = SlurmTime::parse(s).map_err(|e| e.to_string())?;
+            t.seconds().ok_or_else(|| {
+                format!("{s:?} is unlimited; give a finite time below the wall time")
+            })?
+        }
+        None => default_child_timeout(wall),
+    };
+    if let Some(w) = wall.seconds() {
+        if secs >= w {
+            return Err(format!(
+                "{} is not below the wall time {}: the job could not record its own end before Slurm kills it; use e.g. {} (or a longer wall time)",
+                SlurmTime::Seconds(secs).canonical(),
+                wall.canonical(),
+                SlurmTime::Seconds((w * defaults::CHILD_PERMILLE / 1000).max(1)).canonical()
+            ));
+        }
+    }
+    Ok(secs)
+}
+
+/// Check that `name` is one of the partitions `profile` lists. A profile
+/// that lists none knows nothing about partitions, and every name passes
+/// (sbatch has the last word).
+///
+/// Errors: the message naming the listed partitions and the fix.
+pub fn known_partition(profile: &SiteProfile, name: &str) -> Result<(), String> {
+    if profile.partitions.is_empty() || profile.partition(name).is_some() {
+        return Ok(());
+    }
+    let known: Vec<&str> = profile.partitions.iter().map(|p| p.name.as_str()).collect();
+    Err(format!(
+        "{name:?} is not a partition of site profile {:?} ({}); use one of those, or a site profile that lists it (TAO_SITE_PROFILE, tao-site-profile(5))",
+        profile.name,
+        known.join(", ")
+    ))
+}
+
+/// Check a wall time against every partition of a comma list that the
+/// profile lists (sbatch(1): a job above its partition's limit is "left in
+/// a PENDING state (possibly indefinitely)"). An unlimited time passes
+/// only where the profile's `max_time` is unlimited too, or where the
+/// profile does not list the partition.
+///
+/// Errors: the message naming the partition, its limit and the fix.
+pub fn check_time_limit(
+    time: SlurmTime,
+    partitions: &str,
+    profile: &SiteProfile,
+) -> Result<(), String> {
+    for name in partitions.split(',') {
+        let Some(p) = profile.partition(name) else {
+            continue;
+        };
+        // SiteProfile::parse checked every max_time.
+        let Ok(max) = SlurmTime::parse(&p.max_time) else {
+            continue;
+        };
+        if time > max {
+            return Err(format!(
+                "{} is above the limit of partition {name:?} ({}, site profile {:?}); Slurm would leave the job pending forever: ask for at most {} or choose another partition",
+                time.canonical(),
+                max.canonical(),
+                profile.name,
+                max.canonical()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Check a node count: at least one.
+///
+/// Errors: the message and the fix.
+pub fn nodes(n: u32) -> Result<u32, String> {
+    if n == 0 {
+        return Err("0 is not a node count; ask for at least one node".into());
+    }
+    Ok(n)
+}
+
+/// Check a CPU count per task: at least one.
+///
+/// Errors: the message and the fix.
+pub fn cpus_per_task(n: u32) -> Result<u32, String> {
+    if n == 0 {
+        return Err("0 is not a CPU count; ask for at least one CPU per task".into());
+    }
+    Ok(n)
+}
+
+/// Check and normalise a memory size (sbatch `--mem`): 1-12 digits with an
+/// optional unit K, M, G or T, in either case (sbatch(1) reads `64g` as
+/// `64G`). Output: the size with the unit in upper case.
+///
+/// Errors: the message naming the value and the form.
+pub fn mem(s: &str) -> Result<String, String> {
+    let digits = s
+        .strip_suffix(['K', 'M', 'G', 'T', 'k', 'm', 'g', 't'])
+        .unwrap_or(s);
+    if digits.is_empty() || digits.len() > 12 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("{s:?} is not a memory size; use e.g. 64G or 7200M"));
+    }
+    Ok(s.to_ascii_uppercase())
+}
+
+/// GPU shape after the rule "at or above the per-node GPU maximum, nodes
+/// are exclusive and the node count is derived from the total" (DESIGN,
+/// "Defaults"): returns `(nodes, gpus_per_node, exclusive)`. `max` is the
+/// site profile's `max_gpus_per_node` (0: no maximum).
+///
+/// Errors: the message when the total cannot be split evenly or needs more
+/// than 2^32-1 nodes.
+pub fn gpu_shape(
+    nodes: u32,
+    gpus: u32,
+    exclusive: bool,
+    max: u32,
+) -> Result<(u32, u32, bool), String> {
+    if max == 0 || gpus < max {
+        return Ok((nodes, gpus, exclusive));
+    }
+    let total = u64::from(nodes) * u64::from(gpus);
+    let n = total.div_ceil(u64::from(max));
+    if total % n != 0 {
+        return Err(format!(
+            "{total} GPUs ({nodes} node(s) x {gpus}) cannot be split evenly over {n} nodes of at most {max}; ask for a multiple of {max} GPUs or fewer than {max} per node"
+        ));
+    }
+    let n32 = u32::try_from(n).map_err(|_| format!("{total} GPUs need {n} nodes: too many"))?;
+    Ok((n32, (total / n) as u32, true))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn profile() -> SiteProfile {
+        SiteProfile::load(Some("cs-oci-ord")).unwrap()
+    }
+
+    #[test]
+    fn reserved_names_cover_the_script_bash_and_slurm() {
+        for n in [
+            "PATH",
+            "BASH_ENV",
+            "BASHOPTS",
+            "ENV",
+            "IFS",
+            "LD_PRELOAD",
+            "SHELLOPTS",
+            "PS4",
+            "PROMPT_COMMAND",
+            "tao_secrets",
+            "tao_child",
+            "SLURM_JOB_ID",
+            "MASTER_ADDR",
+            "MASTER_PORT",
+            "WORLD_SIZE",
+            "NODE_RANK",
+            "NUM_GPU_PER_NODE",
+            "TAO_JOB_ID",
+            "SECONDS",
+        ] {
+            assert!(is_reserved(n), "{n}");
+            assert!(env_name(n).is_err() && secret_name(n).is_err(), "{n}");
+        }
+        for n in ["HF_HOME", "OMP_NUM_THREADS", "NCCL_P2P_DISABLE", "TAO_X"] {
+            assert!(env_name(n).is_ok(), "{n}");
+        }
+        assert!(secret_name("HF_TOKEN").is_ok());
+        assert!(env_name("HF_TOKEN").is_err());
+        for bad in ["", "1A", "A-B", "A B"] {
+            assert!(env_name(bad).is_err() && secret_name(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn every_name_the_templates_assign_is_reserved() {
+        // Names the templates export or assign at the top level (not `local`).
+        let templates = [
+            include_str!("../../tao-render/templates/base.sbatch"),
+            include_str!("../../tao-render/templates/single.sbatch"),
+            include_str!("../../tao-render/templates/multi.sbatch"),
+            include_str!("../../tao-render/templates/rendezvous.sbatch"),
+            include_str!("../../tao-render/templates/probe.sbatch"),
+        ];
+        for t in templates {
+            for line in t.lines() {
+                let l = line.trim_start().trim_start_matches("export ");
+                if line.trim_start().starts_with("local ") {
+                    continue;
+                }
+                for word in l.split_whitespace() {
+                    if let Some((name, _)) = word.split_once('=') {
+                        if is_var_name(name) && name.to_ascii_uppercase() == name
+                            || name.starts_with("tao_")
+                        {
+                            assert!(is_reserved(name), "{name} (from {line:?})");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn env_and_secret_overlap() {
+        assert!(env_not_secret(["A"], &["B".into()]).is_ok());
+        assert!(env_not_secret(["A"], &["A".into()]).is_err());
+    }
+
+    #[test]
+    fn time_limits_name_partition_and_limit() {
+        let p = profile();
+        let t = SlurmTime::parse("05:00:00").unwrap();
+        let err = check_time_limit(t, "polar,polar3", &p).unwrap_err();
+        assert!(
+            err.contains("\"polar\"") && err.contains("0-04:00:00"),
+            "{err}"
+        );
+        assert!(
+            check_time_limit(SlurmTime::parse("04:00:00").unwrap(), "polar,grizzly", &p).is_ok()
+        );
+        assert!(
+            check_time_limit(SlurmTime::parse("05:00:00").unwrap(), "cpu_long,polar", &p).is_err()
+        );
+        assert!(check_time_limit(SlurmTime::parse("9-00:00:00").unwrap(), "other", &p).is_ok());
+        assert!(check_time_limit(SlurmTime::Unlimited, "polar", &p).is_err());
+        assert!(check_time_limit(SlurmTime::Unlimited, "other", &p).is_ok());
+    }
+
+    #[test]
+    fn partitions_are_checked_only_against_a_profile_that_lists_them() {
+        let mut p = SiteProfile::load(Some("local")).unwrap();
+        assert!(known_partition(&p, "gpu").is_ok());
+        let e = known_partition(&p, "gpu2").unwrap_err();
+        assert!(
+            e.contains("(gpu, cpu_long)") && e.contains("TAO_SITE_PROFILE"),
+            "{e}"
+        );
+        p.partitions.clear();
+        assert!(known_partition(&p, "gpu2").is_ok());
+    }
+
+    #[test]
+    fn child_timeout_rules() {
+        let wall = SlurmTime::parse("04:00:00").unwrap();
+        assert_eq!(child_timeout_secs(None, wall).unwrap(), 13680); // 3.8 h
+        assert_eq!(child_timeout_secs(Some("00:00:05"), wall).unwrap(), 5);
+        assert!(child_timeout_secs(Some("04:00:00"), wall).is_err());
+        assert!(child_timeout_secs(Some("0"), wall).is_err());
+        assert_eq!(child_timeout_secs(None, SlurmTime::Unlimited).unwrap(), 0);
+        assert_eq!(
+            child_timeout_secs(Some("10"), SlurmTime::Unlimited).unwrap(),
+            600
+        );
+        // One second leaves no room for a child timeout.
+        assert!(child_timeout_secs(None, SlurmTime::Seconds(1)).is_err());
+        assert_eq!(
+            child_timeout_secs(None, SlurmTime::Seconds(20)).unwrap(),
+            19
+        );
+    }
+
+    #[test]
+    fn gpu_shape_rule() {
+        assert_eq!(gpu_shape(1, 4, false, 8).unwrap(), (1, 4, false));
+        assert_eq!(gpu_shape(1, 8, false, 8).unwrap(), (1, 8, true));
+        assert_eq!(gpu_shape(1, 16, false, 8).unwrap(), (2, 8, true));
+        assert_eq!(gpu_shape(2, 8, false, 8).unwrap(), (2, 8, true));
+        assert_eq!(gpu_shape(1, 12, false, 8).unwrap(), (2, 6, true));
+        assert!(gpu_shape(1, 9, false, 8).is_err());
+        assert_eq!(gpu_shape(3, 0, false, 8).unwrap(), (3, 0, false));
+        assert!(gpu_shape(u32::MAX, 16, false, 8).is_err());
+        assert!(nodes(0).is_err() && cpus_per_task(0).is_err());
+    }
+
+    #[test]
+    fn memory_sizes() {
+        assert_eq!(mem("64g").unwrap(), "64G");
+        assert_eq!(mem("7200").unwrap(), "7200");
+        for bad in ["64GB", "G", "", "1234567890123M", "-1G", "6 4G"] {
+            assert!(mem(bad).is_err(), "{bad}");
+        }
+    }
+}
