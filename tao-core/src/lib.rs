@@ -12,6 +12,7 @@ pub mod exit;
 pub mod id;
 pub mod image;
 pub mod jobline;
+pub mod progress;
 pub mod request;
 pub mod shell;
 pub mod site;

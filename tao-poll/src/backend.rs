@@ -50,6 +50,25 @@ pub trait Backend {
     ) -> Result<Vec<FileRecords>, QueryFailure>;
     /// The login host these answers come from (for `slurm.login_host`), if any.
     fn login_host(&self) -> Option<String>;
+    /// Expected start times (RFC 3339 UTC) of the pending jobs of the last
+    /// [`Backend::both`], by job id as squeue prints it, from
+    /// `squeue --start` asked in the same round trip. Jobs Slurm has no
+    /// estimate for are absent.
+    fn expected_starts(&mut self) -> std::collections::HashMap<String, String> {
+        std::collections::HashMap::new()
+    }
+}
+
+/// Parse `squeue --start -h -o '%i|%S'` output: job id -> expected start
+/// (RFC 3339 UTC). `N/A`, `Unknown` and unreadable lines are left out.
+pub fn parse_starts(text: &str) -> std::collections::HashMap<String, String> {
+    text.lines()
+        .filter_map(|l| {
+            let (id, start) = l.trim().split_once('|')?;
+            let start = start.split('|').next().unwrap_or("");
+            Some((id.trim().to_string(), parse::norm_time(start)?))
+        })
+        .collect()
 }
 
 /// Classify a command's reply: `Ok(stdout)` for an answer, else why not.
@@ -133,6 +152,8 @@ pub fn chunks(jobs: &[JobRef], max: usize) -> Vec<(Option<String>, Vec<String>)>
 /// The cluster's answers over one SSH session.
 pub struct SshBackend {
     remote: tao_ssh::Remote,
+    /// `squeue --start` of the last `both`, by job id.
+    starts: std::collections::HashMap<String, String>,
     /// Whether squeue refused `-O` once (then `-o` is used for this session).
     legacy_squeue: bool,
 }
@@ -142,6 +163,7 @@ impl SshBackend {
     pub fn new(remote: tao_ssh::Remote) -> Self {
         SshBackend {
             remote,
+            starts: Default::default(),
             legacy_squeue: false,
         }
     }
@@ -199,9 +221,12 @@ fn to_answer(res: Result<String, QueryFailure>, parse: fn(&str) -> Parsed) -> An
     }
 }
 
-/// The remote script that runs squeue and sacct side by side for one chunk
-/// and prints both replies as marked records (`<M> Q <status>`, stdout,
-/// `<M> QE`, stderr, `<M> A <status>`, ..., `<M> E`).
+/// The remote script that runs squeue, sacct and `squeue --start` side by
+/// side for one chunk and prints the replies as marked records (`<M> Q
+/// <status>`, stdout, `<M> QE`, stderr, `<M> A <status>`, ..., `<M> S
+/// <status>`, expected starts, `<M> E`). `squeue --start` lists only the
+/// pending jobs of the list; its failure (an old Slurm) only leaves the
+/// expected starts out.
 fn both_script(marker: &str, cluster: Option<&str>, ids: &[String]) -> String {
     let list = quote(&ids.join(","));
     let m = quote(marker);
@@ -209,11 +234,15 @@ fn both_script(marker: &str, cluster: Option<&str>, ids: &[String]) -> String {
         r#"d=$(mktemp -d) || exit 75
 env SLURM_TIME_FORMAT=%s squeue -h -t all{c} -j {list} -O {qf} >"$d/qo" 2>"$d/qe" &
 q=$!
+env SLURM_TIME_FORMAT=%s squeue --start -h{c} -j {list} -o '%i|%S' >"$d/so" 2>/dev/null &
+s=$!
 env SLURM_TIME_FORMAT=%s sacct -P -n -X{c} -j {list} -o {af} >"$d/ao" 2>"$d/ae"
 ar=$?
 wait $q; qr=$?
+wait $s; sr=$?
 printf '%s Q %s\n' {m} "$qr"; cat "$d/qo"; printf '%s QE\n' {m}; cat "$d/qe"
 printf '%s A %s\n' {m} "$ar"; cat "$d/ao"; printf '%s AE\n' {m}; cat "$d/ae"
+printf '%s S %s\n' {m} "$sr"; cat "$d/so"
 printf '%s E\n' {m}; rm -rf "$d"
 "#,
         c = cluster_flag(cluster),
@@ -230,6 +259,26 @@ fn all_chunks_script(parts: &[(String, Option<String>, Vec<String>)]) -> String 
         .iter()
         .map(|(m, c, ids)| both_script(m, c.as_deref(), ids))
         .collect()
+}
+
+/// The `squeue --start` part of [`both_script`]'s output (empty when it failed).
+fn split_start(out: &str, marker: &str) -> String {
+    let mut cur: Option<String> = None;
+    for line in out.split_inclusive('\n') {
+        if let Some(rest) = line.strip_prefix(marker).and_then(|r| r.strip_prefix(' ')) {
+            let rest = rest.trim_end();
+            if let Some(st) = rest.strip_prefix("S ") {
+                cur = (st == "0").then(String::new);
+                continue;
+            }
+            if cur.is_some() {
+                return cur.unwrap_or_default();
+            }
+        } else if let Some(c) = &mut cur {
+            c.push_str(line);
+        }
+    }
+    cur.unwrap_or_default()
 }
 
 /// Split [`both_script`]'s output into (squeue status, stdout, stderr,
@@ -262,6 +311,7 @@ fn split_both(out: &str, marker: &str) -> Option<(i32, String, String, i32, Stri
 
 impl Backend for SshBackend {
     fn both(&mut self, jobs: &[JobRef]) -> (Answer, Answer) {
+        self.starts.clear();
         let mut sq = Answer::default();
         let mut sa = Answer::default();
         // Every chunk (one per cluster, `-M`, unless the id list is long)
@@ -291,6 +341,7 @@ impl Backend for SshBackend {
                 }
             };
             let text = String::from_utf8_lossy(&out.stdout);
+            self.starts.extend(parse_starts(&split_start(&text, &marker)));
             let Some((qs, qo, qe, as_, ao, ae)) = split_both(&text, &marker) else {
                 let f = QueryFailure {
                     code: "tempfail".into(),
@@ -433,6 +484,10 @@ impl Backend for SshBackend {
     fn login_host(&self) -> Option<String> {
         Some(self.remote.login_host().to_string())
     }
+
+    fn expected_starts(&mut self) -> std::collections::HashMap<String, String> {
+        std::mem::take(&mut self.starts)
+    }
 }
 
 /// A random-enough marker for one script run: hash of time, pid and a counter.
@@ -463,6 +518,8 @@ pub struct ReplayBackend {
     pub sacct: Option<String>,
     /// scontrol show job output text.
     pub scontrol: Option<String>,
+    /// `squeue --start -h -o '%i|%S'` output text (expected starts).
+    pub squeue_start: Option<String>,
     /// Directory standing for `/` of the cluster's shared filesystem.
     pub root: Option<PathBuf>,
 }
@@ -532,6 +589,9 @@ impl Backend for ReplayBackend {
                 if let Some(p) = &r.completion {
                     fr.completion = std::fs::read_to_string(local(p)).ok();
                 }
+                if let Some(p) = &r.progress {
+                    fr.progress = status::local_progress_tail(&local(p)).ok();
+                }
                 if let Some((o, e)) = &r.logs {
                     let tail = |p: &str| match std::fs::read(local(p)) {
                         Ok(bytes) => {
@@ -556,6 +616,13 @@ impl Backend for ReplayBackend {
 
     fn login_host(&self) -> Option<String> {
         None
+    }
+
+    fn expected_starts(&mut self) -> std::collections::HashMap<String, String> {
+        self.squeue_start
+            .as_deref()
+            .map(parse_starts)
+            .unwrap_or_default()
     }
 }
 
@@ -634,7 +701,7 @@ mod tests {
         let bin = dir.path();
         std::fs::write(
             bin.join("squeue"),
-            "#!/bin/sh\necho '7|7|RUNNING|n1|1|2|N/A|0:01|0|None|'\n",
+            "#!/bin/sh\ncase \"$*\" in *--start*) echo '7|1800000000'; echo '8|N/A';; *) echo '7|7|RUNNING|n1|1|2|N/A|0:01|0|None|';; esac\n",
         )
         .unwrap();
         std::fs::write(
@@ -650,7 +717,7 @@ mod tests {
                 .unwrap();
         }
         let script = both_script("@@m1", Some("c1"), &["7".to_string()]);
-        assert_eq!(script.matches(" -M 'c1' -j '7'").count(), 2, "{script}");
+        assert_eq!(script.matches(" -M 'c1' -j '7'").count(), 3, "{script}");
         let out = std::process::Command::new("sh")
             .arg("-c")
             .arg(&script)
@@ -668,6 +735,11 @@ mod tests {
             (1, "", "sacct: error: Socket timed out\n")
         );
         assert!(split_both("@@m1 Q 0\n", "@@m1").is_none());
+        let starts = parse_starts(&split_start(&text, "@@m1"));
+        assert_eq!(
+            starts.into_iter().collect::<Vec<_>>(),
+            vec![("7".to_string(), "2027-01-15T08:00:00Z".to_string())]
+        );
     }
 
     #[test]

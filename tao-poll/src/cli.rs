@@ -145,6 +145,9 @@ pub struct ReplayArgs {
     /// Saved `scontrol show job` output (used when sacct says accounting is disabled); `-` reads stdin.
     #[arg(long, value_name = "FILE")]
     pub replay_scontrol: Option<PathBuf>,
+    /// Saved `squeue --start -h -o '%i|%S'` output (expected starts of pending jobs).
+    #[arg(long, value_name = "FILE")]
+    pub replay_squeue_start: Option<PathBuf>,
     /// Local directory standing for the cluster's `/` (status.json, completion.json, logs).
     #[arg(long, value_name = "DIR")]
     pub replay_root: Option<PathBuf>,
@@ -156,6 +159,7 @@ impl ReplayArgs {
         self.replay_squeue.is_some()
             || self.replay_sacct.is_some()
             || self.replay_scontrol.is_some()
+            || self.replay_squeue_start.is_some()
             || self.replay_root.is_some()
     }
 
@@ -187,6 +191,7 @@ impl ReplayArgs {
             squeue: read(&self.replay_squeue)?,
             sacct: read(&self.replay_sacct)?,
             scontrol: read(&self.replay_scontrol)?,
+            squeue_start: read(&self.replay_squeue_start)?,
             root: self.replay_root.clone(),
         })
     }

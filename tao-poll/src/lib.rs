@@ -19,6 +19,7 @@ pub mod native;
 pub mod observe;
 pub mod parse;
 pub mod poll;
+pub mod reasons;
 pub mod status;
 pub mod watch;
 

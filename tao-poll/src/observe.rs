@@ -333,20 +333,11 @@ fn reason_is_noise(r: &str) -> bool {
 }
 
 /// What to do about a pending reason that means the job will never start
-/// as submitted (it stays PENDING in Slurm forever); `None` for reasons
-/// that pass with time (Priority, Resources, Dependency, ...).
-/// Source: Slurm "Job Reason Codes" (slurm.schedmd.com/job_reason_codes.html).
-pub fn never_starts_hint(reason: &str) -> Option<&'static str> {
-    Some(match reason {
-        "BadConstraints" => "it can never start as asked (more CPUs, memory or GPUs per node than any node of the partition has, or an unknown feature): cancel it and open a new record with smaller resources",
-        "PartitionConfig" => "the request does not fit the partition's configuration: cancel it and submit to a partition that has such nodes",
-        "PartitionNodeLimit" => "more nodes than the partition allows: cancel it and submit with fewer nodes",
-        "PartitionTimeLimit" => "a longer --time than the partition allows: cancel it and submit with a shorter time",
-        "InvalidAccount" | "AccountNotAllowed" => "the account may not run here: cancel it and submit with an account of yours (sacctmgr show assoc user=$USER)",
-        "InvalidQOS" | "QOSNotAllowed" => "the QOS may not run here: cancel it and submit with a QOS of your association",
-        "DependencyNeverSatisfied" => "a job it depends on failed: cancel it (with --kill-on-invalid-dep=yes Slurm does)",
-        _ => return None,
-    })
+/// as submitted (it stays PENDING in Slurm until someone acts); `None` for
+/// reasons that pass with time (Priority, Resources, Dependency, ...).
+/// The one table is [`crate::reasons`].
+pub fn never_starts_hint(reason: &str) -> Option<String> {
+    crate::reasons::explain(reason).and_then(|e| e.action)
 }
 
 /// Build the message: `PENDING (Priority)`, `SUSPENDED`, `FAILED exit 1:0`,

@@ -186,7 +186,70 @@ fn file_request(p: &Prepared, raw_id: &str, logs: bool) -> Option<FileRequest> {
             .map(|r| format!("{}/status.json", r.trim_end_matches('/'))),
         completion: Some(format!("{dir}/completion.json")),
         logs: logs.then(|| (format!("{dir}/main.out"), format!("{dir}/main.err"))),
+        progress: None,
     })
+}
+
+/// `<results_dir>/status.json`, when the line names a results dir.
+fn status_path(p: &Prepared) -> Option<String> {
+    p.results_dir
+        .as_ref()
+        .map(|r| format!("{}/status.json", r.trim_end_matches('/')))
+}
+
+/// Whether a job in this state gets its `progress` read: running, or
+/// ended (the last poll of a job shows where training stopped). Pending
+/// jobs keep what an earlier attempt showed.
+fn wants_progress(state: State) -> bool {
+    state == State::Running || state.is_final()
+}
+
+/// Write (or remove) `progress` from what the file read found: a tail
+/// with records sets it; no file, or a file without epoch or KPI records,
+/// removes it (never a made-up one). A failed read leaves it untouched.
+fn write_progress(line: &mut JobLine, tail: Option<&status::ProgressTail>) {
+    match tail.and_then(status::ProgressTail::progress) {
+        Some(p) => {
+            line.fields.insert("progress".into(), p.to_json());
+        }
+        None => {
+            line.fields.remove("progress");
+        }
+    }
+}
+
+/// Write (or remove) the `pending` object: for a PENDING job, its reason in
+/// words ([`crate::reasons`]), what to do when it never clears, and the
+/// expected start `squeue --start` gave; removed for any other state.
+fn write_pending(line: &mut JobLine, state: State, reason: Option<&str>, start: Option<&String>) {
+    if state != State::Pending {
+        line.fields.remove("pending");
+        return;
+    }
+    let mut o = serde_json::Map::new();
+    if let Some(r) = reason {
+        o.insert("reason".into(), json!(r));
+        match crate::reasons::explain(r) {
+            Some(e) => {
+                o.insert("words".into(), json!(e.words));
+                o.insert("clears".into(), json!(e.action.is_none()));
+                if let Some(a) = e.action {
+                    o.insert("action".into(), json!(a));
+                }
+            }
+            None => {
+                o.insert(
+                    "words".into(),
+                    json!(format!("Slurm's reason {r:?} (not in Slurm's documented list)")),
+                );
+            }
+        }
+    }
+    o.insert(
+        "expected_start".into(),
+        start.map(|s| json!(s)).unwrap_or(Value::Null),
+    );
+    line.fields.insert("pending".into(), Value::Object(o));
 }
 
 /// The raw numeric id of the attempt (the `%j` of log paths).
@@ -350,6 +413,7 @@ pub fn poll(lines: Vec<JobLine>, conn: &mut dyn Connector, opts: &Options) -> Po
         // One squeue and one sacct for all of this host's jobs (side by side
         // in one remote command over SSH).
         let (sq, sa) = backend.both(&refs);
+        let starts = backend.expected_starts();
         let sc: Option<Answer> = sa.no_accounting().then(|| backend.scontrol(&refs));
         for issue in sq
             .parsed
@@ -399,6 +463,24 @@ pub fn poll(lines: Vec<JobLine>, conn: &mut dyn Connector, opts: &Options) -> Po
                 }
                 _ => None,
             };
+            // Progress rides along in the same read (one command for all).
+            let progress = match o {
+                Outcome::Observed(ob) if wants_progress(ob.state) => status_path(p),
+                _ => None,
+            };
+            let want = match (want, progress) {
+                (Some(mut r), pr) => {
+                    r.progress = pr;
+                    Some(r)
+                }
+                (None, Some(pr)) => Some(FileRequest {
+                    status: None,
+                    completion: None,
+                    logs: None,
+                    progress: Some(pr),
+                }),
+                (None, None) => None,
+            };
             if let Some(r) = want {
                 req_of[k] = Some(reqs.len());
                 reqs.push(r);
@@ -413,9 +495,14 @@ pub fn poll(lines: Vec<JobLine>, conn: &mut dyn Connector, opts: &Options) -> Po
         for (k, ((i, p), o)) in jobs.iter().zip(outcomes).enumerate() {
             let line = &mut out.lines[*i];
             let fr = req_of[k].map(|r| files.as_ref().map(|v| &v[r]));
+            // The verdict files only count when they were asked for (a
+            // progress-only read says nothing about the verdict).
+            let asked_verdict =
+                req_of[k].is_some_and(|r| reqs[r].status.is_some() || reqs[r].completion.is_some());
+            let vfr = fr.filter(|_| asked_verdict);
             match o {
                 Outcome::Failed(f) => errors[*i] = Some((f.code, f.message)),
-                Outcome::NotFound { message } => match fr {
+                Outcome::NotFound { message } => match vfr {
                     Some(Ok(f)) if f.completion.is_some() || f.status_last.is_some() => {
                         let (st, why) = completed_verdict(f, &raw_id(p, None));
                         let msg = format!("finished ({message}); {why}");
@@ -426,7 +513,7 @@ pub fn poll(lines: Vec<JobLine>, conn: &mut dyn Connector, opts: &Options) -> Po
                 },
                 Outcome::Observed(ob) => {
                     let (state, message) = if ob.needs_verdict {
-                        match fr {
+                        match vfr {
                             Some(Ok(f)) => {
                                 let (st, why) = completed_verdict(f, &raw_id(p, Some(&ob)));
                                 (st, format!("{}; {why}", ob.message))
@@ -452,6 +539,17 @@ pub fn poll(lines: Vec<JobLine>, conn: &mut dyn Connector, opts: &Options) -> Po
                         (ob.state, ob.message.clone())
                     };
                     write_observation(line, state, &message, Some(&ob), login.as_deref());
+                    write_pending(
+                        line,
+                        state,
+                        ob.row.reason.as_deref(),
+                        starts.get(&p.jref.job_id),
+                    );
+                    if req_of[k].is_some_and(|r| reqs[r].progress.is_some()) {
+                        if let Some(Ok(f)) = fr {
+                            write_progress(line, f.progress.as_ref());
+                        }
+                    }
                     if state == State::Error && opts.evidence.is_some() {
                         if let Some(Ok(f)) = fr {
                             if let (Some(o), Some(e)) = (&f.out, &f.err) {

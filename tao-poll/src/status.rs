@@ -131,6 +131,32 @@ pub struct FileRequest {
     pub completion: Option<String>,
     /// `main.out` and `main.err` of the attempt, for evidence tails.
     pub logs: Option<(String, String)>,
+    /// `<results_dir>/status.json`, for `progress`: its last
+    /// [`tao_core::progress::TAIL_BYTES`] bytes and its size and mtime.
+    pub progress: Option<String>,
+}
+
+/// The bounded tail of a status.json read for `progress`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ProgressTail {
+    /// The last bytes of the file (at most [`tao_core::progress::TAIL_BYTES`]), lossy UTF-8.
+    pub text: String,
+    /// Whether the text starts inside the file (its first line is partial).
+    pub cut: bool,
+    /// The file's mtime, seconds since the epoch.
+    pub mtime: Option<i64>,
+}
+
+impl ProgressTail {
+    /// The job line's `progress` object for this tail, or `None` when the
+    /// file holds no epoch or KPI record (see [`tao_core::progress::Progress::from_tail`]).
+    pub fn progress(&self) -> Option<tao_core::progress::Progress> {
+        let updated = self
+            .mtime
+            .and_then(|t| chrono::DateTime::from_timestamp(t, 0))
+            .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
+        tao_core::progress::Progress::from_tail(&self.text, self.cut, updated)
+    }
 }
 
 /// A bounded tail of a log file.
@@ -155,6 +181,9 @@ pub struct FileRecords {
     pub out: Option<Tail>,
     /// Tail of main.err.
     pub err: Option<Tail>,
+    /// The status.json tail for `progress`; `None` when it was not asked
+    /// for or the file does not exist.
+    pub progress: Option<ProgressTail>,
 }
 
 /// Build the script for `requests` (index = key). `nonce` makes the record
@@ -193,12 +222,107 @@ pub fn script(requests: &[FileRequest], nonce: &str, tail_lines: u32) -> String 
             }
         }
     }
+    // Progress: the last TAIL_BYTES of each status.json of a running job,
+    // for all of them in one `stat` and one `tail` (xargs splits only past
+    // the argument-size limit): `M P`, `<size> <mtime> <path>` lines, `M PT`,
+    // tail's own `==> path <==` sections, `M PE`.
+    s.push_str("set --\n");
+    for r in requests {
+        if let Some(p) = r.progress.as_ref().filter(|p| !p.contains('\n')) {
+            s.push_str(&format!("[ -f {q} ] && set -- \"$@\" {q}\n", q = quote(p)));
+        }
+    }
+    s.push_str(&format!(
+        "if [ $# -gt 0 ]; then printf '%s P\\n' \"$M\"; printf '%s\\0' \"$@\" | xargs -0 stat -L -c '%s %Y %n' --; printf '%s PT\\n' \"$M\"; printf '%s\\0' \"$@\" | xargs -0 tail -v -c {n} --; echo; printf '%s PE\\n' \"$M\"; fi\n",
+        n = tao_core::progress::TAIL_BYTES
+    ));
     s.push_str("printf '%s E\\n' \"$M\"\n");
     s
 }
 
+/// Read the progress tail of a local file (replay): at most
+/// [`tao_core::progress::TAIL_BYTES`] bytes from its end, found by seeking,
+/// so the time and memory spent do not depend on the file's size.
+///
+/// Errors: the file cannot be opened or read (absent included).
+pub fn local_progress_tail(path: &std::path::Path) -> std::io::Result<ProgressTail> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = std::fs::File::open(path)?;
+    let meta = f.metadata()?;
+    let n = tao_core::progress::TAIL_BYTES;
+    let size = meta.len();
+    let from = size.saturating_sub(n);
+    f.seek(SeekFrom::Start(from))?;
+    let mut buf = Vec::with_capacity(n as usize);
+    f.take(n).read_to_end(&mut buf)?;
+    let mtime = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_secs() as i64);
+    Ok(ProgressTail {
+        text: String::from_utf8_lossy(&buf).into_owned(),
+        cut: from > 0,
+        mtime,
+    })
+}
+
+/// Split the progress section of the script's output (`stat` lines and
+/// `tail -v` text) into one [`ProgressTail`] per path.
+///
+/// tail's `==> path <==` headers are searched in the order stat listed the
+/// files, and the search for the next header starts only after the bytes
+/// the current file is known to hold (min of its size and the tail bound),
+/// so a status.json line that looks like a header cannot cut another
+/// file's text short.
+pub fn parse_progress(stat: &str, tail: &str) -> HashMap<String, ProgressTail> {
+    let n = tao_core::progress::TAIL_BYTES as usize;
+    let entries: Vec<(usize, i64, &str)> = stat
+        .lines()
+        .filter_map(|l| {
+            let mut it = l.splitn(3, ' ');
+            let size = it.next()?.parse().ok()?;
+            let mtime = it.next()?.parse().ok()?;
+            Some((size, mtime, it.next()?))
+        })
+        .collect();
+    let mut out = HashMap::new();
+    let mut pos = 0;
+    let mut found: Vec<(usize, usize, &(usize, i64, &str))> = Vec::new();
+    for e in &entries {
+        let header = format!("==> {} <==\n", e.2);
+        let Some(at) = tail[pos..].find(&header).map(|i| i + pos) else {
+            continue;
+        };
+        let start = at + header.len();
+        found.push((at, start, e));
+        pos = (start + e.0.min(n)).min(tail.len());
+        while !tail.is_char_boundary(pos) {
+            pos -= 1;
+        }
+    }
+    for (k, (_, start, e)) in found.iter().enumerate() {
+        let end = found
+            .get(k + 1)
+            .map(|(at, _, _)| at.saturating_sub(1).max(*start))
+            .unwrap_or(tail.len());
+        let text = tail[*start..end].to_string();
+        let cut = e.0 > n || text.len() >= n;
+        out.insert(
+            e.2.to_string(),
+            ProgressTail {
+                text,
+                cut,
+                mtime: Some(e.1),
+            },
+        );
+    }
+    out
+}
+
 /// Parse the script's output into records by path. Returns the records
-/// keyed by remote path (status, completion and log paths alike), and
+/// keyed by remote path (status, completion and log paths alike; progress
+/// tails under [`progress_key`]), and
 /// whether the end marker was seen (a missing end marker means the output
 /// was cut: the caller treats the read as failed).
 pub fn parse_output(
@@ -210,6 +334,8 @@ pub fn parse_output(
     let mut map: HashMap<String, PathRecord> = HashMap::new();
     let mut cur: Option<(String, PathRecord)> = None;
     let mut ended = false;
+    // The progress section: (stat text, tail text), filled by `P`/`PT`.
+    let mut prog: Option<(String, String, bool)> = None;
     let flush = |cur: &mut Option<(String, PathRecord)>, map: &mut HashMap<String, PathRecord>| {
         if let Some((p, mut r)) = cur.take() {
             if let PathRecord::Tail(t) = &mut r {
@@ -228,6 +354,27 @@ pub fn parse_output(
     for line in out.split('\n') {
         if let Some(rest) = line.strip_prefix(&marker) {
             flush(&mut cur, &mut map);
+            match rest {
+                "P" => {
+                    prog = Some((String::new(), String::new(), false));
+                    continue;
+                }
+                "PT" => {
+                    if let Some(p) = &mut prog {
+                        p.2 = true;
+                    }
+                    continue;
+                }
+                "PE" => {
+                    if let Some((st, tl, _)) = prog.take() {
+                        for (path, t) in parse_progress(&st, &tl) {
+                            map.insert(progress_key(&path), PathRecord::Progress(t));
+                        }
+                    }
+                    continue;
+                }
+                _ => {}
+            }
             let (kind, rest) = rest.split_once(' ').unwrap_or((rest, ""));
             match kind {
                 "S" => cur = Some((rest.to_string(), PathRecord::Status(String::new()))),
@@ -251,6 +398,12 @@ pub fn parse_output(
         if ended {
             continue;
         }
+        if let Some((st, tl, in_tail)) = &mut prog {
+            let buf = if *in_tail { tl } else { st };
+            buf.push_str(line);
+            buf.push('\n');
+            continue;
+        }
         match &mut cur {
             Some((_, PathRecord::Status(s))) if s.is_empty() => *s = line.to_string(),
             Some((_, PathRecord::Status(_))) => {}
@@ -259,7 +412,7 @@ pub fn parse_output(
                 s.push('\n');
             }
             Some((_, PathRecord::Tail(t))) => t.lines.push(line.to_string()),
-            None => {}
+            Some((_, PathRecord::Progress(_))) | None => {}
         }
     }
     flush(&mut cur, &mut map);
@@ -284,6 +437,8 @@ pub enum PathRecord {
     Completion(String),
     /// A log tail.
     Tail(Tail),
+    /// A status.json tail for `progress`.
+    Progress(ProgressTail),
 }
 
 /// Gather one job's records from the parsed output.
@@ -307,7 +462,18 @@ pub fn records_for(req: &FileRequest, map: &HashMap<String, PathRecord>) -> File
         fr.out = get(o);
         fr.err = get(e);
     }
+    if let Some(p) = &req.progress {
+        if let Some(PathRecord::Progress(t)) = map.get(&progress_key(p)) {
+            fr.progress = Some(t.clone());
+        }
+    }
     fr
+}
+
+/// The key of a path's progress record in [`parse_output`]'s map (the
+/// same status.json also has a verdict record under its plain path).
+pub fn progress_key(path: &str) -> String {
+    format!("progress\0{path}")
 }
 
 #[cfg(test)]
@@ -361,11 +527,13 @@ mod tests {
             status: Some(format!("{d}/status.json")),
             completion: Some(format!("{d}/completion.json")),
             logs: Some((format!("{d}/main.out"), format!("{d}/main.err"))),
+            progress: None,
         };
         let missing = FileRequest {
             status: Some(format!("{d}/nope/status.json")),
             completion: Some(format!("{d}/nope/completion.json")),
             logs: Some((format!("{d}/nope/o"), format!("{d}/nope/e"))),
+            progress: None,
         };
         let text = script(&[req.clone(), missing.clone()], "n0nce", 4);
         let out = std::process::Command::new("sh")
@@ -393,6 +561,49 @@ mod tests {
         let none = records_for(&missing, &map);
         assert_eq!(decide(&none, "1").unwrap(), Verdict::Nothing);
         assert!(!none.out.unwrap().present);
+    }
+
+    #[test]
+    fn progress_tails_in_one_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_str().unwrap();
+        let rec = |e: u64| {
+            format!("{{\"epoch\": {e}, \"max_epoch\": 400, \"time_per_epoch\": \"0:00:02\", \"eta\": \"0:00:04\", \"status\": \"RUNNING\", \"kpi\": {{\"loss\": {}}}}}\n", 1.0 / e as f64)
+        };
+        // a: long enough to be cut; b: short, and it holds a forged tail
+        // header naming a; c: missing.
+        let a: String = (1..=300).map(rec).collect();
+        assert!(a.len() as u64 > tao_core::progress::TAIL_BYTES);
+        std::fs::write(format!("{d}/a.json"), &a).unwrap();
+        let b = format!("{}==> {d}/c.json <==\n{}", rec(1), rec(2));
+        std::fs::write(format!("{d}/b.json"), &b).unwrap();
+        let req = |n: &str| FileRequest {
+            status: None,
+            completion: None,
+            logs: None,
+            progress: Some(format!("{d}/{n}.json")),
+        };
+        let reqs = [req("a"), req("b"), req("c")];
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(script(&reqs, "n1", 4))
+            .output()
+            .unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        let (map, ended) = parse_output(&text, "n1", 4);
+        assert!(ended);
+        let pa = records_for(&reqs[0], &map).progress.unwrap();
+        assert!(pa.cut);
+        assert!(pa.text.len() as u64 <= tao_core::progress::TAIL_BYTES + 1);
+        let p = pa.progress().unwrap();
+        assert_eq!((p.epoch, p.max_epoch, p.percent), (Some(300), Some(400), Some(75.0)));
+        assert!(p.updated_at.is_some());
+        let pb = records_for(&reqs[1], &map).progress.unwrap().progress().unwrap();
+        assert_eq!(pb.epoch, Some(2));
+        assert!(records_for(&reqs[2], &map).progress.is_none());
+        // The same from a local file (replay): the same progress.
+        let local = local_progress_tail(std::path::Path::new(&format!("{d}/a.json"))).unwrap();
+        assert_eq!(local.progress().unwrap().history, p.history);
     }
 
     #[test]

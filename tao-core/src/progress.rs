@@ -1,0 +1,448 @@
+//! Training progress from TAO's `status.json`, and the small text pictures
+//! of it (progress bar, sparkline) that the terminal tables draw.
+//!
+//! TAO's status logger (nvidia_tao_pytorch/core/loggers/api_logging.py in
+//! NVIDIA's public tao_pytorch_backend) appends one JSON object per line:
+//! `date` (`M/D/YYYY`), `time` (`H:M:S`, the node's local time, no zone),
+//! `status` (STARTED, RUNNING, SUCCESS, FAILURE, SKIPPED), `verbosity`,
+//! `message`, and, once set on the logger, the sticky objects `kpi`,
+//! `graphical` and `categorical` (every later record repeats them). Its
+//! epoch callback (nvidia_tao_pytorch/core/callbacks/loggers.py,
+//! `TAOStatusLogger.on_train_epoch_end`) writes a RUNNING record with
+//! `epoch` (1-based count of finished epochs), `max_epoch`, and
+//! `time_per_epoch` and `eta` as Python `str(timedelta)` text
+//! (`0:00:12.345678`, `1 day, 2:03:04`).
+//!
+//! [`Progress::from_tail`] reads the last records of such a file (a bounded
+//! tail: the caller reads at most [`TAIL_BYTES`] bytes, whatever the size of
+//! the file) into the job line's `progress` object; [`curves`] reads whole
+//! files into KPI curves for reports. Values that are not numbers are left
+//! out of curves and sparklines, never guessed.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Map, Value};
+
+/// Bytes read from the end of a status.json for `progress`: the bound on
+/// the remote read per running job (about 30-50 TAO epoch records).
+pub const TAIL_BYTES: u64 = 16 * 1024;
+
+/// Values kept per KPI in `progress.history` (the sparkline's points).
+pub const HISTORY_MAX: usize = 24;
+
+/// One record of a status.json, as far as progress is concerned.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Record {
+    /// `status` (STARTED, RUNNING, SUCCESS, FAILURE, SKIPPED).
+    pub status: String,
+    /// `epoch`: finished epochs (1-based), when the record has one.
+    pub epoch: Option<u64>,
+    /// `max_epoch`.
+    pub max_epoch: Option<u64>,
+    /// `time_per_epoch` in seconds.
+    pub time_per_epoch_s: Option<f64>,
+    /// `eta` in seconds.
+    pub eta_s: Option<f64>,
+    /// Numeric values of `kpi`, then of `graphical` (kpi wins on a clash).
+    pub values: BTreeMap<String, f64>,
+    /// The `kpi` object as written (numbers and strings alike).
+    pub kpi: Option<Map<String, Value>>,
+}
+
+/// A number from a JSON value: numbers, and strings holding one.
+fn number(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => n.as_f64().filter(|f| f.is_finite()),
+        Value::String(s) => s.trim().parse::<f64>().ok().filter(|f| f.is_finite()),
+        _ => None,
+    }
+}
+
+/// A count from a JSON value (integer, or a string holding one).
+fn count(v: &Value) -> Option<u64> {
+    match v {
+        Value::Number(n) => n.as_u64().or_else(|| {
+            n.as_f64()
+                .filter(|f| *f >= 0.0 && f.fract() == 0.0)
+                .map(|f| f as u64)
+        }),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+/// Seconds of a Python `str(timedelta)` text (`H:MM:SS[.ffffff]`, with an
+/// optional `N day(s), ` prefix, negative days included) or of a plain
+/// number of seconds. `None` for anything else.
+pub fn parse_timedelta(v: &Value) -> Option<f64> {
+    if let Value::Number(_) = v {
+        return number(v);
+    }
+    let s = v.as_str()?.trim();
+    if let Ok(f) = s.parse::<f64>() {
+        return Some(f).filter(|f| f.is_finite());
+    }
+    let (days, hms) = match s.split_once(',') {
+        Some((d, rest)) => {
+            let n: f64 = d.split_whitespace().next()?.parse().ok()?;
+            (n, rest.trim())
+        }
+        None => (0.0, s),
+    };
+    let mut parts = hms.split(':');
+    let h: f64 = parts.next()?.parse().ok()?;
+    let m: f64 = parts.next()?.parse().ok()?;
+    let sec: f64 = parts.next()?.parse().ok()?;
+    if parts.next().is_some() {
+        return None;
+    }
+    Some(days * 86400.0 + h * 3600.0 + m * 60.0 + sec).filter(|f| f.is_finite())
+}
+
+/// Read one status.json line. `None` for a line that is not a JSON object
+/// with a string `status` (a torn last line, a partial first line of a
+/// tail, anything else).
+pub fn parse_record(line: &str) -> Option<Record> {
+    let v: Value = serde_json::from_str(line.trim()).ok()?;
+    let o = v.as_object()?;
+    let status = o.get("status")?.as_str()?.to_string();
+    let mut values = BTreeMap::new();
+    for key in ["graphical", "kpi"] {
+        if let Some(Value::Object(m)) = o.get(key) {
+            for (k, v) in m {
+                if let Some(f) = number(v) {
+                    values.insert(k.clone(), f);
+                }
+            }
+        }
+    }
+    Some(Record {
+        status,
+        epoch: o.get("epoch").and_then(count),
+        max_epoch: o.get("max_epoch").and_then(count),
+        time_per_epoch_s: o.get("time_per_epoch").and_then(parse_timedelta),
+        eta_s: o.get("eta").and_then(parse_timedelta),
+        values,
+        kpi: match o.get("kpi") {
+            Some(Value::Object(m)) if !m.is_empty() => Some(m.clone()),
+            _ => None,
+        },
+    })
+}
+
+/// KPI curves of whole records: per KPI name, `(epoch, value)` points in
+/// epoch order, one per epoch. A record without `epoch` belongs to the
+/// epoch of the last record before it that had one (0 before the first):
+/// TAO's models set `kpi` right after the epoch record is written. The
+/// last value written for an epoch wins.
+pub fn curves<'a>(lines: impl IntoIterator<Item = &'a str>) -> BTreeMap<String, Vec<(u64, f64)>> {
+    let mut by: BTreeMap<String, BTreeMap<u64, f64>> = BTreeMap::new();
+    let mut epoch = 0;
+    for r in lines.into_iter().filter_map(parse_record) {
+        if let Some(e) = r.epoch {
+            epoch = e;
+        }
+        for (k, v) in r.values {
+            by.entry(k).or_default().insert(epoch, v);
+        }
+    }
+    by.into_iter()
+        .map(|(k, m)| (k, m.into_iter().collect()))
+        .collect()
+}
+
+/// A job's training progress: the `progress` object of job lines.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Progress {
+    /// Finished epochs, from the last RUNNING record with `epoch`.
+    pub epoch: Option<u64>,
+    /// `max_epoch` of that record.
+    pub max_epoch: Option<u64>,
+    /// `epoch / max_epoch * 100`, rounded to 0.1, at most 100.
+    pub percent: Option<f64>,
+    /// Seconds left as the record says (`eta`), else
+    /// `time_per_epoch * (max_epoch - epoch)`.
+    pub eta_s: Option<f64>,
+    /// Seconds per epoch as the record says.
+    pub time_per_epoch_s: Option<f64>,
+    /// The latest `kpi` object as written.
+    pub kpi: Map<String, Value>,
+    /// Per KPI, the last [`HISTORY_MAX`] values (one per epoch) in the tail.
+    pub history: BTreeMap<String, Vec<f64>>,
+    /// When the file was last written (RFC 3339 UTC), from its mtime.
+    pub updated_at: Option<String>,
+}
+
+impl Progress {
+    /// Progress from the text of a status.json tail. `cut` says the text
+    /// starts inside the file (its first line is then partial and
+    /// dropped). `None` when no record has an epoch or a KPI: a job with
+    /// no such records has no progress, never a made-up one.
+    pub fn from_tail(text: &str, cut: bool, updated_at: Option<String>) -> Option<Progress> {
+        let mut lines: Vec<&str> = text.split('\n').collect();
+        if cut && !lines.is_empty() {
+            lines.remove(0);
+        }
+        let mut p = Progress {
+            updated_at,
+            ..Default::default()
+        };
+        let mut any = false;
+        for r in lines.iter().filter_map(|l| parse_record(l)) {
+            if r.status == "RUNNING" && r.epoch.is_some() {
+                any = true;
+                p.epoch = r.epoch;
+                p.max_epoch = r.max_epoch.or(p.max_epoch);
+                p.time_per_epoch_s = r.time_per_epoch_s;
+                p.eta_s = r.eta_s;
+            }
+            if let Some(k) = r.kpi {
+                any = true;
+                p.kpi = k;
+            }
+        }
+        if !any {
+            return None;
+        }
+        for (k, pts) in curves(lines.iter().copied()) {
+            let vals: Vec<f64> = pts.iter().map(|(_, v)| *v).collect();
+            let start = vals.len().saturating_sub(HISTORY_MAX);
+            p.history.insert(k, vals[start..].to_vec());
+        }
+        if let (Some(e), Some(m)) = (p.epoch, p.max_epoch) {
+            if m > 0 {
+                p.percent = Some(((e as f64 / m as f64 * 1000.0).round() / 10.0).min(100.0));
+            }
+            if p.eta_s.is_none() {
+                p.eta_s = p.time_per_epoch_s.map(|t| t * m.saturating_sub(e) as f64);
+            }
+        }
+        Some(p)
+    }
+
+    /// The `progress` JSON object (absent values are left out).
+    pub fn to_json(&self) -> Value {
+        let mut o = Map::new();
+        let round = |f: f64| (f * 1000.0).round() / 1000.0;
+        if let Some(e) = self.epoch {
+            o.insert("epoch".into(), json!(e));
+        }
+        if let Some(m) = self.max_epoch {
+            o.insert("max_epoch".into(), json!(m));
+        }
+        if let Some(p) = self.percent {
+            o.insert("percent".into(), json!(p));
+        }
+        if let Some(s) = self.eta_s {
+            o.insert("eta_s".into(), json!(round(s)));
+        }
+        if let Some(s) = self.time_per_epoch_s {
+            o.insert("time_per_epoch_s".into(), json!(round(s)));
+        }
+        o.insert("kpi".into(), Value::Object(self.kpi.clone()));
+        o.insert("history".into(), json!(self.history));
+        if let Some(u) = &self.updated_at {
+            o.insert("updated_at".into(), json!(u));
+        }
+        Value::Object(o)
+    }
+}
+
+/// A text progress bar of `width` cells for `percent` (0-100):
+/// `█` for done cells, `░` for the rest.
+pub fn bar(percent: f64, width: usize) -> String {
+    let p = percent.clamp(0.0, 100.0);
+    let done = ((p / 100.0) * width as f64).round() as usize;
+    let mut s = "█".repeat(done.min(width));
+    s.push_str(&"░".repeat(width - done.min(width)));
+    s
+}
+
+/// A sparkline of `values` (`▁▂▃▄▅▆▇█`, one character per value, scaled
+/// between their minimum and maximum; all equal values draw `▄`).
+pub fn sparkline(values: &[f64]) -> String {
+    const TICKS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+    let finite: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+    let (Some(lo), Some(hi)) = (
+        finite.iter().copied().reduce(f64::min),
+        finite.iter().copied().reduce(f64::max),
+    ) else {
+        return String::new();
+    };
+    finite
+        .iter()
+        .map(|v| {
+            if hi - lo <= f64::EPSILON {
+                TICKS[3]
+            } else {
+                TICKS[(((v - lo) / (hi - lo)) * 7.0).round() as usize]
+            }
+        })
+        .collect()
+}
+
+/// A number as a table shows it: 4 significant digits, no exponent for
+/// ordinary magnitudes.
+pub fn short_number(v: f64) -> String {
+    if v == 0.0 || (1e-3..1e6).contains(&v.abs()) {
+        let digits = (3 - v.abs().log10().floor() as i32).clamp(0, 6) as usize;
+        let s = format!("{v:.digits$}");
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    } else {
+        format!("{v:.3e}")
+    }
+}
+
+/// The table cell of a `progress` object: `[████░░░░] 3/10 30% ETA 00:05:00`,
+/// or `-` when there is none.
+pub fn progress_cell(progress: Option<&Value>, bar_width: usize) -> String {
+    let Some(p) = progress.filter(|p| p.is_object()) else {
+        return "-".into();
+    };
+    let mut s = String::new();
+    if let Some(pc) = p.get("percent").and_then(Value::as_f64) {
+        s.push_str(&format!("[{}] ", bar(pc, bar_width)));
+    }
+    match (
+        p.get("epoch").and_then(Value::as_u64),
+        p.get("max_epoch").and_then(Value::as_u64),
+    ) {
+        (Some(e), Some(m)) => s.push_str(&format!("{e}/{m}")),
+        (Some(e), None) => s.push_str(&format!("epoch {e}")),
+        _ => {}
+    }
+    if let Some(pc) = p.get("percent").and_then(Value::as_f64) {
+        s.push_str(&format!(" {}%", short_number(pc)));
+    }
+    if let Some(eta) = p.get("eta_s").and_then(Value::as_f64) {
+        s.push_str(&format!(" ETA {}", hms(eta.max(0.0) as i64)));
+    }
+    if s.is_empty() {
+        "-".into()
+    } else {
+        s.trim().to_string()
+    }
+}
+
+/// The KPI cell of a `progress` object: the first KPI (loss-like names
+/// first) with its latest value and a sparkline of its history, e.g.
+/// `loss 0.231 ▇▅▄▂▁`; `-` when there is none.
+pub fn kpi_cell(progress: Option<&Value>) -> String {
+    let Some(p) = progress else {
+        return "-".into();
+    };
+    let kpi = p.get("kpi").and_then(Value::as_object);
+    let hist = p.get("history").and_then(Value::as_object);
+    let mut names: Vec<&String> = kpi
+        .map(|k| k.keys().collect())
+        .unwrap_or_default();
+    if names.is_empty() {
+        names = hist.map(|h| h.keys().collect()).unwrap_or_default();
+    }
+    names.sort_by_key(|n| (!n.to_ascii_lowercase().contains("loss"), n.to_string()));
+    let Some(name) = names.first() else {
+        return "-".into();
+    };
+    let latest = kpi
+        .and_then(|k| k.get(name.as_str()))
+        .and_then(number)
+        .or_else(|| {
+            hist.and_then(|h| h.get(name.as_str()))
+                .and_then(Value::as_array)
+                .and_then(|a| a.last())
+                .and_then(Value::as_f64)
+        });
+    let series: Vec<f64> = hist
+        .and_then(|h| h.get(name.as_str()))
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_f64).collect())
+        .unwrap_or_default();
+    let mut s = crate::cli::one_line(name);
+    if let Some(v) = latest {
+        s.push(' ');
+        s.push_str(&short_number(v));
+    }
+    if series.len() > 1 {
+        s.push(' ');
+        s.push_str(&sparkline(&series));
+    }
+    s
+}
+
+/// `HH:MM:SS`, or `Nd HH:MM:SS` from a day on.
+pub fn hms(s: i64) -> String {
+    let s = s.max(0);
+    let (d, h, m, sec) = (s / 86400, s % 86400 / 3600, s % 3600 / 60, s % 60);
+    if d > 0 {
+        format!("{d}d{h:02}:{m:02}:{sec:02}")
+    } else {
+        format!("{h:02}:{m:02}:{sec:02}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TAO: &str = r#"{"date": "12/1/2026", "time": "14:2:5", "status": "STARTED", "verbosity": "INFO", "message": "Starting Training Loop."}
+{"epoch": 1, "max_epoch": 4, "time_per_epoch": "0:00:10.500000", "eta": "0:00:31.500000", "date": "12/1/2026", "time": "14:2:16", "status": "RUNNING", "verbosity": "INFO", "message": "Training loop in progress", "kpi": {"loss": 0.9, "accuracy": 0.5}}
+{"epoch": 2, "max_epoch": 4, "time_per_epoch": "0:00:10", "eta": "0:00:20", "date": "12/1/2026", "time": "14:2:26", "status": "RUNNING", "verbosity": "INFO", "message": "Training loop in progress", "kpi": {"loss": 0.7, "accuracy": 0.6}}
+{"date": "12/1/2026", "time": "14:2:27", "status": "RUNNING", "verbosity": "INFO", "message": "Train and Val metrics generated.", "kpi": {"loss": 0.6, "accuracy": 0.65}}
+{"epoch": 3, "max_ep"#;
+
+    #[test]
+    fn timedelta_texts() {
+        assert_eq!(parse_timedelta(&json!("0:00:12.5")), Some(12.5));
+        assert_eq!(parse_timedelta(&json!("1 day, 2:03:04")), Some(93784.0));
+        assert_eq!(parse_timedelta(&json!("2 days, 0:00:00")), Some(172800.0));
+        assert_eq!(parse_timedelta(&json!(7)), Some(7.0));
+        assert_eq!(parse_timedelta(&json!("soon")), None);
+    }
+
+    #[test]
+    fn progress_of_a_tao_tail() {
+        let p = Progress::from_tail(TAO, false, Some("2026-12-01T14:02:27Z".into())).unwrap();
+        assert_eq!((p.epoch, p.max_epoch, p.percent), (Some(2), Some(4), Some(50.0)));
+        assert_eq!(p.eta_s, Some(20.0));
+        assert_eq!(p.kpi.get("loss"), Some(&json!(0.6)));
+        // Epoch 2's loss is the later kpi record's (it belongs to epoch 2).
+        assert_eq!(p.history["loss"], vec![0.9, 0.6]);
+        let j = p.to_json();
+        assert_eq!(j["updated_at"], "2026-12-01T14:02:27Z");
+        // A cut tail drops its partial first line.
+        let cut = Progress::from_tail(&TAO[20..], true, None).unwrap();
+        assert_eq!(cut.epoch, Some(2));
+    }
+
+    #[test]
+    fn no_epochs_no_kpi_no_progress() {
+        assert!(Progress::from_tail(
+            r#"{"status":"STARTED","message":"x"}"#,
+            false,
+            None
+        )
+        .is_none());
+        assert!(Progress::from_tail("", false, None).is_none());
+    }
+
+    #[test]
+    fn pictures() {
+        assert_eq!(bar(50.0, 4), "██░░");
+        assert_eq!(bar(150.0, 2), "██");
+        assert_eq!(sparkline(&[1.0, 0.5, 0.0]), "█▅▁");
+        assert_eq!(sparkline(&[2.0, 2.0]), "▄▄");
+        assert_eq!(short_number(0.123456), "0.1235");
+        assert_eq!(short_number(100.0), "100");
+        let p = Progress::from_tail(TAO, false, None).unwrap().to_json();
+        assert_eq!(
+            progress_cell(Some(&p), 4),
+            "[██░░] 2/4 50% ETA 00:00:20"
+        );
+        assert_eq!(kpi_cell(Some(&p)), "loss 0.6 █▁");
+        assert_eq!(progress_cell(None, 4), "-");
+    }
+}
