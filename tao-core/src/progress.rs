@@ -337,9 +337,7 @@ pub fn kpi_cell(progress: Option<&Value>) -> String {
     };
     let kpi = p.get("kpi").and_then(Value::as_object);
     let hist = p.get("history").and_then(Value::as_object);
-    let mut names: Vec<&String> = kpi
-        .map(|k| k.keys().collect())
-        .unwrap_or_default();
+    let mut names: Vec<&String> = kpi.map(|k| k.keys().collect()).unwrap_or_default();
     if names.is_empty() {
         names = hist.map(|h| h.keys().collect()).unwrap_or_default();
     }
@@ -406,7 +404,10 @@ mod tests {
     #[test]
     fn progress_of_a_tao_tail() {
         let p = Progress::from_tail(TAO, false, Some("2026-12-01T14:02:27Z".into())).unwrap();
-        assert_eq!((p.epoch, p.max_epoch, p.percent), (Some(2), Some(4), Some(50.0)));
+        assert_eq!(
+            (p.epoch, p.max_epoch, p.percent),
+            (Some(2), Some(4), Some(50.0))
+        );
         assert_eq!(p.eta_s, Some(20.0));
         assert_eq!(p.kpi.get("loss"), Some(&json!(0.6)));
         // Epoch 2's loss is the later kpi record's (it belongs to epoch 2).
@@ -420,12 +421,9 @@ mod tests {
 
     #[test]
     fn no_epochs_no_kpi_no_progress() {
-        assert!(Progress::from_tail(
-            r#"{"status":"STARTED","message":"x"}"#,
-            false,
-            None
-        )
-        .is_none());
+        assert!(
+            Progress::from_tail(r#"{"status":"STARTED","message":"x"}"#, false, None).is_none()
+        );
         assert!(Progress::from_tail("", false, None).is_none());
     }
 
@@ -438,10 +436,7 @@ mod tests {
         assert_eq!(short_number(0.123456), "0.1235");
         assert_eq!(short_number(100.0), "100");
         let p = Progress::from_tail(TAO, false, None).unwrap().to_json();
-        assert_eq!(
-            progress_cell(Some(&p), 4),
-            "[██░░] 2/4 50% ETA 00:00:20"
-        );
+        assert_eq!(progress_cell(Some(&p), 4), "[██░░] 2/4 50% ETA 00:00:20");
         assert_eq!(kpi_cell(Some(&p)), "loss 0.6 █▁");
         assert_eq!(progress_cell(None, 4), "-");
     }

@@ -341,7 +341,8 @@ impl Backend for SshBackend {
                 }
             };
             let text = String::from_utf8_lossy(&out.stdout);
-            self.starts.extend(parse_starts(&split_start(&text, &marker)));
+            self.starts
+                .extend(parse_starts(&split_start(&text, &marker)));
             let Some((qs, qo, qe, as_, ao, ae)) = split_both(&text, &marker) else {
                 let f = QueryFailure {
                     code: "tempfail".into(),

@@ -240,7 +240,9 @@ fn write_pending(line: &mut JobLine, state: State, reason: Option<&str>, start: 
             None => {
                 o.insert(
                     "words".into(),
-                    json!(format!("Slurm's reason {r:?} (not in Slurm's documented list)")),
+                    json!(format!(
+                        "Slurm's reason {r:?} (not in Slurm's documented list)"
+                    )),
                 );
             }
         }

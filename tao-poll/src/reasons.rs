@@ -178,11 +178,7 @@ fn limit(code: &str) -> Option<Explained> {
 /// or an opening parenthesis is detail (`ReqNodeNotAvail, UnavailableNodes:n1`)
 /// and is ignored for the lookup. `None` for a code not in Slurm's list.
 pub fn explain(reason: &str) -> Option<Explained> {
-    let code = reason
-        .split([',', '(', ' '])
-        .next()
-        .unwrap_or("")
-        .trim();
+    let code = reason.split([',', '(', ' ']).next().unwrap_or("").trim();
     if let Some((_, words, action)) = TABLE.iter().find(|(c, _, _)| *c == code) {
         return Some(Explained {
             words: (*words).to_string(),
@@ -218,7 +214,10 @@ mod tests {
         assert!(e.action.unwrap().starts_with("cancel it"));
         assert!(explain("AssocGrpCpuLimit").unwrap().action.is_none());
         assert!(explain("QOSGrpCPUMinutesLimit").unwrap().action.is_some());
-        assert!(explain("QOSMaxWallDurationPerJobLimit").unwrap().action.is_some());
+        assert!(explain("QOSMaxWallDurationPerJobLimit")
+            .unwrap()
+            .action
+            .is_some());
         assert!(explain("QOSMaxJobsPerUserLimit").unwrap().action.is_none());
         assert!(explain("QOSMinCpuNotSatisfied").unwrap().action.is_some());
         assert!(explain("MaxGRESPerAccount").unwrap().action.is_none());
@@ -229,7 +228,11 @@ mod tests {
     fn details_after_the_code_are_ignored() {
         let e = explain("ReqNodeNotAvail, UnavailableNodes:n1").unwrap();
         assert!(e.words.starts_with("a node it asks for"));
-        assert!(explain("JobHeldUser").unwrap().action.unwrap().contains("scontrol release"));
+        assert!(explain("JobHeldUser")
+            .unwrap()
+            .action
+            .unwrap()
+            .contains("scontrol release"));
         assert!(explain("Priority").unwrap().action.is_none());
     }
 }

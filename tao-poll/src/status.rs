@@ -596,9 +596,16 @@ mod tests {
         assert!(pa.cut);
         assert!(pa.text.len() as u64 <= tao_core::progress::TAIL_BYTES + 1);
         let p = pa.progress().unwrap();
-        assert_eq!((p.epoch, p.max_epoch, p.percent), (Some(300), Some(400), Some(75.0)));
+        assert_eq!(
+            (p.epoch, p.max_epoch, p.percent),
+            (Some(300), Some(400), Some(75.0))
+        );
         assert!(p.updated_at.is_some());
-        let pb = records_for(&reqs[1], &map).progress.unwrap().progress().unwrap();
+        let pb = records_for(&reqs[1], &map)
+            .progress
+            .unwrap()
+            .progress()
+            .unwrap();
         assert_eq!(pb.epoch, Some(2));
         assert!(records_for(&reqs[2], &map).progress.is_none());
         // The same from a local file (replay): the same progress.

@@ -27,14 +27,24 @@ fn state_of(l: &JobLine) -> Option<State> {
     l.get_str(&["state"]).and_then(State::parse)
 }
 
-/// What a transition is judged by: state, message, error.
-type Signature = (Option<String>, Option<String>, Option<String>);
+/// What a transition is judged by: state, message, error, progress
+/// (a new epoch or KPI is a change worth a line) and the expected start.
+type Signature = (
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+);
 
 fn signature(l: &JobLine) -> Signature {
     (
         l.get_str(&["state"]).map(str::to_string),
         l.get_str(&["message"]).map(str::to_string),
         l.fields.get("error").map(|e| e.to_string()),
+        l.fields.get("progress").map(|e| e.to_string()),
+        l.get_str(&["pending", "expected_start"])
+            .map(str::to_string),
     )
 }
 
@@ -63,8 +73,16 @@ pub fn fmt_secs(s: Option<i64>) -> String {
     }
 }
 
-/// One table row: id, slurm id, state, time in queue, elapsed, nodes, message.
-pub fn table_row(l: &JobLine) -> [String; 7] {
+/// Columns of the live table.
+pub const COLUMNS: [&str; 9] = [
+    "ID", "SLURM", "STATE", "IN QUEUE", "ELAPSED", "NODES", "PROGRESS", "KPI", "MESSAGE",
+];
+
+/// One table row: id, slurm id, state, time in queue, elapsed, nodes,
+/// progress (bar, epoch/max, percent, ETA; for a pending job its expected
+/// start), latest KPI with a sparkline, message (for a pending job the
+/// reason in words, and what to do when it never clears).
+pub fn table_row(l: &JobLine) -> [String; 9] {
     let s = |p: &[&str]| l.get_str(p).map(str::to_string);
     let submit = s(&["slurm", "submit_time"]);
     let start = s(&["slurm", "start_time"]);
@@ -73,12 +91,31 @@ pub fn table_row(l: &JobLine) -> [String; 7] {
     let elapsed = start
         .as_deref()
         .and_then(|st| span(Some(st), end.as_deref()));
-    let msg = match l.fields.get("error") {
-        Some(e) => format!(
+    let pending = l
+        .fields
+        .get("pending")
+        .filter(|_| state_of(l) == Some(State::Pending));
+    let msg = match (l.fields.get("error"), pending) {
+        (Some(e), _) => format!(
             "poll failed: {}",
             e.get("message").and_then(Value::as_str).unwrap_or("")
         ),
-        None => s(&["message"]).unwrap_or_default(),
+        (None, Some(p)) => {
+            let reason = p.get("reason").and_then(Value::as_str).unwrap_or("-");
+            let words = p.get("words").and_then(Value::as_str).unwrap_or("");
+            match p.get("action").and_then(Value::as_str) {
+                Some(a) => format!("{reason}: {words}; {a}"),
+                None => format!("{reason}: {words}"),
+            }
+        }
+        (None, None) => s(&["message"]).unwrap_or_default(),
+    };
+    let progress = match pending {
+        Some(p) => match p.get("expected_start").and_then(Value::as_str) {
+            Some(t) => format!("starts ~{}", short_time(t)),
+            None => "start unknown".into(),
+        },
+        None => tao_core::progress::progress_cell(l.fields.get("progress"), 12),
     };
     [
         l.id().unwrap_or("-").to_string(),
@@ -89,34 +126,46 @@ pub fn table_row(l: &JobLine) -> [String; 7] {
         fmt_secs(queued),
         fmt_secs(elapsed),
         s(&["slurm", "nodes"]).unwrap_or_else(|| "-".into()),
+        progress,
+        tao_core::progress::kpi_cell(l.fields.get("progress")),
         tao_core::cli::one_line(&msg),
     ]
 }
 
+/// An RFC 3339 time as `YYYY-MM-DD HH:MM UTC`.
+pub fn short_time(t: &str) -> String {
+    match tao_core::time::parse_rfc3339(t) {
+        Some(d) => d.format("%Y-%m-%d %H:%M UTC").to_string(),
+        None => tao_core::cli::one_line(t),
+    }
+}
+
 /// Render the live table (header + rows), column-aligned.
 pub fn render_table(lines: &[JobLine]) -> String {
-    let head = [
-        "ID", "SLURM", "STATE", "IN QUEUE", "ELAPSED", "NODES", "MESSAGE",
-    ]
-    .map(String::from);
-    let rows: Vec<[String; 7]> = std::iter::once(head)
+    let head = COLUMNS.map(String::from);
+    let rows: Vec<[String; 9]> = std::iter::once(head)
         .chain(lines.iter().map(table_row))
         .collect();
-    let mut widths = [0usize; 7];
+    let last = COLUMNS.len() - 1;
+    let mut widths = [0usize; 9];
     for r in &rows {
-        for (i, c) in r.iter().enumerate().take(6) {
+        for (i, c) in r.iter().enumerate().take(last) {
             widths[i] = widths[i].max(c.chars().count());
         }
     }
     let mut out = String::new();
     for r in &rows {
+        let mut line = String::new();
         for (i, c) in r.iter().enumerate() {
-            if i < 6 {
-                out.push_str(&format!("{c:<w$}  ", w = widths[i]));
+            if i < last {
+                let pad = widths[i] - c.chars().count();
+                line.push_str(c);
+                line.push_str(&" ".repeat(pad + 2));
             } else {
-                out.push_str(c);
+                line.push_str(c);
             }
         }
+        out.push_str(line.trim_end());
         out.push('\n');
     }
     out
@@ -213,5 +262,22 @@ mod tests {
         assert_eq!(r[4], "00:00:30");
         let t = render_table(&[l]);
         assert!(t.starts_with("ID     SLURM  STATE"), "{t}");
+        let run = JobLine::parse(
+            r#"{"id":"tao-b","state":"RUNNING","slurm":{"job_id":"8"},"progress":{"epoch":3,"max_epoch":10,"percent":30.0,"eta_s":420,"kpi":{"loss":0.5},"history":{"loss":[0.9,0.7,0.5]}}}"#,
+            1,
+        )
+        .unwrap();
+        let r = table_row(&run);
+        assert_eq!(r[6], "[████░░░░░░░░] 3/10 30% ETA 00:07:00");
+        assert_eq!(r[7], "loss 0.5 █▄▁");
+        let held = JobLine::parse(
+            r#"{"id":"tao-c","state":"PENDING","slurm":{"job_id":"9","reason":"JobHeldUser"},"pending":{"reason":"JobHeldUser","words":"it is held","action":"release it","expected_start":"2026-12-01T15:00:00Z"}}"#,
+            1,
+        )
+        .unwrap();
+        let r = table_row(&held);
+        assert_eq!(r[6], "starts ~2026-12-01 15:00 UTC");
+        assert_eq!(r[8], "JobHeldUser: it is held; release it");
+        assert!(!render_table(&[run, held]).contains('\x1b'));
     }
 }

@@ -440,14 +440,19 @@ fn cmd_gc(a: &GcArgs) -> Result<i32> {
 }
 
 /// A table of job lines (as `list` prints them): id, state, attempt,
-/// Slurm job id, partition, message. Control characters are escaped.
+/// Slurm job id, partition, progress (bar, epoch/max, ETA from the
+/// `progress` tao-poll recorded; for a pending job its expected start),
+/// latest KPI with a sparkline, message (for a pending job its reason in
+/// words). Control characters are escaped; no colour.
 pub fn render_table(job_lines: &[u8]) -> String {
-    let mut rows: Vec<[String; 6]> = vec![[
+    let mut rows: Vec<[String; 8]> = vec![[
         "ID".into(),
         "STATE".into(),
         "ATTEMPT".into(),
         "SLURM".into(),
         "PARTITION".into(),
+        "PROGRESS".into(),
+        "KPI".into(),
         "MESSAGE".into(),
     ]];
     for l in job_lines.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
@@ -468,16 +473,45 @@ pub fn render_table(job_lines: &[u8]) -> String {
                 other => other.to_string(),
             }
         };
+        let pending = v
+            .get("pending")
+            .filter(|_| v.get("state").and_then(Value::as_str) == Some("PENDING"));
+        let (progress, message) = match pending {
+            Some(p) => {
+                let start = match p.get("expected_start").and_then(Value::as_str) {
+                    Some(t) => format!(
+                        "starts ~{}",
+                        tao_core::time::parse_rfc3339(t)
+                            .map(|d| d.format("%Y-%m-%d %H:%M UTC").to_string())
+                            .unwrap_or_else(|| tao_core::cli::one_line(t))
+                    ),
+                    None => "start unknown".into(),
+                };
+                let words = p.get("words").and_then(Value::as_str).unwrap_or("");
+                let msg = match p.get("action").and_then(Value::as_str) {
+                    Some(a) => format!("{}: {words}; {a}", s(&["pending", "reason"])),
+                    None => format!("{}: {words}", s(&["pending", "reason"])),
+                };
+                (start, tao_core::cli::one_line(&msg))
+            }
+            None => (
+                tao_core::progress::progress_cell(v.get("progress"), 12),
+                s(&["message"]),
+            ),
+        };
         rows.push([
             s(&["id"]),
             s(&["state"]),
             s(&["attempt"]),
             s(&["slurm", "job_id"]),
             s(&["resources", "partition"]),
-            s(&["message"]),
+            progress,
+            tao_core::progress::kpi_cell(v.get("progress")),
+            message,
         ]);
     }
-    let mut w = [0usize; 6];
+    let last = rows[0].len() - 1;
+    let mut w = [0usize; 8];
     for r in &rows {
         for (i, c) in r.iter().enumerate() {
             w[i] = w[i].max(c.chars().count());
@@ -487,7 +521,7 @@ pub fn render_table(job_lines: &[u8]) -> String {
     for r in &rows {
         let mut line = String::new();
         for (i, c) in r.iter().enumerate() {
-            if i == 5 {
+            if i == last {
                 line.push_str(c);
             } else {
                 line.push_str(&format!("{c:<width$}  ", width = w[i]));

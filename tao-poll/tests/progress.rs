@@ -1,0 +1,367 @@
+//! Progress, pending reasons and the terminal table, from replayed inputs
+//! (no cluster): status.json files of 1 MiB and 1 GiB give the same
+//! progress, the second in bounded time and memory; a held job's reason in
+//! words with its expected start; the watch table on a pseudo-terminal.
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+fn bin() -> std::path::PathBuf {
+    assert_cmd::cargo::cargo_bin("tao-poll")
+}
+
+/// One TAO epoch record, as TAOStatusLogger.on_train_epoch_end writes it
+/// (with the model's sticky `kpi`).
+fn record(epoch: u64, max: u64) -> String {
+    format!(
+        "{{\"epoch\": {epoch}, \"max_epoch\": {max}, \"time_per_epoch\": \"0:00:02.500000\", \"eta\": \"{}\", \"date\": \"12/1/2026\", \"time\": \"14:2:5\", \"status\": \"RUNNING\", \"verbosity\": \"INFO\", \"message\": \"Training loop in progress\", \"kpi\": {{\"loss\": {:.6}, \"accuracy\": {:.6}}}}}\n",
+        format_eta((max - epoch) as f64 * 2.5),
+        1.0 / (epoch as f64 + 1.0),
+        1.0 - 1.0 / (epoch as f64 + 1.0)
+    )
+}
+
+fn format_eta(s: f64) -> String {
+    let whole = s as u64;
+    format!(
+        "{}:{:02}:{:02}.{:06}",
+        whole / 3600,
+        whole % 3600 / 60,
+        whole % 60,
+        ((s - whole as f64) * 1e6) as u64
+    )
+}
+
+/// A results dir under `root` with `status.json` of at least `size` bytes:
+/// `size` bytes of records (epochs 1..), and for a size above 4 MiB a
+/// sparse hole first (never written, so the test writes 4 MiB however
+/// large the file), then the same last records as the small file.
+fn results(root: &Path, id: &str, size: u64) -> String {
+    let dir = format!("/shared/results/{id}");
+    let local = root.join(dir.trim_start_matches('/'));
+    std::fs::create_dir_all(&local).unwrap();
+    let mut body = String::from("{\"date\": \"12/1/2026\", \"time\": \"14:0:0\", \"status\": \"STARTED\", \"verbosity\": \"INFO\", \"message\": \"Starting Training Loop.\"}\n");
+    let written = size.min(1 << 20);
+    let mut e = 0;
+    while (body.len() as u64) < written {
+        e += 1;
+        body.push_str(&record(e, 5000));
+    }
+    let mut f = std::fs::File::create(local.join("status.json")).unwrap();
+    if size > written {
+        // A hole of NUL bytes (a torn writer leaves such), then records.
+        f.set_len(size - body.len() as u64).unwrap();
+        std::io::Seek::seek(&mut f, std::io::SeekFrom::End(0)).unwrap();
+        f.write_all(b"\n").unwrap();
+    }
+    f.write_all(body.as_bytes()).unwrap();
+    dir
+}
+
+fn squeue_running(ids: &[u32]) -> String {
+    ids.iter()
+        .map(|i| format!("{i}|{i}|RUNNING|n1|1800000000|1800000010|1800014410|1:00|0|None|\n"))
+        .collect()
+}
+
+fn line(id: &str, sid: u32, results_dir: &str) -> String {
+    format!("{{\"id\":\"{id}\",\"storage\":{{\"job_dir\":\"/shared/jobs/{id}\",\"results_dir\":\"{results_dir}\"}},\"slurm\":{{\"job_id\":\"{sid}\"}}}}\n")
+}
+
+fn run_poll(args: &[&str], stdin: &str) -> (i32, Vec<Value>, String) {
+    let mut child = Command::new(bin())
+        .args(args)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let lines = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (
+        out.status.code().unwrap_or(-1),
+        lines,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// status.json of 1 MiB and of 1 GiB (sparse) give the same `progress`;
+/// the 1 GiB one is read in bounded time and memory: tao-poll reads at most
+/// `tao_core::progress::TAIL_BYTES` (16 KiB) from the end of each file, so
+/// the poll takes under 2 s and its peak RSS stays under 64 MiB, whatever
+/// the file's size.
+#[test]
+fn progress_of_1mib_and_1gib_status_json_is_the_same() {
+    let root = tempfile::tempdir().unwrap();
+    let small = results(root.path(), "tao-small", 1 << 20);
+    let big = results(root.path(), "tao-big", 1 << 30);
+    let big_len = std::fs::metadata(
+        root.path()
+            .join(big.trim_start_matches('/'))
+            .join("status.json"),
+    )
+    .unwrap()
+    .len();
+    assert!(big_len >= 1 << 30, "{big_len}");
+    let sq = root.path().join("squeue.txt");
+    std::fs::write(&sq, squeue_running(&[101, 102])).unwrap();
+    let args = [
+        "--replay-squeue",
+        sq.to_str().unwrap(),
+        "--replay-sacct",
+        "/dev/null",
+        "--replay-root",
+        root.path().to_str().unwrap(),
+    ];
+    let input = format!(
+        "{}{}",
+        line("tao-small", 101, &small),
+        line("tao-big", 102, &big)
+    );
+    let t0 = Instant::now();
+    let (code, out, err) = run_poll(&args, &input);
+    let took = t0.elapsed();
+    assert_eq!(code, 0, "{err}");
+    let usage =
+        nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN).unwrap();
+    let peak_kib = usage.max_rss();
+    let (a, b) = (&out[0]["progress"], &out[1]["progress"]);
+    assert!(a.is_object(), "{}", out[0]);
+    for k in ["epoch", "max_epoch", "percent", "eta_s", "kpi", "history"] {
+        assert_eq!(a[k], b[k], "{k}: {a} vs {b}");
+    }
+    assert_eq!(a["max_epoch"], 5000);
+    assert!(a["epoch"].as_u64().unwrap() > 1000, "{a}");
+    assert!(a["kpi"]["loss"].as_f64().unwrap() < 0.001, "{a}");
+    assert!(b["updated_at"].as_str().unwrap().ends_with('Z'));
+    assert!(
+        took < Duration::from_secs(2),
+        "the 1 GiB poll took {took:?}"
+    );
+    assert!(peak_kib < 64 * 1024, "peak RSS {peak_kib} KiB");
+}
+
+/// A job whose results dir has no status.json has no `progress` (never a
+/// made-up one), and a stale one from an earlier poll is removed.
+#[test]
+fn no_status_json_no_progress() {
+    let root = tempfile::tempdir().unwrap();
+    let sq = root.path().join("squeue.txt");
+    std::fs::write(&sq, squeue_running(&[103])).unwrap();
+    let input = "{\"id\":\"tao-none\",\"storage\":{\"job_dir\":\"/shared/jobs/tao-none\",\"results_dir\":\"/shared/results/tao-none\"},\"slurm\":{\"job_id\":\"103\"},\"progress\":{\"epoch\":9}}\n";
+    let (code, out, err) = run_poll(
+        &[
+            "--replay-squeue",
+            sq.to_str().unwrap(),
+            "--replay-sacct",
+            "/dev/null",
+            "--replay-root",
+            root.path().to_str().unwrap(),
+        ],
+        input,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out[0]["state"], "RUNNING");
+    assert!(out[0].get("progress").is_none(), "{}", out[0]);
+}
+
+/// A held job's reason in words with what to do, and its expected start
+/// from `squeue --start` where Slurm has one (a job held until a begin
+/// time), none where it has not.
+#[test]
+fn pending_reasons_in_words_with_expected_start() {
+    let root = tempfile::tempdir().unwrap();
+    let sq = root.path().join("squeue.txt");
+    std::fs::write(
+        &sq,
+        "201|201|PENDING||1800000000|N/A|N/A|0:00|0|JobHeldUser|\n202|202|PENDING||1800000000|1800003600|N/A|0:00|0|BeginTime|\n203|203|PENDING||1800000000|N/A|N/A|0:00|0|QOSMaxGRESPerJob|\n",
+    )
+    .unwrap();
+    let st = root.path().join("start.txt");
+    std::fs::write(&st, "201|N/A\n202|1800003600\n203|N/A\n").unwrap();
+    let (code, out, err) = run_poll(
+        &[
+            "--replay-squeue",
+            sq.to_str().unwrap(),
+            "--replay-sacct",
+            "/dev/null",
+            "--replay-squeue-start",
+            st.to_str().unwrap(),
+            "201",
+            "202",
+            "203",
+        ],
+        "",
+    );
+    assert_eq!(code, 0, "{err}");
+    let held = &out[0]["pending"];
+    assert_eq!(held["reason"], "JobHeldUser");
+    assert!(
+        held["words"].as_str().unwrap().contains("held by you"),
+        "{held}"
+    );
+    assert!(
+        held["action"]
+            .as_str()
+            .unwrap()
+            .contains("scontrol release"),
+        "{held}"
+    );
+    assert_eq!(held["clears"], false);
+    assert!(held["expected_start"].is_null());
+    let begin = &out[1]["pending"];
+    assert_eq!(begin["clears"], true);
+    assert_eq!(begin["expected_start"], "2027-01-15T09:00:00Z");
+    assert!(begin.get("action").is_none());
+    let gres = &out[2]["pending"];
+    assert!(
+        gres["words"].as_str().unwrap().contains("more GPUs"),
+        "{gres}"
+    );
+    assert!(out[2]["message"]
+        .as_str()
+        .unwrap()
+        .contains("cancel it and submit with a smaller request"));
+}
+
+/// `--watch` on a terminal: the table shows the progress bar, epoch/max,
+/// ETA, the KPI sparkline, and for a pending job its reason in words and
+/// expected start; with NO_COLOR set no colour (SGR) sequence is printed.
+/// A pipe gets JSON lines instead.
+#[test]
+fn watch_table_on_a_terminal() {
+    let root = tempfile::tempdir().unwrap();
+    let run_dir = results(root.path(), "tao-run", 4096);
+    let sq = root.path().join("squeue.txt");
+    std::fs::write(
+        &sq,
+        format!(
+            "{}202|202|PENDING||1800000000|1800003600|N/A|0:00|0|BeginTime|\n",
+            squeue_running(&[301])
+        ),
+    )
+    .unwrap();
+    let st = root.path().join("start.txt");
+    std::fs::write(&st, "202|1800003600\n").unwrap();
+    let input = root.path().join("in.jsonl");
+    std::fs::write(
+        &input,
+        format!(
+            "{}{{\"id\":\"tao-wait\",\"slurm\":{{\"job_id\":\"202\"}}}}\n",
+            line("tao-run", 301, &run_dir)
+        ),
+    )
+    .unwrap();
+    let args = [
+        "--watch",
+        "--interval",
+        "1",
+        "--replay-squeue",
+        sq.to_str().unwrap(),
+        "--replay-sacct",
+        "/dev/null",
+        "--replay-squeue-start",
+        st.to_str().unwrap(),
+        "--replay-root",
+        root.path().to_str().unwrap(),
+    ];
+    let pty = nix::pty::openpty(None, None).expect("openpty");
+    let err_side = pty.slave.try_clone().unwrap();
+    let mut cmd = Command::new(bin());
+    cmd.args(args)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("TERM", "xterm-256color")
+        .env("NO_COLOR", "1")
+        .stdin(std::fs::File::open(&input).unwrap())
+        .stdout(Stdio::from(pty.slave))
+        .stderr(Stdio::from(err_side));
+    let mut child = cmd.spawn().unwrap();
+    drop(cmd);
+    let mut master = std::fs::File::from(pty.master);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        loop {
+            match master.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    if tx.send(buf[..n].to_vec()).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+    let mut all = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < deadline && !String::from_utf8_lossy(&all).contains("MESSAGE") {
+        if let Ok(b) = rx.recv_timeout(Duration::from_millis(200)) {
+            all.extend(b);
+        }
+    }
+    // Let the first table finish, then stop the watch as a user would.
+    std::thread::sleep(Duration::from_millis(300));
+    while let Ok(b) = rx.try_recv() {
+        all.extend(b);
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let status = child.wait().unwrap();
+    let text = String::from_utf8_lossy(&all).into_owned();
+    assert_eq!(status.code(), Some(1), "{text}");
+    for want in [
+        "PROGRESS",
+        "KPI",
+        "/5000",
+        "ETA ",
+        "loss ",
+        "BeginTime: its earliest start time",
+        "starts ~2027-01-15 09:00 UTC",
+        "█",
+        "░",
+    ] {
+        assert!(text.contains(want), "no {want:?} in:\n{text}");
+    }
+    // A sparkline of the loss history.
+    assert!(text.chars().any(|c| ('▁'..='▇').contains(&c)), "{text}");
+    // No colour: no SGR sequence (ESC [ ... m); the screen clear is not colour.
+    let sgr = regex_sgr(&text);
+    assert!(sgr.is_none(), "colour sequence {sgr:?} with NO_COLOR set");
+}
+
+/// The first SGR escape sequence (`ESC [ digits;... m`) in `text`, if any.
+fn regex_sgr(text: &str) -> Option<String> {
+    let b = text.as_bytes();
+    for i in 0..b.len() {
+        if b[i] == 0x1b && b.get(i + 1) == Some(&b'[') {
+            let mut j = i + 2;
+            while j < b.len() && (b[j].is_ascii_digit() || b[j] == b';') {
+                j += 1;
+            }
+            if b.get(j) == Some(&b'm') {
+                return Some(text[i..=j].escape_debug().to_string());
+            }
+        }
+    }
+    None
+}
