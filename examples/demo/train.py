@@ -2,10 +2,14 @@
 """Demo training job for tao-slurm: a small real program, not `sleep`.
 
 Fits y = a*x + b by stochastic gradient descent on generated data, logs
-progress per step to stdout, and appends TAO-style status lines (JSON, one
-per line: date, time, status, verbosity, message, kpi) to
-<results_dir>/status.json, as TAO containers do (rank 0 only). The last
-SUCCESS or FAILURE decides the job's verdict.
+progress per step to stdout, and appends status lines to
+<results_dir>/status.json the way TAO's status logger does (rank 0 only;
+nvidia_tao_pytorch/core/loggers/api_logging.py and the epoch callback
+TAOStatusLogger in core/callbacks/loggers.py): one JSON object a line with
+date, time, status, verbosity, message, the sticky `kpi` object, and per
+finished epoch `epoch`, `max_epoch`, `time_per_epoch` and `eta` (Python
+str(timedelta) text). tao-poll reads them into `progress`; the last SUCCESS
+or FAILURE decides the job's verdict.
 
 Usage: train.py -e SPEC.yaml -r RESULTS_DIR [--fail-at-epoch N]
 Exit status: 0 on success, 1 when the loss diverges or --fail-at-epoch hits.
@@ -21,15 +25,16 @@ import time
 import yaml
 
 
-def status(results_dir, state, message, kpi=None):
+def status(results_dir, state, message, kpi=None, data=None):
     now = datetime.datetime.now(datetime.timezone.utc)
-    rec = {
+    rec = dict(data or {})
+    rec.update({
         "date": now.strftime("%-m/%-d/%Y"),
         "time": now.strftime("%-H:%M:%S"),
         "status": state,
         "verbosity": "INFO",
         "message": message,
-    }
+    })
     if kpi:
         rec["kpi"] = kpi
     with open(os.path.join(results_dir, "status.json"), "a", encoding="utf-8") as f:
@@ -57,7 +62,9 @@ def main():
     a, b, lr = 0.0, 0.0, tr["learning_rate"]
     status(args.results_dir, "STARTED", "Starting training")
     print(f"training on {len(data)} samples, {tr['num_epochs']} epochs", flush=True)
-    for epoch in range(1, tr["num_epochs"] + 1):
+    max_epoch = tr["num_epochs"]
+    for epoch in range(1, max_epoch + 1):
+        started = time.time()
         if args.fail_at_epoch == epoch:
             status(args.results_dir, "FAILURE", f"Failed at epoch {epoch} (requested)")
             raise RuntimeError(f"requested failure at epoch {epoch}")
@@ -77,12 +84,18 @@ def main():
         if loss != loss or loss > 1e6:
             status(args.results_dir, "FAILURE", "Loss diverged")
             return 1
-        status(args.results_dir, "RUNNING", f"Epoch {epoch} finished",
-               kpi={"epoch": epoch, "loss": round(loss, 6)})
+        mae = sum(abs(a * x + b - y) for x, y in data) / len(data)
+        per_epoch = time.time() - started
+        status(args.results_dir, "RUNNING", "Training loop in progress",
+               kpi={"loss": round(loss, 6), "mae": round(mae, 6)},
+               data={"epoch": epoch, "max_epoch": max_epoch,
+                     "time_per_epoch": str(datetime.timedelta(seconds=per_epoch)),
+                     "eta": str(datetime.timedelta(seconds=per_epoch * (max_epoch - epoch)))})
     with open(os.path.join(args.results_dir, "model.json"), "w", encoding="utf-8") as f:
         json.dump({"slope": a, "intercept": b}, f)
     status(args.results_dir, "SUCCESS", "Training finished",
-           kpi={"slope": round(a, 4), "intercept": round(b, 4), "loss": round(loss, 6)})
+           kpi={"loss": round(loss, 6), "mae": round(mae, 6),
+                "slope": round(a, 4), "intercept": round(b, 4)})
     print(f"done: slope {a:.3f} intercept {b:.3f}", flush=True)
     return 0
 

@@ -10,6 +10,7 @@ mod util;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use serde_json::Value;
 use util::*;
 
 /// Node-failure tests take a node down: one at a time.
@@ -22,8 +23,22 @@ fn held_job_is_pending_then_cancelled() {
     // Polled until the reason shows: Slurm may show `None` until its
     // scheduler has looked at the job.
     let v = poll_until(&env, &job.line, Duration::from_secs(60), |v| {
-        message(v) == "PENDING (JobHeldUser)"
+        message(v).starts_with("PENDING (JobHeldUser)")
     });
+    // The reason in words, what to do (a hold never clears by itself), and
+    // no expected start: Slurm has none for a held job.
+    assert!(
+        v["pending"]["words"]
+            .as_str()
+            .unwrap()
+            .contains("held by you"),
+        "{v}"
+    );
+    assert!(v["pending"]["action"]
+        .as_str()
+        .unwrap()
+        .contains("scontrol release"));
+    assert!(v["pending"]["expected_start"].is_null(), "{v}");
     assert_eq!(state(&v), "PENDING");
     assert_eq!(v["slurm"]["native_state"], "PENDING");
     assert_eq!(v["slurm"]["reason"], "JobHeldUser");
@@ -636,4 +651,108 @@ fn missing_output_directory_fails_on_22_05_and_is_created_on_24_11() {
             assert_eq!(out, "hi\n");
         }
     }
+}
+
+/// A job that may start only in an hour: its reason in words and the
+/// expected start `squeue --start` gives (the begin time), in the same
+/// round trip as squeue and sacct.
+#[test]
+fn begin_time_job_shows_words_and_expected_start() {
+    let Some(env) = need_cluster() else { return };
+    let job = submit(&env, "begin", "true", "--begin=now+3600", true);
+    let v = poll_until(&env, &job.line, Duration::from_secs(60), |v| {
+        v["pending"]["reason"] == "BeginTime"
+    });
+    assert_eq!(state(&v), "PENDING");
+    let p = &v["pending"];
+    assert!(
+        p["words"].as_str().unwrap().contains("earliest start time"),
+        "{v}"
+    );
+    assert_eq!(p["clears"], true);
+    let start = tao_core::time::parse_rfc3339(p["expected_start"].as_str().unwrap())
+        .unwrap_or_else(|| panic!("no expected start: {v}"));
+    let in_s = (start - chrono::Utc::now()).num_seconds();
+    assert!(
+        (3000..=3700).contains(&in_s),
+        "expected start in {in_s} s: {v}"
+    );
+}
+
+/// The demo training job (examples/demo/train.py) writes status.json the
+/// way TAO's status logger does; `tao-poll --watch` on a pipe prints a
+/// line per change, and its `progress` advances epoch by epoch and ends at
+/// 100% with the final KPI of the file.
+#[test]
+fn demo_training_progress_advances_epoch_by_epoch() {
+    let Some(env) = need_cluster() else { return };
+    let base = &env["SLURM_BASE_RESULTS_DIR"];
+    let user = &env["SLURM_USER"];
+    let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/demo");
+    let code = format!("{base}/jobs/tp-demo-code-{}", std::process::id());
+    sh(&format!(
+        "mkdir -p {code} && cp {demo}/train.py {code}/ && chown -R {user} {code}"
+    ));
+    let spec = std::fs::read_to_string(format!("{demo}/spec.yaml"))
+        .unwrap()
+        .replace("num_epochs: 4", "num_epochs: 6")
+        .replace("step_seconds: 0.05", "step_seconds: 0.12");
+    std::fs::write(format!("{code}/spec.yaml"), spec).unwrap();
+    sh(&format!("chown {user} {code}/spec.yaml"));
+    let job = submit(
+        &env,
+        "progress",
+        &format!("python3 {code}/train.py -e {code}/spec.yaml -r \"$RESULTS_DIR\""),
+        "",
+        true,
+    );
+    let mut child = spawn_tao_poll(&env, &["--watch", "--interval", "1"]);
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        writeln!(stdin, "{}", job.line).unwrap();
+    }
+    let (code_rc, out, err) = wait_bounded(child, Duration::from_secs(180));
+    assert_eq!(code_rc, 0, "{err}\n{out}");
+    let lines: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let epochs: Vec<u64> = lines
+        .iter()
+        .filter(|v| state(v) == "RUNNING")
+        .filter_map(|v| v["progress"]["epoch"].as_u64())
+        .collect();
+    assert!(
+        epochs.windows(2).all(|w| w[0] < w[1]),
+        "each change a later epoch: {epochs:?}"
+    );
+    assert!(
+        epochs.len() >= 3,
+        "epochs seen while running: {epochs:?}\n{out}"
+    );
+    for v in lines.iter().filter(|v| v["progress"].is_object()) {
+        let p = &v["progress"];
+        assert_eq!(p["max_epoch"], 6, "{v}");
+        assert!(p["updated_at"].as_str().is_some(), "{v}");
+    }
+    let last = lines.last().unwrap();
+    assert_eq!(state(last), "COMPLETE", "{last}");
+    let p = &last["progress"];
+    assert_eq!(
+        (p["epoch"].as_u64(), p["percent"].as_f64()),
+        (Some(6), Some(100.0)),
+        "{last}"
+    );
+    // The final KPI is the file's last one.
+    let status = std::fs::read_to_string(format!(
+        "{}/status.json",
+        job.line["storage"]["results_dir"].as_str().unwrap()
+    ))
+    .unwrap();
+    let final_kpi: Value =
+        serde_json::from_str::<Value>(status.lines().last().unwrap()).unwrap()["kpi"].clone();
+    assert_eq!(p["kpi"], final_kpi, "{last}");
+    assert_eq!(p["history"]["loss"].as_array().unwrap().len(), 6, "{p}");
+    sh(&format!("rm -rf {code}"));
 }
