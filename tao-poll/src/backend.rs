@@ -48,6 +48,15 @@ pub trait Backend {
         reqs: &[FileRequest],
         tail_lines: u32,
     ) -> Result<Vec<FileRecords>, QueryFailure>;
+    /// The last `max_bytes` of each file of `paths` (`None`: no such
+    /// file), in one read (for `report`).
+    ///
+    /// Errors: a [`QueryFailure`] when the read as a whole failed.
+    fn read_tails(
+        &mut self,
+        paths: &[String],
+        max_bytes: u64,
+    ) -> Result<Vec<Option<String>>, QueryFailure>;
     /// The login host these answers come from (for `slurm.login_host`), if any.
     fn login_host(&self) -> Option<String>;
     /// Expected start times (RFC 3339 UTC) of the pending jobs of the last
@@ -482,6 +491,31 @@ impl Backend for SshBackend {
         Ok(reqs.iter().map(|r| status::records_for(r, &map)).collect())
     }
 
+    fn read_tails(
+        &mut self,
+        paths: &[String],
+        max_bytes: u64,
+    ) -> Result<Vec<Option<String>>, QueryFailure> {
+        let nonce = nonce();
+        let script = tails_script(paths, &nonce, max_bytes);
+        let out = self
+            .remote
+            .exec("sh -s", Some(script.as_bytes()))
+            .map_err(|e| QueryFailure {
+                code: e.kind().into(),
+                message: e.to_string(),
+            })?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        split_tails(&text, &nonce, paths.len()).ok_or_else(|| QueryFailure {
+            code: "tempfail".into(),
+            message: format!(
+                "reading status files exited {}: {}",
+                out.status,
+                tao_core::cli::one_line(String::from_utf8_lossy(&out.stderr).trim())
+            ),
+        })
+    }
+
     fn login_host(&self) -> Option<String> {
         Some(self.remote.login_host().to_string())
     }
@@ -489,6 +523,45 @@ impl Backend for SshBackend {
     fn expected_starts(&mut self) -> std::collections::HashMap<String, String> {
         std::mem::take(&mut self.starts)
     }
+}
+
+/// The script of [`Backend::read_tails`]: per path `<M> F`, its last
+/// `max_bytes`, `<M> FE` (or `<M> N` when it does not exist), then `<M> E`.
+pub fn tails_script(paths: &[String], nonce: &str, max_bytes: u64) -> String {
+    let mut s = format!("M={}\n", quote(&format!("@@tao-poll-{nonce}")));
+    for p in paths {
+        s.push_str(&format!(
+            "if [ -f {q} ]; then printf '%s F\\n' \"$M\"; tail -c {max_bytes} -- {q}; printf '\\n%s FE\\n' \"$M\"; else printf '%s N\\n' \"$M\"; fi\n",
+            q = quote(p)
+        ));
+    }
+    s.push_str("printf '%s E\\n' \"$M\"\n");
+    s
+}
+
+/// Split [`tails_script`]'s output into `n` texts; `None` when it was cut.
+pub fn split_tails(out: &str, nonce: &str, n: usize) -> Option<Vec<Option<String>>> {
+    let m = format!("@@tao-poll-{nonce} ");
+    let mut res = Vec::new();
+    let mut cur: Option<String> = None;
+    for line in out.split_inclusive('\n') {
+        match line.strip_prefix(&m).map(str::trim_end) {
+            Some("F") => cur = Some(String::new()),
+            Some("FE") => {
+                let mut t = cur.take()?;
+                t.pop(); // the newline the script added
+                res.push(Some(t));
+            }
+            Some("N") => res.push(None),
+            Some("E") => return (res.len() == n).then_some(res),
+            _ => {
+                if let Some(c) = &mut cur {
+                    c.push_str(line);
+                }
+            }
+        }
+    }
+    None
 }
 
 /// A random-enough marker for one script run: hash of time, pid and a counter.
@@ -615,6 +688,32 @@ impl Backend for ReplayBackend {
             .collect())
     }
 
+    fn read_tails(
+        &mut self,
+        paths: &[String],
+        max_bytes: u64,
+    ) -> Result<Vec<Option<String>>, QueryFailure> {
+        let Some(root) = &self.root else {
+            return Err(QueryFailure {
+                code: "replay".into(),
+                message: "status files are needed: give --replay-root DIR (the cluster's / as a local directory)".into(),
+            });
+        };
+        Ok(paths
+            .iter()
+            .map(|p| {
+                use std::io::{Read, Seek, SeekFrom};
+                let mut f = std::fs::File::open(root.join(p.trim_start_matches('/'))).ok()?;
+                let len = f.metadata().ok()?.len();
+                f.seek(SeekFrom::Start(len.saturating_sub(max_bytes)))
+                    .ok()?;
+                let mut buf = Vec::new();
+                f.take(max_bytes).read_to_end(&mut buf).ok()?;
+                Some(String::from_utf8_lossy(&buf).into_owned())
+            })
+            .collect())
+    }
+
     fn login_host(&self) -> Option<String> {
         None
     }
@@ -736,6 +835,19 @@ mod tests {
             (1, "", "sacct: error: Socket timed out\n")
         );
         assert!(split_both("@@m1 Q 0\n", "@@m1").is_none());
+        std::fs::write(bin.join("f"), "ab\ncd").unwrap();
+        let paths = vec![bin.join("f").display().to_string(), "/nope".to_string()];
+        let t = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(tails_script(&paths, "x", 4))
+            .output()
+            .unwrap();
+        let t = String::from_utf8(t.stdout).unwrap();
+        assert_eq!(
+            split_tails(&t, "x", 2),
+            Some(vec![Some("b\ncd".to_string()), None])
+        );
+        assert_eq!(split_tails(&t, "x", 3), None);
         let starts = parse_starts(&split_start(&text, "@@m1"));
         assert_eq!(
             starts.into_iter().collect::<Vec<_>>(),

@@ -31,6 +31,7 @@ Examples:
   tao-poll --watch 12345 12346
   tao-poll --explain --replay-squeue squeue.txt --replay-sacct sacct.txt 12345
   tao-poll logs tao-20261129-k3f9x2 -n 50 --follow
+  tao-poll report tao-20261129-k3f9x2 -o report.html
 
 Exit status: 0 all lines observed (with --watch: all COMPLETE); 1 some lines carry
 a tao-poll `error` (with --watch: not all COMPLETE, or interrupted); 2 usage;
@@ -83,7 +84,7 @@ pub struct Cli {
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
     #[command(subcommand)]
-    /// `logs`: print a job's log tail.
+    /// `logs`: print a job's log tail; `report`: an HTML picture of jobs.
     pub command: Option<Command>,
     #[command(flatten)]
     /// Options of the default (status) action.
@@ -95,6 +96,9 @@ pub struct Cli {
 pub enum Command {
     /// Print the last lines of a job's main.out (or main.err), redacted.
     Logs(crate::logs::LogsArgs),
+    /// Write one self-contained HTML file: per job and its retry chain, KPI
+    /// curves over epochs (from status.json) and a timeline of the attempts.
+    Report(crate::report::ReportArgs),
 }
 
 /// Options of the status action.
@@ -287,6 +291,7 @@ pub fn run(cli: Cli) -> Result<i32> {
     tao_core::cli::set_verbosity(cli.quiet, cli.verbose);
     match cli.command {
         Some(Command::Logs(args)) => crate::logs::run(&args),
+        Some(Command::Report(args)) => crate::report::run(&args),
         None => run_status(&cli.status),
     }
 }

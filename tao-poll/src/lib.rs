@@ -3,7 +3,8 @@
 //! reason, exit code, nodes and times, observed in one batched round per
 //! login host. `--watch` keeps polling until every job is final; `logs`
 //! prints a job's log tail; `--evidence` attaches redacted log tails to
-//! failed jobs for tao-classify; `--replay-*` runs the same parsing and
+//! failed jobs for tao-classify; `report` writes an HTML picture of jobs
+//! and their retry chains (KPI curves, timeline); `--replay-*` runs the same parsing and
 //! mapping on saved squeue/sacct/scontrol output.
 //!
 //! Modules: [`native`] (the state table), [`parse`] (command output to
@@ -20,6 +21,7 @@ pub mod observe;
 pub mod parse;
 pub mod poll;
 pub mod reasons;
+pub mod report;
 pub mod status;
 pub mod watch;
 
