@@ -24,11 +24,12 @@ use std::collections::BTreeMap;
 use serde_json::{json, Map, Value};
 
 /// Bytes read from the end of a status.json for `progress`: the bound on
-/// the remote read per running job (about 30-50 TAO epoch records).
-pub const TAIL_BYTES: u64 = 16 * 1024;
+/// the remote read per running job (about 10-15 TAO epoch records of
+/// 250-400 bytes; 10,000 running jobs then move at most 40 MiB).
+pub const TAIL_BYTES: u64 = 4 * 1024;
 
 /// Values kept per KPI in `progress.history` (the sparkline's points).
-pub const HISTORY_MAX: usize = 24;
+pub const HISTORY_MAX: usize = 12;
 
 /// One record of a status.json, as far as progress is concerned.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -99,34 +100,46 @@ pub fn parse_timedelta(v: &Value) -> Option<f64> {
     Some(days * 86400.0 + h * 3600.0 + m * 60.0 + sec).filter(|f| f.is_finite())
 }
 
+/// The fields of a status.json record that progress reads; every other
+/// field (`date`, `message`, `categorical`, ...) is skipped unparsed.
+#[derive(serde::Deserialize)]
+struct RawRecord<'a> {
+    #[serde(borrow)]
+    status: Option<std::borrow::Cow<'a, str>>,
+    epoch: Option<Value>,
+    max_epoch: Option<Value>,
+    time_per_epoch: Option<Value>,
+    eta: Option<Value>,
+    kpi: Option<Map<String, Value>>,
+    graphical: Option<Map<String, Value>>,
+}
+
 /// Read one status.json line. `None` for a line that is not a JSON object
 /// with a string `status` (a torn last line, a partial first line of a
 /// tail, anything else).
 pub fn parse_record(line: &str) -> Option<Record> {
-    let v: Value = serde_json::from_str(line.trim()).ok()?;
-    let o = v.as_object()?;
-    let status = o.get("status")?.as_str()?.to_string();
+    let line = line.trim();
+    if !line.starts_with('{') || !line.contains("\"status\"") {
+        return None;
+    }
+    let r: RawRecord = serde_json::from_str(line).ok()?;
+    let status = r.status?.into_owned();
     let mut values = BTreeMap::new();
-    for key in ["graphical", "kpi"] {
-        if let Some(Value::Object(m)) = o.get(key) {
-            for (k, v) in m {
-                if let Some(f) = number(v) {
-                    values.insert(k.clone(), f);
-                }
+    for m in [&r.graphical, &r.kpi].into_iter().flatten() {
+        for (k, v) in m {
+            if let Some(f) = number(v) {
+                values.insert(k.clone(), f);
             }
         }
     }
     Some(Record {
         status,
-        epoch: o.get("epoch").and_then(count),
-        max_epoch: o.get("max_epoch").and_then(count),
-        time_per_epoch_s: o.get("time_per_epoch").and_then(parse_timedelta),
-        eta_s: o.get("eta").and_then(parse_timedelta),
+        epoch: r.epoch.as_ref().and_then(count),
+        max_epoch: r.max_epoch.as_ref().and_then(count),
+        time_per_epoch_s: r.time_per_epoch.as_ref().and_then(parse_timedelta),
+        eta_s: r.eta.as_ref().and_then(parse_timedelta),
         values,
-        kpi: match o.get("kpi") {
-            Some(Value::Object(m)) if !m.is_empty() => Some(m.clone()),
-            _ => None,
-        },
+        kpi: r.kpi.filter(|m| !m.is_empty()),
     })
 }
 
@@ -136,9 +149,14 @@ pub fn parse_record(line: &str) -> Option<Record> {
 /// TAO's models set `kpi` right after the epoch record is written. The
 /// last value written for an epoch wins.
 pub fn curves<'a>(lines: impl IntoIterator<Item = &'a str>) -> BTreeMap<String, Vec<(u64, f64)>> {
+    curves_of(lines.into_iter().filter_map(parse_record))
+}
+
+/// [`curves`] of records already read.
+fn curves_of(records: impl IntoIterator<Item = Record>) -> BTreeMap<String, Vec<(u64, f64)>> {
     let mut by: BTreeMap<String, BTreeMap<u64, f64>> = BTreeMap::new();
     let mut epoch = 0;
-    for r in lines.into_iter().filter_map(parse_record) {
+    for r in records {
         if let Some(e) = r.epoch {
             epoch = e;
         }
@@ -188,7 +206,8 @@ impl Progress {
             ..Default::default()
         };
         let mut any = false;
-        for r in lines.iter().filter_map(|l| parse_record(l)) {
+        let records: Vec<Record> = lines.iter().filter_map(|l| parse_record(l)).collect();
+        for r in &records {
             if r.status == "RUNNING" && r.epoch.is_some() {
                 any = true;
                 p.epoch = r.epoch;
@@ -196,15 +215,15 @@ impl Progress {
                 p.time_per_epoch_s = r.time_per_epoch_s;
                 p.eta_s = r.eta_s;
             }
-            if let Some(k) = r.kpi {
+            if let Some(k) = &r.kpi {
                 any = true;
-                p.kpi = k;
+                p.kpi = k.clone();
             }
         }
         if !any {
             return None;
         }
-        for (k, pts) in curves(lines.iter().copied()) {
+        for (k, pts) in curves_of(records) {
             let vals: Vec<f64> = pts.iter().map(|(_, v)| *v).collect();
             let start = vals.len().saturating_sub(HISTORY_MAX);
             p.history.insert(k, vals[start..].to_vec());

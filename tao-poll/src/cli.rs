@@ -132,9 +132,13 @@ pub struct StatusArgs {
     /// line number) decided its state: for reading a replayed paste.
     #[arg(long)]
     pub explain: bool,
-    /// Print `tao-poll: stats: lines=N handshakes=N` on stderr (benchmarks).
+    /// Print `tao-poll: stats: lines=N handshakes=N execs=N` on stderr (benchmarks).
     #[arg(long, hide = true)]
     pub stats: bool,
+    /// With --replay-squeue/--replay-sacct: read the status files over SSH
+    /// (benchmarks: more running jobs than the test cluster can run).
+    #[arg(long, hide = true)]
+    pub bench_files_over_ssh: bool,
 }
 
 /// Offline replay: saved command outputs stand in for the cluster.
@@ -315,7 +319,16 @@ fn run_status(args: &StatusArgs) -> Result<i32> {
         redact: &redact,
         explain: args.explain,
     };
-    let mut conn = connector(&args.replay)?;
+    let mut conn = if args.bench_files_over_ssh {
+        let opts = tao_ssh::SshOptions::from_env()?;
+        let ssh = crate::backend::SshBackend::new(tao_ssh::Remote::connect(&opts)?);
+        Box::new(Single(crate::backend::Hybrid {
+            replay: args.replay.backend()?,
+            ssh,
+        }))
+    } else {
+        connector(&args.replay)?
+    };
     if args.watch {
         if let Some(e) = input_err {
             // Nothing is watched on malformed input; the lines read before
@@ -333,9 +346,10 @@ fn run_status(args: &StatusArgs) -> Result<i32> {
     poll::warn_unsubmitted(res.unsubmitted);
     if args.stats {
         eprintln!(
-            "tao-poll: stats: lines={} handshakes={}",
+            "tao-poll: stats: lines={} handshakes={} execs={}",
             res.lines.len(),
-            tao_ssh::handshake_count()
+            tao_ssh::handshake_count(),
+            tao_ssh::exec_count()
         );
     }
     let stdout = std::io::stdout();

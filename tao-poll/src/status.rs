@@ -225,17 +225,22 @@ pub fn script(requests: &[FileRequest], nonce: &str, tail_lines: u32) -> String 
     // Progress: the last TAIL_BYTES of each status.json of a running job,
     // for all of them in one `stat` and one `tail` (xargs splits only past
     // the argument-size limit): `M P`, `<size> <mtime> <path>` lines, `M PT`,
-    // tail's own `==> path <==` sections, `M PE`.
-    s.push_str("set --\n");
-    for r in requests {
-        if let Some(p) = r.progress.as_ref().filter(|p| !p.contains('\n')) {
-            s.push_str(&format!("[ -f {q} ] && set -- \"$@\" {q}\n", q = quote(p)));
-        }
+    // tail's own `==> path <==` sections, `M PE`. The paths go to xargs from
+    // one printf (a builtin: no argument limit, linear in the count);
+    // missing files are left out by stat and tail themselves.
+    let progress: Vec<String> = requests
+        .iter()
+        .filter_map(|r| r.progress.as_ref())
+        .filter(|p| !p.contains('\n'))
+        .map(|p| quote(p))
+        .collect();
+    if !progress.is_empty() {
+        let list = progress.join(" ");
+        s.push_str(&format!(
+            "printf '%s P\\n' \"$M\"\nprintf '%s\\0' {list} | xargs -0 stat -L -c '%s %Y %n' -- 2>/dev/null\nprintf '%s PT\\n' \"$M\"\nprintf '%s\\0' {list} | xargs -0 tail -v -c {n} -- 2>/dev/null\necho\nprintf '%s PE\\n' \"$M\"\n",
+            n = tao_core::progress::TAIL_BYTES
+        ));
     }
-    s.push_str(&format!(
-        "if [ $# -gt 0 ]; then printf '%s P\\n' \"$M\"; printf '%s\\0' \"$@\" | xargs -0 stat -L -c '%s %Y %n' --; printf '%s PT\\n' \"$M\"; printf '%s\\0' \"$@\" | xargs -0 tail -v -c {n} --; echo; printf '%s PE\\n' \"$M\"; fi\n",
-        n = tao_core::progress::TAIL_BYTES
-    ));
     s.push_str("printf '%s E\\n' \"$M\"\n");
     s
 }

@@ -103,7 +103,7 @@ fn run_poll(args: &[&str], stdin: &str) -> (i32, Vec<Value>, String) {
 
 /// status.json of 1 MiB and of 1 GiB (sparse) give the same `progress`;
 /// the 1 GiB one is read in bounded time and memory: tao-poll reads at most
-/// `tao_core::progress::TAIL_BYTES` (16 KiB) from the end of each file, so
+/// `tao_core::progress::TAIL_BYTES` (4 KiB) from the end of each file, so
 /// the poll takes under 2 s and its peak RSS stays under 64 MiB, whatever
 /// the file's size.
 #[test]
