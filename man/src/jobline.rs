@@ -35,6 +35,8 @@ pub const FIELDS: &[(&str, &str)] = &[
     ("message", "Set by tao-poll and tao-submit. The native sub-state and why, e.g. PENDING (Priority), SUSPENDED, FAILED exit 1:0."),
     ("observed_at, observed_by", "Set by any tool that sets state. RFC 3339 UTC time and tool name; tao-record refuses an observation older than the last one it recorded."),
     ("evidence", "Set by tao-poll --evidence. {out: {first_line, lines}, err: {...}}: redacted tails of main.out and main.err."),
+    ("progress", "Set by tao-poll for running and ended jobs whose results_dir holds a status.json with epoch or KPI records (TAO's status logger); absent otherwise, never made up. {epoch, max_epoch, percent (0-100), eta_s, time_per_epoch_s, kpi (the latest kpi object as written), history ({name: [up to 12 latest values, one per epoch]}), updated_at (the file's mtime, RFC 3339 UTC)}. Read from the last 4 KiB of the file, whatever its size, in the same command as the verdicts."),
+    ("pending", "Set by tao-poll while a job is PENDING, removed otherwise. {reason (Slurm's code), words (what it means), clears (false when the job waits until someone acts), action (what to do, for those), expected_start (RFC 3339 UTC from squeue --start, or null when Slurm has no estimate)}."),
     ("classification", "Set by tao-classify. {class (infra, program, scheduler, unknown), subclass, rule, evidence {file, line, text}, node (or null), retry, reason}."),
     ("retry_of, retried_by, attempt", "Set by tao-record open --retry-of. The parent id, the child id (in the parent), the attempt number (1 for a first try)."),
     ("error", "Set by any tool. {tool, code, message}: this line failed in that tool."),

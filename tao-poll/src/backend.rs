@@ -726,6 +726,54 @@ impl Backend for ReplayBackend {
     }
 }
 
+/// Replayed squeue/sacct answers with the status files read over SSH: the
+/// hidden `--bench-files-over-ssh` of `make bench`, which times the
+/// progress read for more running jobs than the local cluster can run.
+pub struct Hybrid {
+    /// The replayed scheduler answers.
+    pub replay: ReplayBackend,
+    /// The session the status files are read over.
+    pub ssh: SshBackend,
+}
+
+impl Backend for Hybrid {
+    fn squeue(&mut self, jobs: &[JobRef]) -> Answer {
+        self.replay.squeue(jobs)
+    }
+
+    fn sacct(&mut self, jobs: &[JobRef]) -> Answer {
+        self.replay.sacct(jobs)
+    }
+
+    fn scontrol(&mut self, jobs: &[JobRef]) -> Answer {
+        self.replay.scontrol(jobs)
+    }
+
+    fn read_files(
+        &mut self,
+        reqs: &[FileRequest],
+        tail_lines: u32,
+    ) -> Result<Vec<FileRecords>, QueryFailure> {
+        self.ssh.read_files(reqs, tail_lines)
+    }
+
+    fn read_tails(
+        &mut self,
+        paths: &[String],
+        max_bytes: u64,
+    ) -> Result<Vec<Option<String>>, QueryFailure> {
+        self.ssh.read_tails(paths, max_bytes)
+    }
+
+    fn login_host(&self) -> Option<String> {
+        self.ssh.login_host()
+    }
+
+    fn expected_starts(&mut self) -> std::collections::HashMap<String, String> {
+        self.replay.expected_starts()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -920,53 +968,5 @@ mod tests {
                 (Some("a".into()), vec!["1".into(), "3".into()])
             ]
         );
-    }
-}
-
-/// Replayed squeue/sacct answers with the status files read over SSH: the
-/// hidden `--bench-files-over-ssh` of `make bench`, which times the
-/// progress read for more running jobs than the local cluster can run.
-pub struct Hybrid {
-    /// The replayed scheduler answers.
-    pub replay: ReplayBackend,
-    /// The session the status files are read over.
-    pub ssh: SshBackend,
-}
-
-impl Backend for Hybrid {
-    fn squeue(&mut self, jobs: &[JobRef]) -> Answer {
-        self.replay.squeue(jobs)
-    }
-
-    fn sacct(&mut self, jobs: &[JobRef]) -> Answer {
-        self.replay.sacct(jobs)
-    }
-
-    fn scontrol(&mut self, jobs: &[JobRef]) -> Answer {
-        self.replay.scontrol(jobs)
-    }
-
-    fn read_files(
-        &mut self,
-        reqs: &[FileRequest],
-        tail_lines: u32,
-    ) -> Result<Vec<FileRecords>, QueryFailure> {
-        self.ssh.read_files(reqs, tail_lines)
-    }
-
-    fn read_tails(
-        &mut self,
-        paths: &[String],
-        max_bytes: u64,
-    ) -> Result<Vec<Option<String>>, QueryFailure> {
-        self.ssh.read_tails(paths, max_bytes)
-    }
-
-    fn login_host(&self) -> Option<String> {
-        self.ssh.login_host()
-    }
-
-    fn expected_starts(&mut self) -> std::collections::HashMap<String, String> {
-        self.replay.expected_starts()
     }
 }

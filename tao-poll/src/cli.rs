@@ -59,7 +59,14 @@ slurm.job_id) pass through unchanged, with one warning.
 
 --evidence attaches the redacted tails of main.out and main.err to ERROR lines, for \
 tao-classify. --watch polls every --interval seconds until every job has ended: a live \
-table on a terminal, a job line per change on a pipe. The logs command prints the tail \
+table on a terminal (progress bar, epoch/max, ETA, latest KPI with a sparkline; for a \
+pending job its reason in words and expected start), a job line per change (of state, \
+message, error, progress or expected start) on a pipe. Running and ended jobs get \
+`progress` from the last 4 KiB of their status.json (epoch, max_epoch, percent, eta_s, \
+kpi, history, updated_at), read in the same command as the verdicts; pending jobs get \
+`pending` (reason, words, clears, action, expected_start from squeue --start, asked in \
+the same round trip as squeue and sacct). The report command writes one self-contained \
+HTML file of jobs and their retry chains (KPI curves over epochs, a timeline). The logs command prints the tail \
 of a job's main.out or main.err, redacted (-n, --err, --follow). The --replay-* options \
 read saved squeue, sacct and scontrol output (and a directory standing for the \
 cluster's files) instead of asking a cluster, to reproduce a report offline; --explain \

@@ -374,9 +374,9 @@ pub fn render(chains: &[Vec<Attempt>], now: chrono::DateTime<chrono::Utc>) -> St
          .legend span{display:inline-block;margin-right:14px}.sw{width:12px;height:12px;display:inline-block;margin-right:4px;vertical-align:middle}\
          svg{display:block;margin:8px 0}table{border-collapse:collapse}td,th{padding:2px 10px;text-align:left;border-bottom:1px solid #ddd}</style></head><body>\n",
     );
-    let _ = write!(
+    let _ = writeln!(
         s,
-        "<h1>tao-poll report</h1><p>Written {} by tao-poll {}.</p>\n",
+        "<h1>tao-poll report</h1><p>Written {} by tao-poll {}.</p>",
         esc(&now.format("%Y-%m-%d %H:%M:%S UTC").to_string()),
         env!("CARGO_PKG_VERSION")
     );
@@ -422,7 +422,7 @@ pub fn render(chains: &[Vec<Attempt>], now: chrono::DateTime<chrono::Utc>) -> St
         }
         for a in chain {
             if let Some(note) = &a.curves_note {
-                let _ = write!(s, "<p>attempt {}: {}</p>\n", a.attempt, esc(note));
+                let _ = writeln!(s, "<p>attempt {}: {}</p>", a.attempt, esc(note));
             }
         }
         s.push_str("</section>\n");
@@ -441,7 +441,9 @@ pub fn run(args: &ReportArgs) -> Result<i32> {
         Some(d) => tao_record::Store::open(d.clone())?,
         None => tao_record::Store::open_default()?,
     };
-    let mut chains: Vec<Vec<(Attempt, Option<String>, Option<String>)>> = Vec::new();
+    // Per chain, per attempt: the attempt, its status.json path, its login host.
+    type Entry = (Attempt, Option<String>, Option<String>);
+    let mut chains: Vec<Vec<Entry>> = Vec::new();
     for id in &args.ids {
         let ids = tao_record::query::chain(&store, id)?;
         let mut chain = Vec::new();
