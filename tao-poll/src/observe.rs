@@ -360,7 +360,7 @@ pub fn message_for(m: &Mapped, row: &Row) -> String {
             msg.push_str(&format!(" ({r})"));
             if m.state == State::Pending {
                 if let Some(hint) = never_starts_hint(r) {
-                    msg.push_str(&format!(": {hint}"));
+                    msg.push_str(&format!(": {}", hint.replace("JOBID", &row.job_id)));
                 }
             }
         }

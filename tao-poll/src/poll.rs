@@ -221,7 +221,13 @@ fn write_progress(line: &mut JobLine, tail: Option<&status::ProgressTail>) {
 /// Write (or remove) the `pending` object: for a PENDING job, its reason in
 /// words ([`crate::reasons`]), what to do when it never clears, and the
 /// expected start `squeue --start` gave; removed for any other state.
-fn write_pending(line: &mut JobLine, state: State, reason: Option<&str>, start: Option<&String>) {
+fn write_pending(
+    line: &mut JobLine,
+    state: State,
+    job_id: &str,
+    reason: Option<&str>,
+    start: Option<&String>,
+) {
     if state != State::Pending {
         line.fields.remove("pending");
         return;
@@ -234,7 +240,7 @@ fn write_pending(line: &mut JobLine, state: State, reason: Option<&str>, start: 
                 o.insert("words".into(), json!(e.words));
                 o.insert("clears".into(), json!(e.action.is_none()));
                 if let Some(a) = e.action {
-                    o.insert("action".into(), json!(a));
+                    o.insert("action".into(), json!(a.replace("JOBID", job_id)));
                 }
             }
             None => {
@@ -544,6 +550,7 @@ pub fn poll(lines: Vec<JobLine>, conn: &mut dyn Connector, opts: &Options) -> Po
                     write_pending(
                         line,
                         state,
+                        &p.jref.job_id,
                         ob.row.reason.as_deref(),
                         starts.get(&p.jref.job_id),
                     );
