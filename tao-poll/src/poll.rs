@@ -204,23 +204,31 @@ fn wants_progress(state: State) -> bool {
     state == State::Running || state.is_final()
 }
 
-/// Write (or remove) `progress` from what the file read found: a tail
+/// Write (or clear) `progress` from what the file read found: a tail
 /// with records sets it; no file, or a file without epoch or KPI records,
-/// removes it (never a made-up one). A failed read leaves it untouched.
+/// clears it (never a made-up one; see [`clear_field`]). A failed read
+/// leaves it untouched.
 fn write_progress(line: &mut JobLine, tail: Option<&status::ProgressTail>) {
     match tail.and_then(status::ProgressTail::progress) {
         Some(p) => {
             line.fields.insert("progress".into(), p.to_json());
         }
-        None => {
-            line.fields.remove("progress");
-        }
+        None => clear_field(line, "progress"),
     }
 }
 
-/// Write (or remove) the `pending` object: for a PENDING job, its reason in
+/// Take a field away: `null` when the line had it (so that tao-record
+/// mark, which merges fields, overwrites the recorded one), absent when it
+/// had none.
+fn clear_field(line: &mut JobLine, key: &str) {
+    if let Some(v) = line.fields.get_mut(key) {
+        *v = Value::Null;
+    }
+}
+
+/// Write (or clear) the `pending` object: for a PENDING job, its reason in
 /// words ([`crate::reasons`]), what to do when it never clears, and the
-/// expected start `squeue --start` gave; removed for any other state.
+/// expected start `squeue --start` gave; cleared for any other state.
 fn write_pending(
     line: &mut JobLine,
     state: State,
@@ -229,7 +237,7 @@ fn write_pending(
     start: Option<&String>,
 ) {
     if state != State::Pending {
-        line.fields.remove("pending");
+        clear_field(line, "pending");
         return;
     }
     let mut o = serde_json::Map::new();

@@ -586,3 +586,38 @@ fn flatten(key: &str, v: &Value, rows: &mut Vec<(String, String)>) {
         other => rows.push((key.into(), other.to_string())),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::render_table;
+
+    #[test]
+    fn table_shows_progress_kpi_and_pending_words() {
+        let lines = br#"{"id":"tao-a","state":"RUNNING","attempt":1,"slurm":{"job_id":"7"},"resources":{"partition":"gpu"},"message":"RUNNING","progress":{"epoch":3,"max_epoch":10,"percent":30.0,"eta_s":420,"kpi":{"loss":0.5},"history":{"loss":[0.9,0.7,0.5]}}}
+{"id":"tao-b","state":"PENDING","attempt":1,"slurm":{"job_id":"8"},"message":"PENDING (BeginTime)","pending":{"reason":"BeginTime","words":"its earliest start time (--begin) has not come yet","clears":true,"expected_start":"2026-12-01T15:00:00Z"}}
+{"id":"tao-c","state":"RUNNING","attempt":1,"slurm":{"job_id":"9"},"message":"RUNNING","pending":{"reason":"Priority","words":"stale"},"progress":null}
+"#;
+        let t = render_table(lines);
+        let rows: Vec<&str> = t.lines().collect();
+        assert!(
+            rows[0].contains("PROGRESS") && rows[0].contains("KPI"),
+            "{t}"
+        );
+        assert!(
+            rows[1].contains("[████░░░░░░░░] 3/10 30% ETA 00:07:00"),
+            "{t}"
+        );
+        assert!(rows[1].contains("loss 0.5 █▄▁"), "{t}");
+        assert!(rows[2].contains("starts ~2026-12-01 15:00 UTC"), "{t}");
+        assert!(
+            rows[2].ends_with("BeginTime: its earliest start time (--begin) has not come yet"),
+            "{t}"
+        );
+        // A stale pending object of a running job is not shown.
+        assert!(
+            !rows[3].contains("stale") && rows[3].ends_with("RUNNING"),
+            "{t}"
+        );
+        assert!(!t.contains('\x1b'));
+    }
+}
