@@ -1,0 +1,149 @@
+//! Second round of issue 14: the rule families added or narrowed by KIND.
+//! Each line is built from the message format in the rule's `source` (the
+//! projects' own format strings), not copied from a corpus record; each
+//! multi-line case checks the precedence that decides between a cause and
+//! its symptoms.
+
+use tao_classify::catalogue::Catalogue;
+use tao_classify::scan::scan_lines;
+
+/// The rule id that decides `lines` read together (None when nothing matches).
+fn decide(lines: &[&str]) -> Option<String> {
+    let cat = Catalogue::builtin().unwrap();
+    let best = scan_lines(&cat, "err", 1, lines.iter().copied());
+    best.0.map(|h| cat.rules()[h.rule].spec.id.clone())
+}
+
+fn assert_rule(lines: &[&str], want: &str) {
+    assert_eq!(decide(lines).as_deref(), Some(want), "{lines:?}");
+}
+
+#[test]
+fn infra_families_from_their_sources() {
+    // getaddrinfo EAI_AGAIN as c10d and Python print it
+    assert_rule(&["[W socket.cpp:601] [c10d] The IPv6 network addresses of (node009, 29500) cannot be retrieved (gai error: -3 - Temporary failure in name resolution)."], "net.dns_temporary");
+    assert_rule(
+        &["socket.gaierror: [Errno -3] Temporary failure in name resolution"],
+        "net.dns_temporary",
+    );
+    // EHOSTUNREACH / ENETUNREACH
+    assert_rule(
+        &["OSError: [Errno 113] No route to host"],
+        "net.host_unreachable",
+    );
+    assert_rule(
+        &["ssh: connect to host node017 port 22: Connection timed out"],
+        "net.ssh_unreachable",
+    );
+    // Gloo pair.cc
+    assert_rule(&["RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:589] Read error [10.0.0.3]:4567: Connection reset by peer"], "gloo.peer_lost");
+    // Ray: old and new wording
+    assert_rule(&["The node with node id: 3f2a and ip: 10.0.0.5 has been marked dead because the detector has missed too many heartbeats from it."], "ray.node_dead");
+    // Open MPI lost daemon
+    assert_rule(
+        &["ORTE has lost communication with a remote daemon."],
+        "mpi.launch_runtime",
+    );
+    // librdmacm / aws-ofi-nccl
+    assert_rule(
+        &["rdma_create_qp: Cannot allocate memory (12)"],
+        "rdma.resource",
+    );
+    assert_rule(&["node003:11:12 [0] NCCL WARN NET/OFI Couldn't open AV. RC: -22, ERROR: Invalid argument"], "rdma.resource");
+    // IB completion without the colon
+    assert_rule(
+        &["NCCL WARN NET/IB Got completion error 12"],
+        "nccl.ib_completion_error",
+    );
+    // k8s device plugin: a critical (non-application) Xid
+    assert_rule(
+        &["XidCriticalError: Xid=79 on Device=GPU-0f1e, the device will go unhealthy."],
+        "gpu.device_plugin_xid",
+    );
+    // lspci: config space all ones
+    assert_rule(
+        &["3b:00.0 3D controller: NVIDIA Corporation GA100 [A100 SXM4 80GB] (rev ff)"],
+        "gpu.fallen_off_bus",
+    );
+    // local disk / fs kernel errors
+    assert_rule(
+        &["blk_update_request: I/O error, dev nvme0n1, sector 1234 op 0x1:(WRITE)"],
+        "host.kernel_fault",
+    );
+    // urllib3 read timeout
+    assert_rule(&["requests.exceptions.ConnectionError: HTTPSConnectionPool(host='example.org', port=443): Read timed out."], "net.http_read_timeout");
+    // the host's docker without the NVIDIA runtime; pyxis seccomp
+    assert_rule(&["docker: Error response from daemon: could not select device driver \"\" with capabilities: [[gpu]]."], "container.runtime_node");
+    assert_rule(
+        &["slurmstepd: error: pyxis: seccomp filter failed: Function not implemented"],
+        "container.runtime_node",
+    );
+    // Slurm: batch launch failed on the node; controller address unresolvable
+    assert_rule(
+        &[
+            "JobState=PENDING Reason=launch_failed_requeued_held",
+            "Reason=launch failed requeued held",
+        ],
+        "slurm.prolog",
+    );
+    assert_rule(
+        &["slurmstepd: error: Unable to establish control machine address"],
+        "slurm.comm",
+    );
+}
+
+#[test]
+fn program_guards_hold_against_infra_looking_lines() {
+    // a rank's own programming error outranks the connection losses it causes in its peers
+    assert_rule(
+        &[
+            "[rank3]: AssertionError: micro batch size must divide the global batch",
+            "node002:1:2 [0] NCCL WARN Net : Connection closed by remote peer node001<47861>",
+            "RuntimeError: NCCL error: remote process exited or there was a network error",
+        ],
+        "python.program_error",
+    );
+    // NCCL's own CUDA allocation failure is the program's GPU OOM, not a transport fault
+    assert_rule(
+        &[
+            "node002:24881:25568 [2] include/alloc.h:178 NCCL WARN Cuda failure 'out of memory'",
+            "node002:24881:25568 [2] include/alloc.h:185 NCCL WARN Failed to CUDA calloc 10485760 bytes",
+            "RuntimeError: NCCL error: unhandled system error",
+        ],
+        "cuda.oom",
+    );
+    // verbs EINVAL is the software's attributes, decided before the IB rule on the same line
+    assert_rule(&["node019:5330:7970 [3] misc/ibvwrap.cc:284 NCCL WARN Call to ibv_modify_qp failed with error Invalid argument"], "nccl.verbs_invalid_argument");
+    // but ETIMEDOUT from the same call is the fabric's
+    assert_rule(&["misc/ibvwrap.cc:284 NCCL WARN Call to ibv_modify_qp failed with error Connection timed out"], "nccl.ib_completion_error");
+    // CUDA 804 is the image's compat libraries wherever it is printed
+    assert_rule(&["RuntimeError: Unexpected error from cudaGetDeviceCount(). Error 804: forward compatibility was attempted on non supported HW"], "cuda.image_needs_newer_driver");
+    // launch errors a retry cannot fix are not the MPI infra rule's
+    assert_ne!(
+        decide(&["ORTE was unable to reliably start one or more daemons."]).as_deref(),
+        Some("mpi.launch_runtime")
+    );
+    assert_ne!(
+        decide(&["NET/IB : No device found."]).as_deref(),
+        Some("rdma.resource")
+    );
+    // a resolver saying the name does not exist is no transient DNS failure
+    assert_ne!(
+        decide(&["socket.gaierror: [Errno -2] Name or service not known"]).as_deref(),
+        Some("net.dns_temporary")
+    );
+}
+
+#[test]
+fn watchdog_timeout_alone_is_the_programs_and_a_transport_line_decides_otherwise() {
+    let wd = "[rank2]:[E ProcessGroupNCCL.cpp:563] [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1800096 milliseconds before timing out.";
+    assert_rule(&[wd], "nccl.watchdog_timeout");
+    let cat = Catalogue::builtin().unwrap();
+    let r = cat
+        .rules()
+        .iter()
+        .find(|r| r.spec.id == "nccl.watchdog_timeout")
+        .unwrap();
+    assert_eq!(r.spec.class.as_str(), "program");
+    assert_rule(&["NCCL WARN NET/IB : Got completion from peer 10.0.0.1<54862> with status=12 opcode=0 len=0 vendor err 129 (Recv)", wd], "nccl.ib_completion_error");
+}
