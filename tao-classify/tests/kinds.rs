@@ -147,3 +147,16 @@ fn watchdog_timeout_alone_is_the_programs_and_a_transport_line_decides_otherwise
     assert_eq!(r.spec.class.as_str(), "program");
     assert_rule(&["NCCL WARN NET/IB : Got completion from peer 10.0.0.1<54862> with status=12 opcode=0 len=0 vendor err 129 (Recv)", wd], "nccl.ib_completion_error");
 }
+
+#[test]
+fn an_unkillable_step_drains_the_node_and_a_time_limit_before_it_still_decides() {
+    let stepd = "slurmstepd: error: *** JOB 6847 STEPD TERMINATED ON node024 AT 2026-11-07T02:10:11 DUE TO JOB NOT ENDING WITH SIGNALS ***";
+    assert_rule(&[stepd], "slurm.node_down");
+    assert_rule(
+        &[
+            "slurmstepd: error: *** JOB 6847 ON node024 CANCELLED AT 2026-11-07T02:09:10 DUE TO TIME LIMIT ***",
+            stepd,
+        ],
+        "slurm.time_limit",
+    );
+}
