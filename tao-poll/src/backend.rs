@@ -160,7 +160,7 @@ pub fn chunks(jobs: &[JobRef], max: usize) -> Vec<(Option<String>, Vec<String>)>
 
 /// The cluster's answers over one SSH session.
 pub struct SshBackend {
-    remote: tao_ssh::Remote,
+    remote: Box<dyn tao_ssh::Transport>,
     /// `squeue --start` of the last `both`, by job id.
     starts: std::collections::HashMap<String, String>,
     /// Whether squeue refused `-O` once (then `-o` is used for this session).
@@ -169,7 +169,7 @@ pub struct SshBackend {
 
 impl SshBackend {
     /// Wrap a connected session.
-    pub fn new(remote: tao_ssh::Remote) -> Self {
+    pub fn new(remote: Box<dyn tao_ssh::Transport>) -> Self {
         SshBackend {
             remote,
             starts: Default::default(),
@@ -178,8 +178,8 @@ impl SshBackend {
     }
 
     /// The session (for `logs`).
-    pub fn remote(&self) -> &tao_ssh::Remote {
-        &self.remote
+    pub fn remote(&self) -> &dyn tao_ssh::Transport {
+        self.remote.as_ref()
     }
 
     fn run(&self, what: &str, cmd: &str, n_ids: usize) -> Result<String, QueryFailure> {
@@ -330,7 +330,7 @@ impl Backend for SshBackend {
             .map(|(c, ids)| (format!("@@tao-poll-{}", nonce()), c, ids))
             .collect();
         let script = all_chunks_script(&parts);
-        let reply = self.remote.exec("sh -s", Some(script.as_bytes()));
+        let reply = self.remote.exec(&script, None);
         for (marker, cluster, ids) in parts {
             let fail_both = |f: QueryFailure| {
                 let mut a = Answer::failed(f);
@@ -469,13 +469,10 @@ impl Backend for SshBackend {
         }
         let nonce = nonce();
         let script = status::script(reqs, &nonce, tail_lines);
-        let out = self
-            .remote
-            .exec("sh -s", Some(script.as_bytes()))
-            .map_err(|e| QueryFailure {
-                code: e.kind().into(),
-                message: e.to_string(),
-            })?;
+        let out = self.remote.exec(&script, None).map_err(|e| QueryFailure {
+            code: e.kind().into(),
+            message: e.to_string(),
+        })?;
         let text = String::from_utf8_lossy(&out.stdout);
         let (map, ended) = status::parse_output(&text, &nonce, tail_lines);
         if !ended || out.status != 0 {
@@ -500,7 +497,7 @@ impl Backend for SshBackend {
         let script = tails_script(paths, &nonce, max_bytes);
         let out = self
             .remote
-            .exec("sh -s", Some(script.as_bytes()))
+            .exec(&script, None)
             .map_err(|e| QueryFailure {
                 code: e.kind().into(),
                 message: e.to_string(),

@@ -90,6 +90,11 @@ pub struct Cli {
     /// Print what the tool does (connections, remote commands); repeatable.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
+    /// How to reach the login node: libssh2 (default), openssh (the system
+    /// ssh over a ControlMaster connection; reuses a master you opened) or
+    /// local (run on the login node itself, no SSH).
+    #[arg(long, env = "TAO_TRANSPORT", global = true, value_name = "NAME", value_parser = ["libssh2", "openssh", "local"])]
+    pub transport: Option<String>,
     #[command(subcommand)]
     /// `logs`: print a job's log tail; `report`: an HTML picture of jobs.
     pub command: Option<Command>,
@@ -283,14 +288,15 @@ pub fn exit_status(res: &PollResult) -> i32 {
     tao_core::exit::SOME_FAILED
 }
 
-/// The connector for this run: replay files, else SSH from the environment.
+/// The connector for this run: replay files, else SSH from the environment
+/// (`transport`: the `--transport` value, winning over `TAO_TRANSPORT`).
 ///
 /// Errors: [`Error::Io`] for an unreadable replay file.
-pub fn connector(replay: &ReplayArgs) -> Result<Box<dyn Connector>> {
+pub fn connector(replay: &ReplayArgs, transport: Option<&str>) -> Result<Box<dyn Connector>> {
     if replay.active() {
         Ok(Box::new(Single(replay.backend()?)))
     } else {
-        Ok(Box::new(SshConnector::from_env()))
+        Ok(Box::new(SshConnector::from_env(transport)))
     }
 }
 
@@ -301,13 +307,13 @@ pub fn connector(replay: &ReplayArgs) -> Result<Box<dyn Connector>> {
 pub fn run(cli: Cli) -> Result<i32> {
     tao_core::cli::set_verbosity(cli.quiet, cli.verbose);
     match cli.command {
-        Some(Command::Logs(args)) => crate::logs::run(&args),
-        Some(Command::Report(args)) => crate::report::run(&args),
-        None => run_status(&cli.status),
+        Some(Command::Logs(args)) => crate::logs::run(&args, cli.transport.as_deref()),
+        Some(Command::Report(args)) => crate::report::run(&args, cli.transport.as_deref()),
+        None => run_status(&cli.status, cli.transport.as_deref()),
     }
 }
 
-fn run_status(args: &StatusArgs) -> Result<i32> {
+fn run_status(args: &StatusArgs, transport: Option<&str>) -> Result<i32> {
     let r = &args.replay;
     let dashes = [&r.replay_squeue, &r.replay_sacct, &r.replay_scontrol]
         .iter()
@@ -327,14 +333,14 @@ fn run_status(args: &StatusArgs) -> Result<i32> {
         explain: args.explain,
     };
     let mut conn = if args.bench_files_over_ssh {
-        let opts = tao_ssh::SshOptions::from_env()?;
-        let ssh = crate::backend::SshBackend::new(tao_ssh::Remote::connect(&opts)?);
+        let opts = tao_ssh::SshOptions::from_env_with_transport(transport)?;
+        let ssh = crate::backend::SshBackend::new(tao_ssh::connect(&opts)?);
         Box::new(Single(crate::backend::Hybrid {
             replay: args.replay.backend()?,
             ssh,
         }))
     } else {
-        connector(&args.replay)?
+        connector(&args.replay, transport)?
     };
     if args.watch {
         if let Some(e) = input_err {

@@ -113,7 +113,7 @@ pub fn target(line: &JobLine, err: bool) -> Result<LogTarget> {
 /// and the job is still queued or running (without `--follow`);
 /// [`Error::Data`] for a missing record/field, or a missing log file of a
 /// job that is not queued or running; connection errors from tao-ssh (69/77/78); [`Error::Io`] on stdout.
-pub fn run(args: &LogsArgs) -> Result<i32> {
+pub fn run(args: &LogsArgs, transport: Option<&str>) -> Result<i32> {
     let line = match args.id.as_deref() {
         None | Some("-") => crate::cli::first_line(tao_core::cli::piped_stdin(
             "tao-record show ID | tao-poll logs",
@@ -128,10 +128,10 @@ pub fn run(args: &LogsArgs) -> Result<i32> {
         }
     };
     let t = target(&line, args.err)?;
-    let opts = tao_ssh::SshOptions::from_env()?;
+    let opts = tao_ssh::SshOptions::from_env_with_transport(transport)?;
     let remote = match &t.host {
-        Some(h) => tao_ssh::Remote::connect_host(&opts, h)?,
-        None => tao_ssh::Remote::connect(&opts)?,
+        Some(h) => tao_ssh::connect_host(&opts, h)?,
+        None => tao_ssh::connect(&opts)?,
     };
     let redactor = if args.no_redact {
         None

@@ -629,10 +629,12 @@ pub struct SshConnector {
 }
 
 impl SshConnector {
-    /// Read the SSH options from the environment (errors are reported per
-    /// line when a host is needed, so replay-free runs without lines work).
-    pub fn from_env() -> Self {
-        match tao_ssh::SshOptions::from_env() {
+    /// Read the SSH options from the environment, `transport` (a
+    /// `--transport` value) winning over `TAO_TRANSPORT` (errors are
+    /// reported per line when a host is needed, so replay-free runs without
+    /// lines work).
+    pub fn from_env(transport: Option<&str>) -> Self {
+        match tao_ssh::SshOptions::from_env_with_transport(transport) {
             Ok(o) => SshConnector {
                 opts: Some(o),
                 config_error: None,
@@ -672,8 +674,8 @@ impl Connector for SshConnector {
             .unwrap_or_else(|| host.map(str::to_string));
         let entry = self.sessions.entry(key).or_insert_with(|| {
             let r = match host {
-                Some(h) => tao_ssh::Remote::connect_host(opts, h),
-                None => tao_ssh::Remote::connect(opts),
+                Some(h) => tao_ssh::connect_host(opts, h),
+                None => tao_ssh::connect(opts),
             };
             r.map(crate::backend::SshBackend::new)
                 .map_err(|e| QueryFailure {

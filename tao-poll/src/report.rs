@@ -431,12 +431,13 @@ pub fn render(chains: &[Vec<Attempt>], now: chrono::DateTime<chrono::Utc>) -> St
     s
 }
 
-/// Run `report`; returns the exit status (0; 1 when some status files
+/// Run `report` (`transport`: the `--transport` value, winning over
+/// `TAO_TRANSPORT`); returns the exit status (0; 1 when some status files
 /// could not be read: the report is still written, saying so).
 ///
 /// Errors: [`Error::Data`] for an unknown record id; [`Error::Io`]
 /// writing the file; connection errors as exit codes of `tao_core`.
-pub fn run(args: &ReportArgs) -> Result<i32> {
+pub fn run(args: &ReportArgs, transport: Option<&str>) -> Result<i32> {
     let store = match &args.state_dir {
         Some(d) => tao_record::Store::open(d.clone())?,
         None => tao_record::Store::open_default()?,
@@ -478,7 +479,7 @@ pub fn run(args: &ReportArgs) -> Result<i32> {
             }
         }
     }
-    let mut conn = crate::cli::connector(&args.replay)?;
+    let mut conn = crate::cli::connector(&args.replay, transport)?;
     let mut failed = false;
     for (host, files) in by_host {
         let paths: Vec<String> = files.iter().map(|f| f.2.clone()).collect();

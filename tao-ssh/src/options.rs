@@ -37,9 +37,39 @@ pub struct SshOptions {
     pub accept_new_host_key: bool,
     /// TCP connect and SSH handshake timeout, per host.
     pub connect_timeout: Duration,
-    /// Shell text put before every remote command (the site profile's
-    /// `remote_prefix`, e.g. `module load slurm;`); empty for none.
+    /// POSIX sh text run at the start of every remote script (the site
+    /// profile's `remote_prefix`, e.g. `module load slurm;`); empty for none.
     pub remote_prefix: String,
+    /// How the login node is reached (`TAO_TRANSPORT`, or a tool's
+    /// `--transport`): libssh2 (default), openssh or local.
+    pub transport: crate::transport::TransportKind,
+    /// Whether `ssh_config` was named by `SSH_CONFIG` (the openssh transport
+    /// then passes it with `-F`; otherwise ssh reads its own defaults).
+    pub ssh_config_explicit: bool,
+    /// Whether `known_hosts` was named by `SSH_KNOWN_HOSTS` (the openssh
+    /// transport then passes it as `UserKnownHostsFile`).
+    pub known_hosts_explicit: bool,
+}
+
+impl Default for SshOptions {
+    /// No host, no user, no key, `/dev/null` as known_hosts, no ssh config,
+    /// the default timeout, no prefix, libssh2: a base for tests and for
+    /// callers that fill the fields themselves.
+    fn default() -> Self {
+        SshOptions {
+            user: String::new(),
+            hosts: Vec::new(),
+            key_path: None,
+            known_hosts: PathBuf::from("/dev/null"),
+            ssh_config: None,
+            accept_new_host_key: false,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            remote_prefix: String::new(),
+            transport: crate::transport::TransportKind::Libssh2,
+            ssh_config_explicit: false,
+            known_hosts_explicit: false,
+        }
+    }
 }
 
 /// One login host, resolved: the address to dial, the port, the user and
@@ -124,6 +154,7 @@ impl SshOptions {
     /// - `SSH_KNOWN_HOSTS` (default `$HOME/.ssh/known_hosts`);
     /// - `SSH_CONFIG` (default `$HOME/.ssh/config` when that file exists);
     /// - `TAO_SSH_CONNECT_TIMEOUT` seconds (default 10);
+    /// - `TAO_TRANSPORT`: libssh2 (default), openssh or local;
     /// - the remote prefix from the site profile (`TAO_SITE_PROFILE`,
     ///   [`tao_core::site::SiteProfile::load`]).
     ///
@@ -135,6 +166,18 @@ impl SshOptions {
     /// file, or when the site profile does not load.
     pub fn from_env() -> Result<Self> {
         Self::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// Like [`SshOptions::from_env`], with a tool's `--transport` value (when
+    /// given) winning over `TAO_TRANSPORT`.
+    ///
+    /// Errors: as [`SshOptions::from_env`]; [`Error::Config`] for an unknown
+    /// transport name.
+    pub fn from_env_with_transport(transport: Option<&str>) -> Result<Self> {
+        Self::from_lookup(|name| match (name, transport) {
+            ("TAO_TRANSPORT", Some(t)) => Some(t.to_string()),
+            _ => std::env::var(name).ok(),
+        })
     }
 
     /// Like [`SshOptions::from_env`], reading each variable through
@@ -194,6 +237,10 @@ impl SshOptions {
                 }
             },
         };
+        let transport = match env_nonempty("TAO_TRANSPORT") {
+            Some(t) => crate::transport::TransportKind::parse(&t)?,
+            None => crate::transport::TransportKind::Libssh2,
+        };
         let profile =
             tao_core::site::SiteProfile::load(env_nonempty("TAO_SITE_PROFILE").as_deref())?;
         Ok(SshOptions {
@@ -205,6 +252,9 @@ impl SshOptions {
             accept_new_host_key: false,
             connect_timeout,
             remote_prefix: profile.remote_prefix,
+            transport,
+            ssh_config_explicit: env_nonempty("SSH_CONFIG").is_some(),
+            known_hosts_explicit: env_nonempty("SSH_KNOWN_HOSTS").is_some(),
         })
     }
 
@@ -355,7 +405,7 @@ mod tests {
             ssh_config: config,
             accept_new_host_key: false,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
-            remote_prefix: String::new(),
+            ..SshOptions::default()
         }
     }
 

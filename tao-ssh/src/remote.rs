@@ -31,14 +31,36 @@ use crate::{auth, hostkey};
 /// stdin written, output read, channel closed): 10 minutes.
 pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(600);
 
+impl crate::transport::Transport for Remote {
+    fn login_host(&self) -> &str {
+        &self.target.spec
+    }
+
+    fn user(&self) -> &str {
+        &self.target.user
+    }
+
+    fn kind(&self) -> crate::transport::TransportKind {
+        crate::transport::TransportKind::Libssh2
+    }
+
+    fn exec(&self, script: &str, stdin: Option<&[u8]>) -> Result<Output> {
+        Remote::exec(self, script, stdin)
+    }
+
+    fn set_command_timeout(&mut self, limit: Duration) {
+        Remote::set_command_timeout(self, limit);
+    }
+}
+
 /// Interval of SSH keepalive messages while a command runs, in seconds.
 const KEEPALIVE_SECS: u32 = 30;
 
 /// libssh2's "would block" return code (`LIBSSH2_ERROR_EAGAIN`).
 const EAGAIN: i32 = -37;
 
-static HANDSHAKES: AtomicU64 = AtomicU64::new(0);
-static EXECS: AtomicU64 = AtomicU64::new(0);
+pub(crate) static HANDSHAKES: AtomicU64 = AtomicU64::new(0);
+pub(crate) static EXECS: AtomicU64 = AtomicU64::new(0);
 
 /// Number of SSH handshakes this process has started (successful or not),
 /// for benchmarks and tests that check "one session per host".
@@ -50,6 +72,18 @@ pub fn handshake_count() -> u64 {
 /// started, for benchmarks and `--stats`.
 pub fn exec_count() -> u64 {
     EXECS.load(Ordering::Relaxed)
+}
+
+/// With `-vv`, show the start of a script about to run (scripts carry no
+/// secrets: those travel on the script's stdin, never shown).
+pub(crate) fn log_script(spec: &str, script: &str) {
+    if tao_core::cli::verbosity() >= 2 {
+        let shown: String = script.chars().take(300).collect();
+        tao_core::cli::note(
+            &crate::program_name(),
+            &format!("remote script on {spec:?}: {shown}"),
+        );
+    }
 }
 
 /// Print a warning on stderr, prefixed with the program name.
@@ -218,6 +252,11 @@ impl Remote {
         &self.target.spec
     }
 
+    /// The remote user name.
+    pub fn user(&self) -> &str {
+        &self.target.user
+    }
+
     /// The resolved target (address, port, user).
     pub fn target(&self) -> &Target {
         &self.target
@@ -228,35 +267,31 @@ impl Remote {
         self.command_timeout = limit;
     }
 
-    /// Run `command` through the login shell of the remote user, with the
-    /// remote prefix put before it, on a new channel of this session (never
-    /// a pty). `stdin`, when given, is written to the command's standard
-    /// input and then closed; otherwise stdin is closed at once.
+    /// Run `script` (POSIX sh) with the constant remote command `sh -s`
+    /// ([`crate::script`]): the site's remote prefix, the script and its
+    /// stdin all travel on the channel's stdin, so neither their size nor
+    /// the remote user's login shell matters. Never a pty. `stdin`, when
+    /// given, is the script's standard input; otherwise it reads nothing.
     ///
-    /// Callers build `command` with [`tao_core::shell::quote`] for every
-    /// value; secrets go through `stdin`, never into `command`.
+    /// Callers build `script` with [`tao_core::shell::quote`] for every
+    /// value; secrets go through `stdin`, never into `script`.
     ///
-    /// Output: the command's stdout, stderr and exit status; a non-zero
+    /// Output: the script's stdout, stderr and exit status; a non-zero
     /// status is not an error here.
     ///
     /// Errors: [`Error::Unavailable`] (exit 69) when the connection is lost
     /// (the command may or may not have run); [`Error::TempFail`] (exit 75)
     /// when the command outlives the time limit.
-    pub fn exec(&self, command: &str, stdin: Option<&[u8]>) -> Result<Output> {
+    pub fn exec(&self, script: &str, stdin: Option<&[u8]>) -> Result<Output> {
         EXECS.fetch_add(1, Ordering::Relaxed);
-        let full = if self.prefix.is_empty() {
-            command.to_string()
-        } else {
-            format!("{} {}", self.prefix, command)
-        };
-        // Commands carry no secrets (those travel on stdin), so -vv may show them.
-        if tao_core::cli::verbosity() >= 2 {
-            let shown: String = full.chars().take(300).collect();
-            tao_core::cli::note(
-                &crate::program_name(),
-                &format!("remote command on {:?}: {shown}", self.target.spec),
-            );
-        }
+        log_script(&self.target.spec, script);
+        let stream = crate::script::compose(&self.prefix, script, stdin);
+        self.exec_command(crate::script::REMOTE_COMMAND, &stream)
+    }
+
+    /// One exec request of `full` (a constant command) with `input` written
+    /// to its stdin, then closed.
+    fn exec_command(&self, full: &str, input: &[u8]) -> Result<Output> {
         let lost = |what: &str, e: &dyn std::fmt::Display| {
             Error::Unavailable(format!(
                 "connection to login host {:?} lost while {what}: {e}; the command may or may not have run",
@@ -271,12 +306,9 @@ impl Remote {
             .sess
             .channel_session()
             .map_err(|e| lost("opening a channel", &e))?;
-        ch.exec(&full).map_err(|e| lost("starting a command", &e))?;
-        if stdin.is_none() {
-            ch.send_eof().map_err(|e| lost("closing stdin", &e))?;
-        }
+        ch.exec(full).map_err(|e| lost("starting a command", &e))?;
         self.sess.set_blocking(false);
-        let pumped = self.pump(&mut ch, stdin.unwrap_or(&[]), stdin.is_none());
+        let pumped = self.pump(&mut ch, input, false);
         self.sess.set_blocking(true);
         let (stdout, stderr) = pumped?;
         ch.close().map_err(|e| lost("closing the channel", &e))?;
@@ -490,7 +522,7 @@ mod tests {
             ssh_config: None,
             accept_new_host_key: false,
             connect_timeout: Duration::from_secs(2),
-            remote_prefix: String::new(),
+            ..SshOptions::default()
         };
         let e = Remote::connect(&opts).unwrap_err();
         assert_eq!(e.code(), tao_core::exit::UNAVAILABLE);

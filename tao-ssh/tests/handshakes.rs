@@ -35,7 +35,7 @@ fn one_handshake_per_session_many_commands() {
         accept_new_host_key: false,
         // Generous: a handshake on a loaded 2-core machine can take seconds.
         connect_timeout: Duration::from_secs(30),
-        remote_prefix: String::new(),
+        ..tao_ssh::SshOptions::default()
     };
     assert_eq!(tao_ssh::handshake_count(), 0);
     let r = tao_ssh::Remote::connect(&opts).unwrap();

@@ -221,7 +221,7 @@ fn cancel_group(
 ) -> Result<Vec<(JobLine, bool)>> {
     let remote = sessions.host_or_primary(host)?;
     let host = remote.login_host().to_string();
-    let user = remote.target().user.clone();
+    let user = remote.user().to_string();
     let m = cluster_flag(cluster);
 
     // Lines never given a job id: their jobs are found by name.

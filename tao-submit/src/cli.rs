@@ -131,6 +131,9 @@ pub struct ConnArgs {
     /// Add an unknown login-node host key to known_hosts instead of refusing it (a changed key is always refused).
     #[arg(long, global = true)]
     pub accept_new_host_key: bool,
+    /// How to reach the login node: libssh2 (default), openssh (the system ssh over a ControlMaster connection; reuses a master you opened) or local (run on the login node itself, no SSH).
+    #[arg(long, env = "TAO_TRANSPORT", global = true, value_name = "NAME", value_parser = ["libssh2", "openssh", "local"])]
+    pub transport: Option<String>,
 }
 
 /// The actions besides the default submit.
@@ -172,6 +175,7 @@ impl ConnArgs {
                 "SSH_KNOWN_HOSTS" => path(&self.known_hosts),
                 "SSH_CONFIG" => path(&self.ssh_config),
                 "TAO_SITE_PROFILE" => self.site_profile.clone(),
+                "TAO_TRANSPORT" => self.transport.clone(),
                 _ => None,
             }
         };

@@ -311,7 +311,7 @@ pub fn queue_view(
 ///
 /// Errors: from the session; [`Error::TempFail`] when squeue fails.
 pub fn dependents_of(sessions: &mut Sessions, host: &str, conv: &str) -> Result<Vec<String>> {
-    let user = sessions.host(host)?.target().user.clone();
+    let user = sessions.host(host)?.user().to_string();
     let out = sessions.run_on(
         host,
         &format!("squeue -h -u {} -t PD -o '%i|%E'", shell::quote(&user)),

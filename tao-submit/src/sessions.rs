@@ -3,21 +3,18 @@
 //! tao-ssh for why). A session whose connection was lost is dropped and
 //! reopened on next use, possibly on another login host.
 //!
-//! Every remote command is a POSIX `sh -c` script ([`sh`]): the login shell
-//! of the cluster user may be tcsh or zsh, and the site's remote prefix
-//! (`module load slurm;`) is put before it by tao-ssh.
+//! Every remote command is a POSIX sh script that tao-ssh sends on the
+//! stdin of the constant remote command `sh -s` (whatever the transport:
+//! libssh2, openssh or local; `tao_ssh::script`): the login shell of the
+//! cluster user may be fish or tcsh, and a script may be megabytes long.
 
 use std::collections::HashMap;
 
-use tao_core::{shell, Error, Result};
-use tao_ssh::{Output, Remote, SshOptions};
+use tao_core::{Error, Result};
+use tao_ssh::{Output, SshOptions, Transport};
 
-/// Wrap a POSIX shell script as one remote command: `sh -c '<script>'`.
-/// Every value inside `script` must already be quoted with
-/// [`tao_core::shell::quote`].
-pub fn sh(script: &str) -> String {
-    format!("sh -c {}", shell::quote(script))
-}
+/// An open connection to one login host, on any transport.
+pub type Remote = Box<dyn Transport>;
 
 /// The sessions of this run, keyed by login host spec.
 pub struct Sessions {
@@ -58,14 +55,14 @@ impl Sessions {
     /// The session to the first login host that answers (failover order
     /// of `SLURM_HOSTNAME`), opened once and reused.
     ///
-    /// Errors: as [`Remote::connect`] (69 no host, 77 host key/login, 78 config).
+    /// Errors: as [`tao_ssh::connect`] (69 no host, 77 host key/login, 78 config).
     pub fn primary(&mut self) -> Result<&Remote> {
         if let Some(h) = &self.primary {
             if self.open.contains_key(h) {
                 return Ok(&self.open[h]);
             }
         }
-        let r = Remote::connect(self.opts()?)?;
+        let r = tao_ssh::connect(self.opts()?)?;
         let h = r.login_host().to_string();
         self.open.insert(h.clone(), r);
         self.primary = Some(h.clone());
@@ -75,13 +72,13 @@ impl Sessions {
     /// The session to one given login host (as recorded in
     /// `slurm.login_host`), opened once and reused.
     ///
-    /// Errors: as [`Remote::connect_host`].
+    /// Errors: as [`tao_ssh::connect_host`].
     pub fn host(&mut self, spec: &str) -> Result<&Remote> {
         if !self.open.contains_key(spec) {
             if let Some(why) = self.dead.get(spec) {
                 return Err(Error::Unavailable(why.clone()));
             }
-            match Remote::connect_host(self.opts()?, spec) {
+            match tao_ssh::connect_host(self.opts()?, spec) {
                 Ok(r) => {
                     self.open.insert(spec.to_string(), r);
                 }
@@ -104,7 +101,7 @@ impl Sessions {
             if self.open.contains_key(spec) {
                 return Ok(&self.open[spec]);
             }
-            match Remote::connect_host(self.opts()?, spec) {
+            match tao_ssh::connect_host(self.opts()?, spec) {
                 Ok(r) => {
                     self.open.insert(spec.to_string(), r);
                     return Ok(&self.open[spec]);
@@ -126,13 +123,13 @@ impl Sessions {
         }
     }
 
-    /// Run `script` with `sh -c` on login host `spec` (opening the session
+    /// Run `script` with `sh -s` on login host `spec` (opening the session
     /// if needed). A lost connection drops the session before returning
     /// the error, so the next call reconnects.
     ///
-    /// Errors: as [`Remote::exec`] and [`Sessions::host`].
+    /// Errors: as [`Transport::exec`] and [`Sessions::host`].
     pub fn run_on(&mut self, spec: &str, script: &str, stdin: Option<&[u8]>) -> Result<Output> {
-        let res = self.host(spec)?.exec(&sh(script), stdin);
+        let res = self.host(spec)?.exec(script, stdin);
         if matches!(res, Err(Error::Unavailable(_))) {
             self.drop_host(spec);
         }
@@ -145,15 +142,5 @@ impl Sessions {
             .as_ref()
             .map(|o| o.hosts.clone())
             .unwrap_or_default()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sh_quotes_the_whole_script() {
-        assert_eq!(sh("echo 'a b'"), r"sh -c 'echo '\''a b'\'''");
     }
 }

@@ -4,12 +4,12 @@
 //!
 //! [`Plan::from_line`] checks everything that can be checked on the launch
 //! host (paths, checksums, secret variables present) before any byte goes
-//! to the cluster, so a bad line stages nothing. [`Plan::stage`] then
-//! writes each file over the session's channel stdin into a temporary name
-//! and renames it into place, so a reader never sees half a file.
+//! to the cluster, so a bad line stages nothing. [`Plan::staging_script`]
+//! then writes each file into a temporary name and renames it into place,
+//! so a reader never sees half a file, in the same remote script as sbatch.
 //!
 //! Secrets: values are read from this process's environment and written
-//! only to the channel's stdin of `umask 077; cat > env/secrets.env`; the
+//! only to the script's stdin, read by `umask 077; cat > env/secrets.env`; the
 //! file's mode is read back and must be 600. A value is never in a command
 //! line, an error message or the output.
 
@@ -17,8 +17,6 @@ use std::path::{Component, Path};
 
 use serde_json::{json, Value};
 use tao_core::{shell, Error, JobLine, Result};
-
-use crate::sessions::Sessions;
 
 /// A supporting file, read and verified on the launch host.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -303,107 +301,7 @@ impl Plan {
             .collect();
         Some(serde_json::to_string_pretty(&json!({ "files": files })).expect("json") + "\n")
     }
-
-    /// Stage the job on login host `host`: directories, spec, meta, script,
-    /// supporting files (unless the same manifest is already there), secrets.
-    ///
-    /// Errors: [`Error::Data`] when a different bundle is already staged
-    /// (never overwritten); [`Error::TempFail`] when a remote write fails;
-    /// [`Error::NoPerm`] when the sidecar's mode is not 600;
-    /// [`Error::Unavailable`] when the connection is lost.
-    pub fn stage(&self, s: &mut Sessions, host: &str) -> Result<()> {
-        let d = shell::quote(&self.job_dir);
-        let prep = format!(
-            "set -e; d={d}; mkdir -p -- \"$d/specs\" \"$d/env\" \"$d/meta\" \"$d/sbatch\" \"$d/slurm-logs\" \"$d/inputs/action-helpers\" {r}; \
-             chmod 700 -- \"$d/env\"; m=\"$d/inputs/manifest.json\"; \
-             if [ -f \"$m\" ]; then echo '@@tao-manifest'; cat -- \"$m\"; fi",
-            r = shell::quote(&self.results_dir)
-        );
-        let out = s.run_on(host, &prep, None)?;
-        if out.status != 0 {
-            return Err(Error::TempFail(format!(
-                "cannot create the job directory {:?} on {host:?}: {}",
-                self.job_dir,
-                out.stderr_line()
-            )));
-        }
-        let stdout = out.stdout_text();
-        let existing = stdout
-            .split_once("@@tao-manifest\n")
-            .map(|(_, m)| m.to_string());
-        if let Some((name, text)) = &self.spec {
-            put_file(
-                s,
-                host,
-                &format!("{}/specs/{name}", self.job_dir),
-                text.as_bytes(),
-            )?;
-        }
-        put_file(
-            s,
-            host,
-            &format!("{}/meta/job.json", self.job_dir),
-            self.meta.as_bytes(),
-        )?;
-        put_file(s, host, &self.script_path(), self.script.as_bytes())?;
-        if let Some(manifest) = self.manifest() {
-            match existing {
-                Some(old) if old == manifest => {}
-                Some(_) => {
-                    return Err(Error::Data(format!(
-                        "job {:?}: a different bundle of supporting files is already staged in {:?}/inputs (its manifest.json differs); it is never overwritten: open a new record",
-                        self.id, self.job_dir
-                    )))
-                }
-                None => {
-                    for h in &self.helpers {
-                        let dest = format!("{}/inputs/action-helpers/{}", self.job_dir, h.source);
-                        put_file(s, host, &dest, &h.bytes)?;
-                    }
-                    // The manifest last: its presence means the bundle is complete.
-                    put_file(s, host, &format!("{}/inputs/manifest.json", self.job_dir), manifest.as_bytes())?;
-                }
-            }
-        }
-        if !self.secrets.is_empty() {
-            self.stage_secrets(s, host)?;
-        }
-        Ok(())
-    }
-
-    /// Write `env/secrets.env` (`export NAME='value'` lines) through the
-    /// channel's stdin under `umask 077`, and check its mode is 600.
-    fn stage_secrets(&self, s: &mut Sessions, host: &str) -> Result<()> {
-        let body = self.secrets_body()?.unwrap_or_default();
-        let f = shell::quote(&format!("{}/env/secrets.env", self.job_dir));
-        let script = format!(
-            "set -e; umask 077; f={f}; t=\"$f.tao-tmp.$$\"; cat > \"$t\"; mv -f -- \"$t\" \"$f\"; stat -c %a -- \"$f\""
-        );
-        let out = s.run_on(host, &script, Some(&body))?;
-        let mode = out.stdout_text().trim().to_string();
-        if out.status != 0 {
-            return Err(Error::TempFail(format!(
-                "cannot write the secrets sidecar of job {:?} on {host:?}: {}",
-                self.id,
-                out.stderr_line()
-            )));
-        }
-        if mode != "600" {
-            let _ = s.run_on(host, &format!("rm -f -- {f}"), None);
-            return Err(Error::NoPerm(format!(
-                "the secrets sidecar of job {:?} has mode {mode:?}, not 600; it was removed: check the shared filesystem's ACLs under {:?}",
-                self.id, self.job_dir
-            )));
-        }
-        Ok(())
-    }
 }
-
-/// Largest staging script sent inline (files embedded as quoted shell
-/// words): the whole remote command is one argument of the remote shell,
-/// and Linux limits one argument to 128 KiB (`MAX_ARG_STRLEN`). Bigger
-/// jobs are staged file by file over stdin ([`Plan::stage`]).
-pub const INLINE_LIMIT: usize = 96 * 1024;
 
 /// Marker printed when staging went through.
 pub const STAGED: &str = "@@tao-staged";
@@ -413,72 +311,66 @@ pub const BUNDLE_DIFFERS: &str = "@@tao-bundle-differs";
 pub const SIDECAR_MODE: &str = "@@tao-sidecar-mode ";
 
 impl Plan {
-    /// The whole staging as one POSIX shell script, to run before sbatch in
-    /// the same remote command: directories, then each file written with
-    /// the `printf` builtin to a temporary name and renamed (supporting
-    /// files that are not UTF-8 text travel base64-encoded and are decoded
-    /// with `base64 -d`); the supporting-file manifest compared with `cmp`
-    /// (a different bundle prints [`BUNDLE_DIFFERS`] and stops); the secrets
-    /// sidecar written from stdin under `umask 077` and its mode checked
-    /// (otherwise removed, [`SIDECAR_MODE`] printed). Ends by printing
-    /// [`STAGED`] and `set +e`.
+    /// The whole staging as one POSIX shell script, run before sbatch in
+    /// the same remote script: directories, then each file (spec, meta,
+    /// sbatch script, supporting files) written from an embedded base64
+    /// word ([`tao_ssh::script::embed`]) to a temporary name and renamed,
+    /// so a reader never sees half a file; the supporting-file manifest
+    /// compared with `cmp` (a different bundle prints [`BUNDLE_DIFFERS`] and
+    /// stops, nothing overwritten); the secrets sidecar written from the
+    /// script's stdin under `umask 077` and its mode checked (otherwise
+    /// removed, [`SIDECAR_MODE`] printed). Ends by printing [`STAGED`] and
+    /// `set +e`.
     ///
-    /// Output: `None` when the script would exceed [`INLINE_LIMIT`] or a
-    /// text holds a NUL byte; the caller then uses [`Plan::stage`].
-    pub fn inline_script(&self) -> Option<String> {
+    /// One path for every size: the script travels on the stdin of `sh -s`
+    /// (tao-ssh), never in an exec request or an argument, so a 5 MiB
+    /// supporting file goes the same way as a 1 KB spec.
+    pub fn staging_script(&self) -> String {
         let q = shell::quote;
+        let put = |dest: String, bytes: &[u8]| {
+            format!("{} | tao_put {dest}\n", tao_ssh::script::embed(bytes))
+        };
         let mut s = format!(
-            "set -e; d={d}; mkdir -p -- \"$d/specs\" \"$d/env\" \"$d/meta\" \"$d/sbatch\" \"$d/slurm-logs\" \"$d/inputs/action-helpers\" {r}; chmod 700 -- \"$d/env\"; \
-             tao_put() {{ tao_t=\"$1.tao-tmp.$$\"; printf '%s' \"$2\" > \"$tao_t\"; mv -f -- \"$tao_t\" \"$1\"; }}; \
-             tao_put64() {{ tao_t=\"$1.tao-tmp.$$\"; printf '%s' \"$2\" | base64 -d > \"$tao_t\"; mv -f -- \"$tao_t\" \"$1\"; }}; ",
+            "set -e; d={d}; mkdir -p -- \"$d/specs\" \"$d/env\" \"$d/meta\" \"$d/sbatch\" \"$d/slurm-logs\" \"$d/inputs/action-helpers\" {r}; chmod 700 -- \"$d/env\"\n\
+             tao_put() {{ tao_t=\"$1.tao-tmp.$$\"; cat > \"$tao_t\"; mv -f -- \"$tao_t\" \"$1\"; }}\n",
             d = q(&self.job_dir),
             r = q(&self.results_dir)
         );
-        let mut texts: Vec<&str> = vec![&self.meta, &self.script];
         if let Some((name, text)) = &self.spec {
-            texts.push(text);
-            s.push_str(&format!("tao_put \"$d/specs/\"{} {}; ", q(name), q(text)));
+            s.push_str(&put(format!("\"$d/specs/\"{}", q(name)), text.as_bytes()));
         }
-        s.push_str(&format!("tao_put \"$d/meta/job.json\" {}; ", q(&self.meta)));
-        s.push_str(&format!(
-            "tao_put \"$d/sbatch/\"{} {}; ",
-            q(&format!("job_{}.sbatch", self.id)),
-            q(&self.script)
+        s.push_str(&put("\"$d/meta/job.json\"".into(), self.meta.as_bytes()));
+        s.push_str(&put(
+            format!("\"$d/sbatch/\"{}", q(&format!("job_{}.sbatch", self.id))),
+            self.script.as_bytes(),
         ));
         if let Some(manifest) = self.manifest() {
             s.push_str(&format!(
-                "m=\"$d/inputs/manifest.json\"; if [ -f \"$m\" ]; then if ! printf '%s' {mq} | cmp -s - \"$m\"; then echo '{BUNDLE_DIFFERS}'; exit 0; fi; else ",
-                mq = q(&manifest)
+                "m=\"$d/inputs/manifest.json\"\nif [ -f \"$m\" ]; then if ! {} | cmp -s - \"$m\"; then echo '{BUNDLE_DIFFERS}'; exit 0; fi; else\n",
+                tao_ssh::script::embed(manifest.as_bytes())
             ));
             for h in &self.helpers {
                 let rel = q(&h.source);
                 s.push_str(&format!(
-                    "mkdir -p -- \"$(dirname -- \"$d/inputs/action-helpers/\"{rel})\"; "
+                    "mkdir -p -- \"$(dirname -- \"$d/inputs/action-helpers/\"{rel})\"\n"
                 ));
-                match std::str::from_utf8(&h.bytes) {
-                    Ok(text) if !text.contains('\0') => s.push_str(&format!(
-                        "tao_put \"$d/inputs/action-helpers/\"{rel} {}; ",
-                        q(text)
-                    )),
-                    _ => s.push_str(&format!(
-                        "tao_put64 \"$d/inputs/action-helpers/\"{rel} {}; ",
-                        q(&base64(&h.bytes))
-                    )),
-                }
+                s.push_str(&put(
+                    format!("\"$d/inputs/action-helpers/\"{rel}"),
+                    &h.bytes,
+                ));
             }
-            s.push_str(&format!("tao_put \"$m\" {}; fi; ", q(&manifest)));
+            // The manifest last: its presence means the bundle is complete.
+            s.push_str(&put("\"$m\"".into(), manifest.as_bytes()));
+            s.push_str("fi\n");
         }
         if !self.secrets.is_empty() {
             s.push_str(&format!(
-                "f=\"$d/env/secrets.env\"; (umask 077; tao_t=\"$f.tao-tmp.$$\"; cat > \"$tao_t\"; mv -f -- \"$tao_t\" \"$f\"); \
-                 tao_mode=$(stat -c %a -- \"$f\"); if [ \"$tao_mode\" != 600 ]; then rm -f -- \"$f\"; echo \"{SIDECAR_MODE}$tao_mode\"; exit 0; fi; "
+                "f=\"$d/env/secrets.env\"; (umask 077; tao_t=\"$f.tao-tmp.$$\"; cat > \"$tao_t\"; mv -f -- \"$tao_t\" \"$f\")\n\
+                 tao_mode=$(stat -c %a -- \"$f\"); if [ \"$tao_mode\" != 600 ]; then rm -f -- \"$f\"; echo \"{SIDECAR_MODE}$tao_mode\"; exit 0; fi\n"
             ));
         }
-        s.push_str(&format!("echo '{STAGED}'; set +e; "));
-        if texts.iter().any(|t| t.contains('\0')) || s.len() > INLINE_LIMIT {
-            return None;
-        }
-        Some(s)
+        s.push_str(&format!("echo '{STAGED}'; set +e\n"));
+        s
     }
 
     /// The sidecar's content (`export NAME='value'` lines) read from this
@@ -501,46 +393,6 @@ impl Plan {
         }
         Ok(Some(body.into_bytes()))
     }
-}
-
-/// Standard base64 (RFC 4648, with padding), as `base64 -d` reads it.
-pub fn base64(bytes: &[u8]) -> String {
-    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for c in bytes.chunks(3) {
-        let n = (u32::from(c[0]) << 16)
-            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
-            | u32::from(*c.get(2).unwrap_or(&0));
-        out.push(A[(n >> 18) as usize & 63] as char);
-        out.push(A[(n >> 12) as usize & 63] as char);
-        out.push(if c.len() > 1 {
-            A[(n >> 6) as usize & 63] as char
-        } else {
-            '='
-        });
-        out.push(if c.len() > 2 {
-            A[n as usize & 63] as char
-        } else {
-            '='
-        });
-    }
-    out
-}
-
-/// Write `bytes` to the remote `path` atomically (temporary name, rename).
-fn put_file(s: &mut Sessions, host: &str, path: &str, bytes: &[u8]) -> Result<()> {
-    let f = shell::quote(path);
-    let script = format!(
-        "set -e; f={f}; mkdir -p -- \"$(dirname -- \"$f\")\"; t=\"$f.tao-tmp.$$\"; cat > \"$t\"; mv -f -- \"$t\" \"$f\""
-    );
-    let out = s.run_on(host, &script, Some(bytes))?;
-    if out.status != 0 {
-        return Err(Error::TempFail(format!(
-            "cannot write {path:?} on {host:?}: {}",
-            out.stderr_line()
-        )));
-    }
-    Ok(())
 }
 
 /// Read and verify one `execution.supporting_files` entry.
@@ -710,21 +562,7 @@ mod tests {
     }
 
     #[test]
-    fn base64_matches_rfc4648() {
-        for (raw, enc) in [
-            ("", ""),
-            ("f", "Zg=="),
-            ("fo", "Zm8="),
-            ("foo", "Zm9v"),
-            ("foobar", "Zm9vYmFy"),
-        ] {
-            assert_eq!(base64(raw.as_bytes()), enc);
-        }
-        assert_eq!(base64(&[0, 255, 128]), "AP+A");
-    }
-
-    #[test]
-    fn inline_script_runs_in_sh_and_stages_every_file() {
+    fn staging_script_runs_in_sh_and_stages_every_file() {
         let dir = tempfile::tempdir().unwrap();
         let helper = dir.path().join("h.bin");
         std::fs::write(&helper, [0u8, 1, 2, 255, b'\'', b'\n']).unwrap();
@@ -753,7 +591,7 @@ mod tests {
         let run = |stdin: &[u8]| {
             let mut c = std::process::Command::new("sh")
                 .arg("-c")
-                .arg(p.inline_script().unwrap())
+                .arg(p.staging_script())
                 .stdin(std::process::Stdio::piped())
                 .stdout(std::process::Stdio::piped())
                 .spawn()
@@ -793,13 +631,6 @@ mod tests {
             std::fs::read_to_string(jd.join("inputs/manifest.json")).unwrap(),
             "other\n"
         );
-    }
-
-    #[test]
-    fn a_big_job_is_not_inlined() {
-        let big = "x".repeat(INLINE_LIMIT);
-        let p = Plan::from_line(&line(json!({"spec": {"name": "s.yaml", "text": big}}))).unwrap();
-        assert!(p.inline_script().is_none());
     }
 
     #[test]

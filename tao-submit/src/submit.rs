@@ -726,7 +726,7 @@ fn query_by_name(
     since: &str,
     cluster: Option<&str>,
 ) -> Result<BTreeMap<String, Found>> {
-    let user = sessions.host(host)?.target().user.clone();
+    let user = sessions.host(host)?.user().to_string();
     let out = sessions.run_on(
         host,
         &sched::by_name_script(&user, names, since, cluster),
@@ -971,31 +971,13 @@ fn submit_one(
     loop {
         attempt += 1;
         let host = sessions.primary()?.login_host().to_string();
-        // Staging and sbatch in one remote command when the job's files fit
-        // in one (the usual case); else file by file first.
-        let inline = plan.inline_script();
-        if inline.is_none() {
-            match plan.stage(sessions, &host) {
-                Ok(()) => {}
-                Err(Error::Unavailable(why)) if attempt < MAX_ATTEMPTS => {
-                    tao_core::cli::warn(TOOL, &format!("{why}; staging {:?} again", plan.id));
-                    continue;
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        let (script, stdin) = match &inline {
-            Some(stage) => (
-                format!("{stage}{}", sbatch_script(plan)),
-                plan.secrets_body()?,
-            ),
-            None => (sbatch_script(plan), None),
-        };
+        // Staging and sbatch in one remote script, whatever the job's size
+        // (the script travels on stdin: tao_ssh::script).
+        let script = format!("{}{}", plan.staging_script(), sbatch_script(plan));
+        let stdin = plan.secrets_body()?;
         let reply = match sessions.run_on(&host, &script, stdin.as_deref()) {
             Ok(out) => {
-                if inline.is_some() {
-                    staging_outcome(plan, &host, &out)?;
-                }
+                staging_outcome(plan, &host, &out)?;
                 read_reply(&out.stdout_text(), &String::from_utf8_lossy(&out.stderr))
             }
             Err(e @ (Error::Unavailable(_) | Error::TempFail(_))) => {

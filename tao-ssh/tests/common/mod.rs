@@ -56,7 +56,7 @@ pub fn opts(env: &HashMap<String, String>) -> SshOptions {
         accept_new_host_key: false,
         // Generous: a handshake on a loaded 2-core machine can take seconds.
         connect_timeout: Duration::from_secs(30),
-        remote_prefix: String::new(),
+        ..SshOptions::default()
     }
 }
 

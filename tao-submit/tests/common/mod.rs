@@ -115,7 +115,7 @@ impl Cluster {
             ssh_config: None,
             accept_new_host_key: false,
             connect_timeout: Duration::from_secs(15),
-            remote_prefix: String::new(),
+            ..SshOptions::default()
         }
     }
 
@@ -255,7 +255,18 @@ impl Drop for Fixture {
 
 impl Fixture {
     pub fn new() -> Option<Fixture> {
-        let c = cluster()?;
+        Self::new_with(&[])
+    }
+
+    /// A fixture whose cluster exports are overridden by `vars` (another
+    /// login host, user or shared directory), plus the exports of
+    /// tests/cluster/up-transport (`env-transport`, when `with_transport`
+    /// variables are asked for by name: `TAO_T_*`).
+    pub fn new_with(vars: &[(&str, &str)]) -> Option<Fixture> {
+        let mut c = cluster()?;
+        for (k, v) in vars {
+            c.vars.insert(k.to_string(), v.to_string());
+        }
         let state = tempfile::tempdir().unwrap();
         let store = Store::open(state.path().to_path_buf()).unwrap();
         Some(Fixture {
@@ -319,6 +330,77 @@ impl Fixture {
     }
 }
 
+impl Fixture {
+    /// Run the tool `bin` (a binary of this workspace) with `args`, the
+    /// environment of [`Fixture::cmd`] plus `env`, through the command
+    /// prefix `wrap` (may be empty), with `stdin`; bounded by 300 s.
+    pub fn run_tool(
+        &self,
+        bin: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+        wrap: &[&str],
+        stdin: &str,
+    ) -> std::process::Output {
+        let path = assert_cmd::cargo::cargo_bin(bin);
+        if let ["runuser", "-u", user, ..] = wrap {
+            // The tool runs as `user`: the record store becomes theirs.
+            assert!(std::process::Command::new("chown")
+                .args(["-R", user])
+                .arg(self.state.path())
+                .status()
+                .unwrap()
+                .success());
+        }
+        let mut cmd = match wrap.split_first() {
+            Some((first, rest)) => {
+                let mut c = std::process::Command::new(first);
+                c.args(rest).arg(&path);
+                c
+            }
+            None => std::process::Command::new(&path),
+        };
+        cmd.env_clear()
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin")
+            .env(
+                "HOME",
+                std::env::var("HOME").unwrap_or_else(|_| "/root".into()),
+            )
+            .env("TAO_STATE_DIR", self.state.path());
+        for (k, v) in &self.c.vars {
+            cmd.env(k, v);
+        }
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.args(args);
+        let mut a = assert_cmd::Command::from_std(cmd);
+        a.timeout(Duration::from_secs(300));
+        a.write_stdin(stdin.to_string()).output().unwrap()
+    }
+}
+
+/// The exports of tests/cluster/up-transport (`env-transport`), or `None`
+/// (skip) when it has not run; panics under CI=true.
+pub fn transport_env() -> Option<BTreeMap<String, String>> {
+    let path = "/var/tmp/tao-cluster/env-transport";
+    match std::fs::read_to_string(path) {
+        Ok(t) => Some(
+            t.lines()
+                .filter_map(|l| l.trim().strip_prefix("export ")?.split_once('='))
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        ),
+        Err(e) => {
+            if std::env::var("CI").as_deref() == Ok("true") {
+                panic!("{path}: {e} and CI=true: run tests/cluster/up");
+            }
+            eprintln!("skipping: {path}: {e} (run tests/cluster/up)");
+            None
+        }
+    }
+}
+
 /// Job lines as stdin text.
 pub fn stdin_of(lines: &[Value]) -> String {
     lines.iter().map(|l| format!("{l}\n")).collect()
@@ -330,4 +412,85 @@ pub fn lines_of(stdout: &[u8]) -> Vec<Value> {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
         .collect()
+}
+
+/// The spec-13k pipeline, with extra environment for tao-submit (another
+/// transport, another login host).
+pub fn submit_every_size(f: &Fixture, env: &[(&str, &str)]) -> Vec<Value> {
+    submit_every_size_via(f, env, &[])
+}
+
+/// [`submit_every_size`] with tao-submit started through `wrap` (a command
+/// prefix: `ip netns exec tao-client`, `runuser -u USER --`).
+pub fn submit_every_size_via(f: &Fixture, env: &[(&str, &str)], wrap: &[&str]) -> Vec<Value> {
+    let dir = tempfile::tempdir().unwrap();
+    let sizes = [1_000usize, 13_000, 40_000, 1 << 20, 5 << 20];
+    let mut lines = Vec::new();
+    let mut shas = Vec::new();
+    for (i, &n) in sizes.iter().enumerate() {
+        // A spec of text (quotes, $(...), backslashes: nothing a shell may
+        // read) and a supporting file of every byte value.
+        let unit = "x: 'it''s' $(not run) `nor this` \\ \"q\" # pad\n";
+        let spec: String = unit.repeat(n / unit.len() + 1)[..n].to_string();
+        let bytes: Vec<u8> = (0..n).map(|k| (k * 7 + i) as u8).collect();
+        let helper = dir.path().join(format!("blob{i}.bin"));
+        std::fs::write(&helper, &bytes).unwrap();
+        let (spec_sha, blob_sha) = (
+            tao_core::sha256_hex(spec.as_bytes()),
+            tao_core::sha256_hex(&bytes),
+        );
+        // sbatch runs in the job directory: the job's working directory.
+        let body = format!(
+            "printf '%s  %s\\n' {spec_sha} specs/spec.yaml {blob_sha} inputs/action-helpers/data/blob.bin | sha256sum -c - && echo sizes-verified"
+        );
+        let mut line = f.line(&format!("sz{i}"), &body);
+        line["spec"] = json!({"name": "spec.yaml", "text": spec, "sha256": spec_sha});
+        line["execution"] = json!({"supporting_files": [{"source": "data/blob.bin", "local_path": helper,
+            "sha256": blob_sha, "size": bytes.len()}]});
+        shas.push((spec_sha, blob_sha));
+        lines.push(line);
+    }
+    let out = f.run_tool("tao-submit", &["--stats"], env, wrap, &stdin_of(&lines));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stderr}\nerrors: {:?}",
+        lines_of(&out.stdout)
+            .iter()
+            .map(|l| l["error"].to_string())
+            .collect::<Vec<_>>()
+    );
+    assert!(
+        stderr.contains("handshakes=1 ") || stderr.contains("handshakes=0 "),
+        "one session per run: {stderr}"
+    );
+    let got = lines_of(&out.stdout);
+    assert_eq!(got.len(), sizes.len(), "{stderr}");
+    for ((l, line), (spec_sha, blob_sha)) in got.iter().zip(&lines).zip(&shas) {
+        assert_eq!(l["id"], line["id"]);
+        let job_id = l["slurm"]["job_id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{l}"))
+            .to_string();
+        // The staged bytes, as the login node sees them.
+        let jd = line["storage"]["job_dir"].as_str().unwrap();
+        let (rc, o, e) = f.c.ssh(&format!(
+            "cd {jd} && sha256sum specs/spec.yaml inputs/action-helpers/data/blob.bin"
+        ));
+        assert_eq!(rc, 0, "{e}");
+        assert!(
+            o.contains(spec_sha.as_str()) && o.contains(blob_sha.as_str()),
+            "{o}"
+        );
+        // The job checked them itself and completed.
+        let st = f.c.wait_state(&job_id, 240, ended);
+        let id = line["id"].as_str().unwrap();
+        let (_, log, _) = f.c.ssh(&format!(
+            "cat {jd}/slurm-logs/{id}-{job_id}/main.out {jd}/slurm-logs/{id}-{job_id}/main.err"
+        ));
+        assert_eq!(st, "COMPLETED", "job {id}: {log}");
+        assert!(log.contains("sizes-verified"), "{log}");
+    }
+    got
 }
