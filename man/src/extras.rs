@@ -11,14 +11,16 @@ use tao_core::exit;
 use crate::page::Extra;
 
 /// The variables of the SSH side (tao-ssh), shared by tao-submit and tao-poll.
-const SSH_ENV: [(&str, &str); 7] = [
+const SSH_ENV: [(&str, &str); 9] = [
     ("SLURM_HOSTNAME", "Login hosts, comma-separated host[:port] or ~/.ssh/config aliases; the first that answers is used (--hosts for tao-submit)."),
     ("SLURM_USER", "User name on the login nodes."),
     ("SSH_KEY_PATH", "Private key file (mode 600; a key readable by group or others is refused). Without it, the ssh-agent is used."),
     ("SSH_AUTH_SOCK", "ssh-agent socket, used when SSH_KEY_PATH is unset."),
     ("SSH_KNOWN_HOSTS", "known_hosts file (default ~/.ssh/known_hosts). An unknown or changed host key is refused with the fix; SSH never prompts."),
-    ("SSH_CONFIG", "OpenSSH client config for host aliases (default ~/.ssh/config): HostName, Port, User and IdentityFile are honoured."),
+    ("SSH_CONFIG", "OpenSSH client config for host aliases (default ~/.ssh/config): HostName, Port, User and IdentityFile are honoured (with TAO_TRANSPORT=openssh, everything ssh honours)."),
     ("TAO_SSH_CONNECT_TIMEOUT", "Seconds to wait for a login host to answer before trying the next one."),
+    ("TAO_TRANSPORT", "How the login node is reached (--transport wins): libssh2 (the default: one libssh2 session per login host per run); openssh (the system ssh over a ControlMaster connection: a master you opened is reused, which is how two-factor clusters are used, else one is opened for the run in BatchMode and closed after; ProxyJump, certificates, Kerberos and FIDO keys work as in your ssh; a host that asks for a second factor with no master open is exit 77 with the exact ssh -M command that opens one); local (the tool runs on the login node itself: no SSH). On every transport each remote script travels on the standard input of the constant command sh -s, so neither its size nor your login shell (bash, zsh, fish, tcsh) matters."),
+    ("TAO_SSH_CONTROL_PATH", "openssh: the ControlPath of a master you open for tao (default ~/.ssh/tao-%C, ssh_config(5) tokens); the ControlPath of your own ssh config is tried first."),
 ];
 
 const SEE_ALSO: &[(&str, u8)] = &[
@@ -191,8 +193,8 @@ fn submit() -> Extra {
             (exit::DATAERR, "A malformed input line (the lines before it were printed)."),
             (exit::UNAVAILABLE, "No login host answered."),
             (exit::IOERR, "Output lost: a job may have been submitted, so a lost line is not success."),
-            (exit::NOPERM, "Host key unknown or changed, key file readable by others, or login refused."),
-            (exit::CONFIG, "Configuration error (a missing variable, a bad site profile)."),
+            (exit::NOPERM, "Host key unknown or changed, key file readable by others, or login refused; with TAO_TRANSPORT=openssh also a host that asks for a second factor while no master is open (the message gives the ssh -M command)."),
+            (exit::CONFIG, "Configuration error (a missing variable, a bad site profile, an unknown TAO_TRANSPORT)."),
         ],
         examples: vec![
             ("Check a cluster before the first job:", "tao-submit preflight --path /lustre/datasets/coco"),
@@ -210,7 +212,7 @@ fn poll() -> Extra {
     env.extend_from_slice(&[
         ("SLURM_USE_REQUEUE", "Whether Slurm requeues jobs (default true): NODE_FAIL and PREEMPTED stay provisional while it may (--requeue overrides)."),
         ("TAO_STATE_DIR", "logs: the record store in which the record id is looked up."),
-        ("TAO_SITE_PROFILE", "The site profile whose remote_prefix is put before every command on the login node: local, cs-oci-ord (default) or a TOML file (tao-site-profile(5))."),
+        ("TAO_SITE_PROFILE", "The site profile whose remote_prefix (POSIX sh) runs first in every script on the login node: local, cs-oci-ord (default) or a TOML file (tao-site-profile(5))."),
         ("HF_TOKEN, NGC_KEY", "Their exact values are masked in evidence and logs (as tao-redact(1))."),
     ]);
     Extra {

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_tao_poll_global_optspecs
-    string join \n q/quiet v/verbose watch interval= evidence evidence-lines= requeue= replay-squeue= replay-sacct= replay-scontrol= replay-squeue-start= replay-root= explain stats bench-files-over-ssh h/help V/version
+    string join \n q/quiet v/verbose transport= watch interval= evidence evidence-lines= requeue= replay-squeue= replay-sacct= replay-scontrol= replay-squeue-start= replay-root= explain stats bench-files-over-ssh h/help V/version
 end
 
 function __fish_tao_poll_needs_command
@@ -24,6 +24,9 @@ function __fish_tao_poll_using_subcommand
     contains -- $cmd[1] $argv
 end
 
+complete -c tao-poll -n "__fish_tao_poll_needs_command" -l transport -d 'How to reach the login node: libssh2 (default), openssh (the system ssh over a ControlMaster connection; reuses a master you opened) or local (run on the login node itself, no SSH)' -r -f -a "libssh2\t''
+openssh\t''
+local\t''"
 complete -c tao-poll -n "__fish_tao_poll_needs_command" -l interval -d 'Seconds between polls with --watch' -r
 complete -c tao-poll -n "__fish_tao_poll_needs_command" -l evidence-lines -d 'Lines per evidence tail' -r
 complete -c tao-poll -n "__fish_tao_poll_needs_command" -l requeue -d 'Whether Slurm requeues jobs (lines without resources.requeue); NODE_FAIL and PREEMPTED are provisional while it may' -r
@@ -46,6 +49,9 @@ complete -c tao-poll -n "__fish_tao_poll_needs_command" -a "report" -d 'Write on
 complete -c tao-poll -n "__fish_tao_poll_needs_command" -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c tao-poll -n "__fish_tao_poll_using_subcommand logs" -s n -l lines -d 'Number of lines' -r
 complete -c tao-poll -n "__fish_tao_poll_using_subcommand logs" -l state-dir -d 'Read the record from this store directory instead of TAO_STATE_DIR' -r -F
+complete -c tao-poll -n "__fish_tao_poll_using_subcommand logs" -l transport -d 'How to reach the login node: libssh2 (default), openssh (the system ssh over a ControlMaster connection; reuses a master you opened) or local (run on the login node itself, no SSH)' -r -f -a "libssh2\t''
+openssh\t''
+local\t''"
 complete -c tao-poll -n "__fish_tao_poll_using_subcommand logs" -l err -d 'main.err instead of main.out'
 complete -c tao-poll -n "__fish_tao_poll_using_subcommand logs" -s f -l follow -d 'Keep printing new lines until the job ends'
 complete -c tao-poll -n "__fish_tao_poll_using_subcommand logs" -l no-redact -d 'Print secrets as they are (no masking)'
@@ -59,6 +65,9 @@ complete -c tao-poll -n "__fish_tao_poll_using_subcommand report" -l replay-sacc
 complete -c tao-poll -n "__fish_tao_poll_using_subcommand report" -l replay-scontrol -d 'Saved `scontrol show job` output (used when sacct says accounting is disabled); `-` reads stdin' -r -F
 complete -c tao-poll -n "__fish_tao_poll_using_subcommand report" -l replay-squeue-start -d 'Saved `squeue --start -h -o \'%i|%S\'` output (expected starts of pending jobs)' -r -F
 complete -c tao-poll -n "__fish_tao_poll_using_subcommand report" -l replay-root -d 'Local directory standing for the cluster\'s `/` (status.json, completion.json, logs)' -r -F
+complete -c tao-poll -n "__fish_tao_poll_using_subcommand report" -l transport -d 'How to reach the login node: libssh2 (default), openssh (the system ssh over a ControlMaster connection; reuses a master you opened) or local (run on the login node itself, no SSH)' -r -f -a "libssh2\t''
+openssh\t''
+local\t''"
 complete -c tao-poll -n "__fish_tao_poll_using_subcommand report" -s q -l quiet -d 'Print no warnings (errors are always printed)'
 complete -c tao-poll -n "__fish_tao_poll_using_subcommand report" -s v -l verbose -d 'Print what the tool does (connections, remote commands); repeatable'
 complete -c tao-poll -n "__fish_tao_poll_using_subcommand report" -s h -l help -d 'Print help'

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_tao_submit_global_optspecs
-    string join \n q/quiet v/verbose hosts= user= key= known-hosts= ssh-config= site-profile= accept-new-host-key state-dir= reconcile-wait= reconvert-latest stats skip-probe probe-timeout= probe-queue-wait= probe-launcher= h/help V/version
+    string join \n q/quiet v/verbose hosts= user= key= known-hosts= ssh-config= site-profile= accept-new-host-key transport= state-dir= reconcile-wait= reconvert-latest stats skip-probe probe-timeout= probe-queue-wait= probe-launcher= h/help V/version
 end
 
 function __fish_tao_submit_needs_command
@@ -30,6 +30,9 @@ complete -c tao-submit -n "__fish_tao_submit_needs_command" -l key -d 'Private k
 complete -c tao-submit -n "__fish_tao_submit_needs_command" -l known-hosts -d 'known_hosts file [default: ~/.ssh/known_hosts]' -r -F
 complete -c tao-submit -n "__fish_tao_submit_needs_command" -l ssh-config -d 'OpenSSH client config for host aliases [default: ~/.ssh/config]' -r -F
 complete -c tao-submit -n "__fish_tao_submit_needs_command" -l site-profile -d 'Site profile: built-in name (`local`, `cs-oci-ord`) or a TOML file' -r
+complete -c tao-submit -n "__fish_tao_submit_needs_command" -l transport -d 'How to reach the login node: libssh2 (default), openssh (the system ssh over a ControlMaster connection; reuses a master you opened) or local (run on the login node itself, no SSH)' -r -f -a "libssh2\t''
+openssh\t''
+local\t''"
 complete -c tao-submit -n "__fish_tao_submit_needs_command" -l state-dir -d 'Record store directory, to check each line\'s record exists' -r -F
 complete -c tao-submit -n "__fish_tao_submit_needs_command" -l reconcile-wait -d 'Seconds to look for a job by name after an ambiguous submit (connection lost after sending, empty reply) before submitting again' -r
 complete -c tao-submit -n "__fish_tao_submit_needs_command" -l probe-timeout -d 'Hard timeout of one probe run in seconds; a probe still running then counts as a hang' -r
@@ -54,6 +57,9 @@ complete -c tao-submit -n "__fish_tao_submit_using_subcommand cancel" -l key -d 
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand cancel" -l known-hosts -d 'known_hosts file [default: ~/.ssh/known_hosts]' -r -F
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand cancel" -l ssh-config -d 'OpenSSH client config for host aliases [default: ~/.ssh/config]' -r -F
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand cancel" -l site-profile -d 'Site profile: built-in name (`local`, `cs-oci-ord`) or a TOML file' -r
+complete -c tao-submit -n "__fish_tao_submit_using_subcommand cancel" -l transport -d 'How to reach the login node: libssh2 (default), openssh (the system ssh over a ControlMaster connection; reuses a master you opened) or local (run on the login node itself, no SSH)' -r -f -a "libssh2\t''
+openssh\t''
+local\t''"
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand cancel" -l state-dir -d 'Record store directory, to check each line\'s record exists' -r -F
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand cancel" -l reconcile-wait -d 'Seconds to look for a job by name after an ambiguous submit (connection lost after sending, empty reply) before submitting again' -r
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand cancel" -s q -l quiet -d 'Print no warnings (errors are always printed)'
@@ -71,6 +77,9 @@ complete -c tao-submit -n "__fish_tao_submit_using_subcommand preflight" -l key 
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand preflight" -l known-hosts -d 'known_hosts file [default: ~/.ssh/known_hosts]' -r -F
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand preflight" -l ssh-config -d 'OpenSSH client config for host aliases [default: ~/.ssh/config]' -r -F
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand preflight" -l site-profile -d 'Site profile: built-in name (`local`, `cs-oci-ord`) or a TOML file' -r
+complete -c tao-submit -n "__fish_tao_submit_using_subcommand preflight" -l transport -d 'How to reach the login node: libssh2 (default), openssh (the system ssh over a ControlMaster connection; reuses a master you opened) or local (run on the login node itself, no SSH)' -r -f -a "libssh2\t''
+openssh\t''
+local\t''"
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand preflight" -l state-dir -d 'Record store directory, to check each line\'s record exists' -r -F
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand preflight" -l reconcile-wait -d 'Seconds to look for a job by name after an ambiguous submit (connection lost after sending, empty reply) before submitting again' -r
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand preflight" -l lines -d 'Read job lines on stdin, check their mount sources and results root, and print each with a `preflight` object'
