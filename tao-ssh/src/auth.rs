@@ -152,6 +152,7 @@ mod tests {
             user: "alice".into(),
             identity_files: vec![],
             connect_timeout: std::time::Duration::from_secs(1),
+            proxy: Default::default(),
         };
         let m = login_remediation(&t, "denied");
         assert!(

@@ -13,7 +13,8 @@
 //! authentication in blocking mode with a context on each step; known_hosts
 //! through libssh2's `check_port` (`[host]:port` for ports other than 22); an
 //! unknown key is a hard failure unless the user opted in; identity files
-//! then the agent; never a password prompt.
+//! then the agent; never a password prompt. ProxyJump and ProxyCommand of
+//! the ssh config are followed (the `link` module).
 //!
 //! ```no_run
 //! let opts = tao_ssh::SshOptions::from_env()?;
@@ -25,6 +26,7 @@
 
 mod auth;
 mod hostkey;
+mod link;
 pub mod local;
 pub mod openssh;
 mod options;
@@ -35,7 +37,7 @@ pub mod transport;
 
 pub use auth::{check_key_permissions, login_remediation, login_setup_steps};
 pub use hostkey::{keyscan_fix, known_hosts_name};
-pub use options::{parse_host_spec, SshOptions, Target};
+pub use options::{parse_host_spec, Proxy, SshOptions, Target};
 pub use remote::{exec_count, handshake_count, Output, Remote, DEFAULT_COMMAND_TIMEOUT};
 pub use transport::{connect, connect_host, Transport, TransportKind};
 

@@ -91,6 +91,23 @@ pub struct Target {
     pub identity_files: Vec<PathBuf>,
     /// Connect timeout (the config's `ConnectTimeout` wins over the option).
     pub connect_timeout: Duration,
+    /// How the TCP stream to the host is made (ssh config `ProxyJump`,
+    /// `ProxyCommand`), or directly.
+    pub proxy: Proxy,
+}
+
+/// How a [`Target`] is reached (ssh_config(5)).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Proxy {
+    /// A TCP connection of our own.
+    #[default]
+    Direct,
+    /// `ProxyJump`: through these hosts in order (`[user@]host[:port]` or
+    /// aliases), the last one opening a direct-tcpip channel to the target.
+    Jump(Vec<String>),
+    /// `ProxyCommand`: this command's stdin and stdout are the stream
+    /// (`%h`, `%p`, `%r`, `%%` expanded), run with `sh -c`.
+    Command(String),
 }
 
 /// Split a login host spec into name and optional port: `host`,
@@ -298,12 +315,33 @@ impl SshOptions {
         let mut user = self.user.clone();
         let mut identity_files: Vec<PathBuf> = self.key_path.iter().cloned().collect();
         let mut connect_timeout = self.connect_timeout;
+        let mut proxy = Proxy::Direct;
         if let Some(p) = params {
-            if p.proxy_jump.as_ref().is_some_and(|j| !j.is_empty()) {
-                return Err(Error::Config(format!(
-                    "login host {spec:?}: ProxyJump in {:?} is not supported; set SLURM_HOSTNAME to a host reachable directly",
-                    self.ssh_config.as_deref().map(Path::display).map(|d| d.to_string()).unwrap_or_default()
-                )));
+            let jumps: Vec<String> = p
+                .proxy_jump
+                .clone()
+                .unwrap_or_default()
+                .into_iter()
+                .flat_map(|j| {
+                    j.split(',')
+                        .map(str::trim)
+                        .map(str::to_string)
+                        .collect::<Vec<_>>()
+                })
+                .filter(|j| !j.is_empty())
+                .collect();
+            let no_jump =
+                jumps.is_empty() || (jumps.len() == 1 && jumps[0].eq_ignore_ascii_case("none"));
+            if !no_jump {
+                proxy = Proxy::Jump(jumps);
+            } else if let Some(cmd) = p
+                .unsupported_fields
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case("proxycommand"))
+                .map(|(_, v)| v.join(" "))
+                .filter(|c| !c.trim().is_empty() && !c.trim().eq_ignore_ascii_case("none"))
+            {
+                proxy = Proxy::Command(cmd);
             }
             if let Some(h) = p.host_name.filter(|h| !h.is_empty()) {
                 host = h;
@@ -339,7 +377,36 @@ impl SshOptions {
             user,
             identity_files,
             connect_timeout,
+            proxy,
         })
+    }
+
+    /// Resolve one `ProxyJump` hop, `[user@]host[:port]` or an alias: as
+    /// [`SshOptions::resolve`], except that the user is the hop's `user@`,
+    /// else its config `User`, else `SLURM_USER` (a bastion account is
+    /// often not the cluster account).
+    ///
+    /// Errors: as [`SshOptions::resolve`].
+    pub fn resolve_hop(&self, hop: &str) -> Result<Target> {
+        let (user, rest) = match hop.rsplit_once('@') {
+            Some((u, r)) if !u.is_empty() => (Some(u.to_string()), r),
+            _ => (None, hop),
+        };
+        let mut o = self.clone();
+        o.user = String::new();
+        let mut t = match o.resolve(rest) {
+            Ok(t) => t,
+            Err(_) if user.is_some() || !self.user.is_empty() => {
+                o.user = user.clone().unwrap_or_else(|| self.user.clone());
+                o.resolve(rest)?
+            }
+            Err(e) => return Err(e),
+        };
+        if let Some(u) = user {
+            t.user = u;
+        }
+        t.spec = hop.to_string();
+        Ok(t)
     }
 }
 
@@ -496,11 +563,35 @@ mod tests {
     }
 
     #[test]
-    fn proxy_jump_is_refused() {
+    fn proxy_jump_and_proxy_command_are_recorded() {
         let dir = tempfile::tempdir().unwrap();
         let cfg = dir.path().join("config");
-        std::fs::write(&cfg, "Host j\n  ProxyJump bastion\n  User u\n").unwrap();
-        let e = opts(Some(cfg)).resolve("j").unwrap_err();
-        assert!(e.to_string().contains("ProxyJump"), "{e}");
+        std::fs::write(
+            &cfg,
+            "Host j\n  ProxyJump b1,jumper@b2:2200\n  User u\nHost c\n  ProxyCommand ssh -W %h:%p bastion\n  User u\nHost b1\n  HostName 10.0.0.1\n  User hopper\n",
+        )
+        .unwrap();
+        let o = opts(Some(cfg));
+        let t = o.resolve("j").unwrap();
+        assert_eq!(
+            t.proxy,
+            Proxy::Jump(vec!["b1".into(), "jumper@b2:2200".into()])
+        );
+        let t = o.resolve("c").unwrap();
+        assert_eq!(t.proxy, Proxy::Command("ssh -W %h:%p bastion".into()));
+        let h = o.resolve_hop("b1").unwrap();
+        assert_eq!((h.host.as_str(), h.user.as_str()), ("10.0.0.1", "hopper"));
+        let mut o2 = o.clone();
+        o2.user = "cluster".into();
+        let h = o2.resolve_hop("jumper@b2:2200").unwrap();
+        assert_eq!(
+            (h.host.as_str(), h.port, h.user.as_str()),
+            ("b2", 2200, "jumper")
+        );
+        assert_eq!(
+            o2.resolve_hop("b1").unwrap().user,
+            "hopper",
+            "config User wins over SLURM_USER"
+        );
     }
 }

@@ -16,7 +16,6 @@
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
-use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -119,7 +118,7 @@ impl Output {
 /// An authenticated session to one login host.
 pub struct Remote {
     sess: Session,
-    sock: TcpStream,
+    link: crate::link::Link,
     target: Target,
     prefix: String,
     command_timeout: Duration,
@@ -193,13 +192,65 @@ impl Remote {
     /// login (with the setup steps); [`Error::Config`] for bad options.
     pub fn connect_host(opts: &SshOptions, host: &str) -> Result<Remote> {
         let target = opts.resolve(host)?;
-        let sock = dial(&target)?;
+        Self::connect_target(opts, target, 0)
+    }
+
+    /// The stream to `target`: TCP, its ProxyCommand, or a direct-tcpip
+    /// channel through its last ProxyJump host (reached the same way, with
+    /// the hops before it as its own ProxyJump).
+    fn open_link(opts: &SshOptions, target: &Target, depth: usize) -> Result<crate::link::Link> {
+        use crate::options::Proxy;
+        match &target.proxy {
+            Proxy::Direct => dial(target).map(crate::link::Link::Tcp),
+            Proxy::Command(cmd) => crate::link::Link::command(cmd, target),
+            Proxy::Jump(hops) => {
+                if depth >= 8 {
+                    return Err(Error::Config(format!(
+                        "login host {:?}: more than 8 ProxyJump hops (a loop in the ssh config?); fix ProxyJump",
+                        target.spec
+                    )));
+                }
+                let (last, before) = hops.split_last().expect("a Jump has hops");
+                let mut jt = opts.resolve_hop(last)?;
+                if !before.is_empty() {
+                    jt.proxy = Proxy::Jump(before.to_vec());
+                }
+                let via = |e: Error| -> Error {
+                    let say = |m: String| {
+                        format!(
+                            "via ProxyJump host {last:?} of login host {:?}: {m}",
+                            target.spec
+                        )
+                    };
+                    match e {
+                        Error::Unavailable(m) => Error::Unavailable(say(m)),
+                        Error::NoPerm(m) => Error::NoPerm(say(m)),
+                        Error::Config(m) => Error::Config(say(m)),
+                        other => other,
+                    }
+                };
+                let jump = Self::connect_target(opts, jt, depth + 1).map_err(via)?;
+                jump.sess.set_blocking(true);
+                jump.sess.set_timeout(duration_ms(target.connect_timeout));
+                let ch = jump
+                    .sess
+                    .channel_direct_tcpip(&target.host, target.port, None)
+                    .map_err(|e| {
+                        Error::Unavailable(format!(
+                            "login host {:?}: the ProxyJump host {last:?} could not connect to {}:{}: {}; check that the login node is up",
+                            target.spec, target.host, target.port, e.message()
+                        ))
+                    })?;
+                crate::link::Link::jump(jump, ch)
+            }
+        }
+    }
+
+    fn connect_target(opts: &SshOptions, target: Target, depth: usize) -> Result<Remote> {
+        let link = Self::open_link(opts, &target, depth)?;
         let mut sess =
             Session::new().map_err(|e| Error::Internal(format!("libssh2 session: {e}")))?;
-        let stream_copy = sock
-            .try_clone()
-            .map_err(|e| Error::io("duplicating the ssh socket", e))?;
-        sess.set_tcp_stream(stream_copy);
+        sess.set_tcp_stream(link.session_fd()?);
         sess.set_timeout(duration_ms(target.connect_timeout));
         if let Ok(supported) = sess.supported_algs(MethodType::HostKey) {
             let prefs: Vec<&str> = hostkey::HOSTKEY_PREFS
@@ -239,11 +290,21 @@ impl Remote {
         );
         Ok(Remote {
             sess,
-            sock,
+            link,
             target,
             prefix: opts.remote_prefix.trim().to_string(),
             command_timeout: DEFAULT_COMMAND_TIMEOUT,
         })
+    }
+
+    /// The libssh2 session (for the ProxyJump pump).
+    pub(crate) fn session(&self) -> &Session {
+        &self.sess
+    }
+
+    /// The descriptor under the session (for the ProxyJump pump).
+    pub(crate) fn link_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.link.fd()
     }
 
     /// The login host spec this session is connected to, exactly as given
@@ -427,13 +488,13 @@ impl Remote {
             // (another stream's packets); look again soon.
             BlockDirections::None => {
                 return poll_once(
-                    &self.sock,
+                    self.link.fd(),
                     PollFlags::POLLIN,
                     wait.min(Duration::from_millis(5)),
                 )
             }
         };
-        poll_once(&self.sock, flags, wait)
+        poll_once(self.link.fd(), flags, wait)
     }
 }
 
@@ -441,8 +502,12 @@ impl Remote {
 /// (see `pump`): a missed wake-up costs at most this long.
 const IDLE_WAIT_MAX: Duration = Duration::from_millis(100);
 
-fn poll_once(sock: &TcpStream, flags: PollFlags, wait: Duration) -> std::io::Result<()> {
-    let mut fds = [PollFd::new(sock.as_fd(), flags)];
+fn poll_once(
+    fd: std::os::fd::BorrowedFd<'_>,
+    flags: PollFlags,
+    wait: Duration,
+) -> std::io::Result<()> {
+    let mut fds = [PollFd::new(fd, flags)];
     let timeout = PollTimeout::try_from(wait).unwrap_or(PollTimeout::MAX);
     match poll(&mut fds, timeout) {
         Ok(_) | Err(nix::errno::Errno::EINTR) => Ok(()),

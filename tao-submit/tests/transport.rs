@@ -189,46 +189,101 @@ fn two_factor_login_needs_a_master_then_runs_through_it_without_a_prompt() {
         .status();
 }
 
+/// A login node that only the bastion can reach (tools run in a network
+/// namespace of their own, whose loopback is not the login node's): the
+/// whole pipeline through an ssh config alias with ProxyJump on libssh2
+/// (direct-tcpip through the bastion's session) and on openssh, and with
+/// ProxyCommand on libssh2. The direct address is unreachable (69) and a
+/// bastion that is down is one line naming it (69); nothing is submitted.
 #[test]
-fn a_login_node_behind_a_bastion_through_proxyjump_on_openssh() {
+fn a_login_node_behind_a_bastion() {
     let Some(f) = Fixture::new() else { return };
     let Some(v) = transport_env() else { return };
     let cfg = t(&v, "TAO_T_SSH_CONFIG");
     let kh = t(&v, "TAO_T_KNOWN_HOSTS");
     let netns = t(&v, "TAO_T_NETNS");
     let wrap = ["ip", "netns", "exec", netns.as_str()];
-    let env = [
-        ("TAO_TRANSPORT", "openssh"),
-        ("SLURM_HOSTNAME", "tao-inner"),
-        ("SSH_CONFIG", cfg.as_str()),
-        ("SSH_KNOWN_HOSTS", kh.as_str()),
-    ];
-    let lines = submit_every_size_via(&f, &env, &wrap);
-    for l in &lines {
-        assert_eq!(l["slurm"]["login_host"], "tao-inner");
-    }
-    poll_all(&f, &lines, &env, &wrap);
-    // The login node's own address, not through the bastion: unreachable (69).
-    let line = f.line("direct", "true");
-    let inner = t(&v, "TAO_T_INNER");
-    let out = f.run_tool(
-        "tao-submit",
-        &[],
-        &[
-            ("TAO_TRANSPORT", "openssh"),
-            ("SLURM_HOSTNAME", inner.as_str()),
+    for (transport, alias) in [
+        ("libssh2", "tao-inner"),
+        ("openssh", "tao-inner"),
+        ("libssh2", "tao-inner-cmd"),
+    ] {
+        let runtime = tempfile::tempdir().unwrap();
+        let rt = runtime.path().display().to_string();
+        let env = [
+            ("TAO_TRANSPORT", transport),
+            ("SLURM_HOSTNAME", alias),
+            ("SSH_CONFIG", cfg.as_str()),
             ("SSH_KNOWN_HOSTS", kh.as_str()),
-        ],
-        &wrap,
-        &stdin_of(std::slice::from_ref(&line)),
-    );
-    assert_eq!(
-        out.status.code(),
-        Some(69),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(f.c.jobs_named(line["id"].as_str().unwrap()).is_empty());
+            ("XDG_RUNTIME_DIR", rt.as_str()),
+        ];
+        let lines = submit_every_size_via(&f, &env, &wrap);
+        for l in &lines {
+            assert_eq!(l["slurm"]["login_host"], alias);
+        }
+        poll_all(&f, &lines, &env, &wrap);
+    }
+    // The login node's own address, not through the bastion: unreachable (69).
+    let inner = t(&v, "TAO_T_INNER");
+    for transport in ["libssh2", "openssh"] {
+        let line = f.line("direct", "true");
+        let out = f.run_tool(
+            "tao-submit",
+            &[],
+            &[
+                ("TAO_TRANSPORT", transport),
+                ("SLURM_HOSTNAME", inner.as_str()),
+                ("SSH_KNOWN_HOSTS", kh.as_str()),
+            ],
+            &wrap,
+            &stdin_of(std::slice::from_ref(&line)),
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(69),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(lines_of(&out.stdout).len(), 1, "the line is not lost");
+        assert!(f.c.jobs_named(line["id"].as_str().unwrap()).is_empty());
+    }
+    // The bastion down (a port nobody listens on): one line naming it, 69.
+    let dir = tempfile::tempdir().unwrap();
+    let down_cfg = dir.path().join("config");
+    std::fs::write(
+        &down_cfg,
+        std::fs::read_to_string(&cfg)
+            .unwrap()
+            .replace("Port 2223", "Port 2299"),
+    )
+    .unwrap();
+    let down = down_cfg.display().to_string();
+    for transport in ["libssh2", "openssh"] {
+        let line = f.line("bastiondown", "true");
+        let out = f.run_tool(
+            "tao-submit",
+            &[],
+            &[
+                ("TAO_TRANSPORT", transport),
+                ("SLURM_HOSTNAME", "tao-inner"),
+                ("SSH_CONFIG", down.as_str()),
+                ("SSH_KNOWN_HOSTS", kh.as_str()),
+            ],
+            &wrap,
+            &stdin_of(std::slice::from_ref(&line)),
+        );
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(69), "{transport}: {e}");
+        let err_line = e
+            .lines()
+            .find(|l| l.contains("error"))
+            .unwrap_or_else(|| panic!("{e}"));
+        assert!(
+            err_line.contains("2299") || err_line.contains("tao-bastion"),
+            "{transport}: {err_line}"
+        );
+        assert!(f.c.jobs_named(line["id"].as_str().unwrap()).is_empty());
+    }
 }
 
 /// The cluster user's login shell is fish, or tcsh: the same pipeline.
