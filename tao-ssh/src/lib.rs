@@ -38,7 +38,9 @@ pub mod transport;
 pub use auth::{check_key_permissions, login_remediation, login_setup_steps};
 pub use hostkey::{keyscan_fix, known_hosts_name};
 pub use options::{parse_host_spec, Proxy, SshOptions, Target};
-pub use remote::{exec_count, handshake_count, Output, Remote, DEFAULT_COMMAND_TIMEOUT};
+pub use remote::{
+    exec_count, handshake_count, Output, Remote, DEAD_PEER_BOUND, DEFAULT_COMMAND_TIMEOUT,
+};
 pub use transport::{connect, connect_host, Transport, TransportKind};
 
 /// The name of the running program (the file name of `argv[0]`), used as

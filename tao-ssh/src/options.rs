@@ -49,6 +49,9 @@ pub struct SshOptions {
     /// Whether `known_hosts` was named by `SSH_KNOWN_HOSTS` (the openssh
     /// transport then passes it as `UserKnownHostsFile`).
     pub known_hosts_explicit: bool,
+    /// The system-wide known_hosts files read after `known_hosts`
+    /// (default `/etc/ssh/ssh_known_hosts`, `/etc/ssh/ssh_known_hosts2`).
+    pub system_known_hosts: Vec<PathBuf>,
 }
 
 impl Default for SshOptions {
@@ -68,6 +71,10 @@ impl Default for SshOptions {
             transport: crate::transport::TransportKind::Libssh2,
             ssh_config_explicit: false,
             known_hosts_explicit: false,
+            system_known_hosts: crate::hostkey::SYSTEM_KNOWN_HOSTS
+                .iter()
+                .map(PathBuf::from)
+                .collect(),
         }
     }
 }
@@ -272,6 +279,7 @@ impl SshOptions {
             transport,
             ssh_config_explicit: env_nonempty("SSH_CONFIG").is_some(),
             known_hosts_explicit: env_nonempty("SSH_KNOWN_HOSTS").is_some(),
+            ..SshOptions::default()
         })
     }
 

@@ -53,7 +53,19 @@ impl crate::transport::Transport for Remote {
 }
 
 /// Interval of SSH keepalive messages while a command runs, in seconds.
-const KEEPALIVE_SECS: u32 = 30;
+/// They ask for a reply (`want_reply`), so a peer that died without closing
+/// the connection leaves data unacknowledged, and [`TCP_USER_TIMEOUT`] then
+/// fails the socket: a dead peer is noticed within
+/// [`DEAD_PEER_BOUND`] while a command runs.
+const KEEPALIVE_SECS: u32 = 15;
+
+/// `TCP_USER_TIMEOUT` (tcp(7)) on the login-host socket: how long sent data
+/// may stay unacknowledged before the connection is dropped.
+const TCP_USER_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Upper bound on noticing a dead peer while a command runs: one keepalive
+/// interval plus [`TCP_USER_TIMEOUT`] (45 s).
+pub const DEAD_PEER_BOUND: Duration = Duration::from_secs(KEEPALIVE_SECS as u64 + 30);
 
 /// libssh2's "would block" return code (`LIBSSH2_ERROR_EAGAIN`).
 const EAGAIN: i32 = -37;
@@ -252,14 +264,17 @@ impl Remote {
             Session::new().map_err(|e| Error::Internal(format!("libssh2 session: {e}")))?;
         sess.set_tcp_stream(link.session_fd()?);
         sess.set_timeout(duration_ms(target.connect_timeout));
+        let system: Vec<&std::path::Path> = opts
+            .system_known_hosts
+            .iter()
+            .map(|p| p.as_path())
+            .collect();
+        let mut files = vec![opts.known_hosts.as_path()];
+        files.extend_from_slice(&system);
         if let Ok(supported) = sess.supported_algs(MethodType::HostKey) {
-            let prefs: Vec<&str> = hostkey::HOSTKEY_PREFS
-                .iter()
-                .copied()
-                .filter(|a| supported.contains(a))
-                .collect();
+            let prefs = hostkey::preferences(&sess, &files, &target.host, target.port, &supported);
             if !prefs.is_empty() {
-                let _ = sess.method_pref(MethodType::HostKey, &prefs.join(","));
+                let _ = sess.method_pref(MethodType::HostKey, &prefs);
             }
         }
         HANDSHAKES.fetch_add(1, Ordering::Relaxed);
@@ -277,10 +292,11 @@ impl Remote {
             &target.host,
             target.port,
             &opts.known_hosts,
+            &system,
             opts.accept_new_host_key,
         )?;
         auth::authenticate(&sess, &target, opts.key_path.as_deref(), &opts.known_hosts)?;
-        sess.set_keepalive(false, KEEPALIVE_SECS);
+        sess.set_keepalive(true, KEEPALIVE_SECS);
         tao_core::cli::note(
             &crate::program_name(),
             &format!(
@@ -543,6 +559,11 @@ fn dial(target: &Target) -> Result<TcpStream> {
                     &sock,
                     nix::sys::socket::sockopt::KeepAlive,
                     &true,
+                );
+                let _ = nix::sys::socket::setsockopt(
+                    &sock,
+                    nix::sys::socket::sockopt::TcpUserTimeout,
+                    &u32::try_from(TCP_USER_TIMEOUT.as_millis()).unwrap_or(u32::MAX),
                 );
                 return Ok(sock);
             }

@@ -123,3 +123,102 @@ fn hostile_values_arrive_byte_for_byte_under_bash_fish_and_tcsh() {
     o.user = String::new();
     check_values(&o, "local");
 }
+
+/// The public key line (`type base64`) of a fresh key of `kind`.
+fn fresh_key(dir: &std::path::Path, kind: &str) -> String {
+    let k = dir.join(format!("k-{kind}"));
+    let _ = std::fs::remove_file(&k);
+    assert!(std::process::Command::new("ssh-keygen")
+        .args(["-q", "-t", kind, "-N", "", "-f"])
+        .arg(&k)
+        .status()
+        .unwrap()
+        .success());
+    let p = std::fs::read_to_string(k.with_extension("pub")).unwrap();
+    let mut f = p.split_whitespace();
+    format!("{} {}", f.next().unwrap(), f.next().unwrap())
+}
+
+#[test]
+fn host_keys_are_checked_as_openssh_checks_them() {
+    let Some(env) = cluster() else { return };
+    let Some(v) = transport_env() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let kh = dir.path().join("known_hosts");
+    let connect = |o: &SshOptions| tao_ssh::connect(o).map(|r| r.login_host().to_string());
+    let base = |known: &str| {
+        std::fs::write(&kh, known).unwrap();
+        SshOptions {
+            known_hosts: kh.clone(),
+            known_hosts_explicit: true,
+            system_known_hosts: vec![],
+            ..opts(&env)
+        }
+    };
+    // The login node behind the bastion offers ed25519 and ECDSA; a
+    // known_hosts holding only its ECDSA key is checked as ECDSA (it used to
+    // be "a changed key" when ed25519 was negotiated), on both transports.
+    let inner = v["TAO_T_INNER"].clone();
+    let ecdsa_only =
+        std::fs::read_to_string(format!("{}/known_hosts_ecdsa_only", v["TAO_T_DIR"])).unwrap();
+    assert!(ecdsa_only.contains("ecdsa-sha2-nistp256"), "{ecdsa_only}");
+    for transport in [TransportKind::Libssh2, TransportKind::Openssh] {
+        let mut o = base(&ecdsa_only);
+        o.hosts = vec![inner.clone()];
+        o.transport = transport;
+        connect(&o).unwrap_or_else(|e| panic!("{}: {e}", transport.name()));
+    }
+    // A different ECDSA key for it: a changed key (77), one line with the fix.
+    let other_ecdsa = fresh_key(dir.path(), "ecdsa");
+    let mut o = base(&format!("[127.0.0.1]:2224 {other_ecdsa}\n"));
+    o.hosts = vec![inner.clone()];
+    let e = connect(&o).unwrap_err();
+    assert_eq!(e.code(), tao_core::exit::NOPERM);
+    assert!(
+        e.to_string().contains("differs") && e.to_string().contains("ssh-keygen -R"),
+        "{e}"
+    );
+
+    // 2222 offers ed25519 only: an ECDSA-only entry is an unknown type, not a changed key.
+    let good = std::fs::read_to_string(&env["SSH_KNOWN_HOSTS"]).unwrap();
+    let e = connect(&base(&format!("[127.0.0.1]:2222 {other_ecdsa}\n"))).unwrap_err();
+    assert_eq!(e.code(), tao_core::exit::NOPERM);
+    assert!(
+        e.to_string().contains("unknown type") && e.to_string().contains("-t ssh-ed25519"),
+        "{e}"
+    );
+    // @revoked wins over a plain entry of the same key.
+    let key = good
+        .lines()
+        .next()
+        .unwrap()
+        .split_once(' ')
+        .unwrap()
+        .1
+        .to_string();
+    let e = connect(&base(&format!("{good}@revoked [127.0.0.1]:2222 {key}\n"))).unwrap_err();
+    assert!(e.to_string().contains("@revoked"), "{e}");
+    // A host trusted only through a CA: libssh2 says to use openssh.
+    let ca = fresh_key(dir.path(), "ed25519");
+    let e = connect(&base(&format!("@cert-authority [127.0.0.1]:* {ca}\n"))).unwrap_err();
+    assert!(
+        e.to_string().contains("@cert-authority")
+            && e.to_string().contains("TAO_TRANSPORT=openssh"),
+        "{e}"
+    );
+    // Hashed entries (HashKnownHosts yes) and the system file are read.
+    let o = base(&good);
+    assert!(std::process::Command::new("ssh-keygen")
+        .args(["-q", "-H", "-f"])
+        .arg(&kh)
+        .status()
+        .unwrap()
+        .success());
+    assert!(std::fs::read_to_string(&kh).unwrap().starts_with("|1|"));
+    connect(&o).unwrap();
+    let sys = dir.path().join("ssh_known_hosts");
+    std::fs::write(&sys, &good).unwrap();
+    let mut o = base("");
+    o.system_known_hosts = vec![sys];
+    connect(&o).unwrap();
+}
