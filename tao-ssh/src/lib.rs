@@ -28,6 +28,7 @@ mod auth;
 mod hostkey;
 mod link;
 pub mod local;
+mod mux;
 pub mod openssh;
 mod options;
 mod process;

@@ -18,8 +18,10 @@
 //! password (a second factor), the error is one line with the exact
 //! `ssh -M ...` command that opens the master of step 2, exit 77, at once.
 //!
-//! Each remote command is then one `ssh ... HOST sh -s` client process that
-//! rides the master (a few ms: no TCP, no key exchange, no authentication).
+//! Each remote command is then a new session asked of the master on its
+//! control socket ([`crate::mux`], no process started; no TCP, no key
+//! exchange, no authentication), or, when the socket does not answer, one
+//! `ssh ... HOST sh -s` client process that rides the master.
 //! A dead peer is noticed by ssh's `ServerAliveInterval` (15 s) times
 //! `ServerAliveCountMax` (2): within 45 s.
 
@@ -41,6 +43,16 @@ use crate::transport::{Transport, TransportKind};
 /// and `%C`, a hash of local host, remote host, port and user).
 pub const DEFAULT_CONTROL_PATH: &str = "~/.ssh/tao-%C";
 
+/// Remote commands that needed an `ssh` client process (the master's socket
+/// did not answer the mux protocol), for tests and benchmarks.
+static CLIENT_RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many remote commands of this process went through an `ssh` client
+/// process instead of a session asked of the master directly.
+pub fn client_process_count() -> u64 {
+    CLIENT_RUNS.load(Ordering::Relaxed)
+}
+
 /// `ServerAliveInterval` given to ssh, seconds.
 const ALIVE_INTERVAL: u32 = 15;
 /// `ServerAliveCountMax` given to ssh.
@@ -57,6 +69,9 @@ pub struct OpensshRemote {
     control_path: String,
     /// The master this run opened (closed on drop), with its private dir.
     own: Option<(Child, PathBuf)>,
+    /// The control socket with ssh's tokens expanded, for sessions asked
+    /// of the master directly ([`crate::mux`]).
+    mux_path: Option<PathBuf>,
     prefix: String,
     command_timeout: Duration,
 }
@@ -142,6 +157,26 @@ fn effective_config(args: &[String], dest: &str) -> Result<(String, String)> {
         get("user").unwrap_or_default(),
         get("controlpath").unwrap_or_else(|| "none".into()),
     ))
+}
+
+/// The control socket path with ssh's tokens (`~`, `%C`, ...) expanded,
+/// as `ssh -G` prints it.
+fn expanded_control_path(args: &[String], path: &str, dest: &str) -> Option<PathBuf> {
+    let out = Command::new("ssh")
+        .arg("-G")
+        .args(args)
+        .arg("-o")
+        .arg(format!("ControlPath={path}"))
+        .arg("--")
+        .arg(dest)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("controlpath "))
+        .map(PathBuf::from)
 }
 
 /// Whether a master listens on `path` for `dest` (`ssh -O check`).
@@ -297,12 +332,14 @@ impl OpensshRemote {
             dest: dest.clone(),
             control_path: String::new(),
             own: None,
+            mux_path: None,
             prefix: opts.remote_prefix.clone(),
             command_timeout: DEFAULT_COMMAND_TIMEOUT,
         };
         for cp in [user_cp.as_str(), tao_cp.as_str()] {
             if cp != "none" && !cp.is_empty() && master_alive(&args, cp, &dest) {
                 r.control_path = cp.to_string();
+                r.mux_path = expanded_control_path(&args, cp, &dest);
                 tao_core::cli::note(
                     &crate::program_name(),
                     &format!("using the open ssh master {cp:?} for login host {spec:?}"),
@@ -368,6 +405,7 @@ impl OpensshRemote {
             &crate::program_name(),
             &format!("opened an ssh master to login host {spec:?} for this run"),
         );
+        r.mux_path = Some(PathBuf::from(&cp));
         r.control_path = cp;
         r.own = Some((child, dir));
         Ok(r)
@@ -446,6 +484,40 @@ impl Transport for OpensshRemote {
     fn exec(&self, script: &str, stdin: Option<&[u8]>) -> Result<Output> {
         EXECS.fetch_add(1, Ordering::Relaxed);
         crate::remote::log_script(&self.spec, script);
+        let stream = compose(&self.prefix, script, stdin);
+        let lost = |why: &str| {
+            Error::Unavailable(format!(
+                "connection to login host {:?} lost while a command ran: {why}; the command may or may not have run",
+                self.spec
+            ))
+        };
+        let timeout = || {
+            Error::TempFail(format!(
+                "a command on login host {:?} ran longer than {} s; try again later",
+                self.spec,
+                self.command_timeout.as_secs()
+            ))
+        };
+        // The fast path: a session asked of the master on its socket.
+        if let Some(path) = &self.mux_path {
+            match crate::mux::exec(path, REMOTE_COMMAND, &stream, self.command_timeout) {
+                Ok(o) => return Ok(o),
+                Err(crate::mux::MuxError::Timeout) => return Err(timeout()),
+                Err(crate::mux::MuxError::Lost(why)) => return Err(lost(&why)),
+                Err(crate::mux::MuxError::Refused(why)) => {
+                    return Err(lost(&format!("the ssh master refused a session: {why}")))
+                }
+                // Nothing was started: the ssh client below says why.
+                Err(crate::mux::MuxError::NoMaster(why)) => tao_core::cli::note(
+                    &crate::program_name(),
+                    &format!(
+                        "ssh master of {:?} not usable directly ({why}); using the ssh client",
+                        self.spec
+                    ),
+                ),
+            }
+        }
+        CLIENT_RUNS.fetch_add(1, Ordering::Relaxed);
         let mut cmd = Command::new("ssh");
         cmd.args(&self.args).args([
             "-o",

@@ -118,6 +118,9 @@ fn hostile_values_arrive_byte_for_byte_under_bash_fish_and_tcsh() {
             check_values(&o, &format!("{user} {}", transport.name()));
         }
     }
+    // Every openssh command was a session asked of the master on its
+    // socket, never an ssh client process.
+    assert_eq!(tao_ssh::openssh::client_process_count(), 0);
     let mut o = opts(&env);
     o.transport = TransportKind::Local;
     o.user = String::new();
