@@ -194,7 +194,7 @@ fn submit() -> Extra {
             (exit::UNAVAILABLE, "No login host answered."),
             (exit::IOERR, "Output lost: a job may have been submitted, so a lost line is not success."),
             (exit::NOPERM, "Host key unknown or changed, key file readable by others, or login refused; with TAO_TRANSPORT=openssh also a host that asks for a second factor while no master is open (the message gives the ssh -M command)."),
-            (exit::CONFIG, "Configuration error (a missing variable, a bad site profile, an unknown TAO_TRANSPORT)."),
+            (exit::CONFIG, "Configuration error (a missing variable, a bad site profile, an unknown TAO_TRANSPORT, a cluster account whose login shell does not run sh -s)."),
         ],
         examples: vec![
             ("Check a cluster before the first job:", "tao-submit preflight --path /lustre/datasets/coco"),

@@ -91,7 +91,7 @@ impl Transport for LocalRemote {
             &compose(&self.prefix, script, stdin),
             self.command_timeout,
         ) {
-            Ok(o) => Ok(o),
+            Ok(o) => crate::script::finish(&self.spec, &self.user, o),
             Err(RunError::Timeout) => Err(Error::TempFail(format!(
                 "a command on this login node ({:?}) ran longer than {} s; try again later",
                 self.spec,

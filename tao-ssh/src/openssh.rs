@@ -501,7 +501,7 @@ impl Transport for OpensshRemote {
         // The fast path: a session asked of the master on its socket.
         if let Some(path) = &self.mux_path {
             match crate::mux::exec(path, REMOTE_COMMAND, &stream, self.command_timeout) {
-                Ok(o) => return Ok(o),
+                Ok(o) => return crate::script::finish(&self.spec, &self.user, o),
                 Err(crate::mux::MuxError::Timeout) => return Err(timeout()),
                 Err(crate::mux::MuxError::Lost(why)) => return Err(lost(&why)),
                 Err(crate::mux::MuxError::Refused(why)) => {
@@ -542,7 +542,7 @@ impl Transport for OpensshRemote {
             Ok(o) if o.status == 255 && is_client_failure(&String::from_utf8_lossy(&o.stderr)) => {
                 Err(lost(&o.stderr_line()))
             }
-            Ok(o) => Ok(o),
+            Ok(o) => crate::script::finish(&self.spec, &self.user, o),
             Err(RunError::Timeout) => Err(Error::TempFail(format!(
                 "a command on login host {:?} ran longer than {} s; try again later",
                 self.spec,

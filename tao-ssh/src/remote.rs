@@ -363,7 +363,8 @@ impl Remote {
         EXECS.fetch_add(1, Ordering::Relaxed);
         log_script(&self.target.spec, script);
         let stream = crate::script::compose(&self.prefix, script, stdin);
-        self.exec_command(crate::script::REMOTE_COMMAND, &stream)
+        let out = self.exec_command(crate::script::REMOTE_COMMAND, &stream)?;
+        crate::script::finish(&self.target.spec, &self.target.user, out)
     }
 
     /// One exec request of `full` (a constant command) with `input` written

@@ -32,6 +32,11 @@ use base64::Engine as _;
 /// its script from standard input.
 pub const REMOTE_COMMAND: &str = "sh -s";
 
+/// The first line every composed script prints, before the site prefix and
+/// the script: its presence proves `sh -s` started (the login shell ran
+/// the constant command); [`finish`] strips it.
+pub const STARTED: &[u8] = b"@@tao-sh\n";
+
 /// Width of the base64 lines inside an embedded word (RFC 2045's 76).
 const B64_LINE: usize = 76;
 
@@ -70,7 +75,7 @@ pub fn compose(prefix: &str, script: &str, stdin: Option<&[u8]>) -> Vec<u8> {
         s.push_str(&embed(data));
         s.push_str(" | ");
     }
-    s.push_str("{\n");
+    s.push_str("{\nprintf '@@tao-sh\\n'\n");
     let prefix = prefix.trim();
     if !prefix.is_empty() {
         s.push_str(prefix);
@@ -84,6 +89,24 @@ pub fn compose(prefix: &str, script: &str, stdin: Option<&[u8]>) -> Vec<u8> {
     }
     s.push('\n');
     s.into_bytes()
+}
+
+/// Check and strip [`STARTED`] from a composed script's output.
+///
+/// Errors: [`tao_core::Error::Config`] (exit 78) when it is missing: the
+/// remote user's login shell did not run `sh -s` (a missing or broken
+/// shell, a forced command), one line naming the host, the user and what
+/// the shell said.
+pub fn finish(spec: &str, user: &str, mut out: crate::Output) -> tao_core::Result<crate::Output> {
+    if out.stdout.starts_with(STARTED) {
+        out.stdout.drain(..STARTED.len());
+        return Ok(out);
+    }
+    Err(tao_core::Error::Config(format!(
+        "login host {spec:?}: the login shell of {user:?} did not start `sh -s` (exit {}: {:?}); the account's shell is missing or broken (or a forced command runs): ask the cluster admins to fix it (`chsh`)",
+        out.status,
+        out.stderr_line()
+    )))
 }
 
 #[cfg(test)]
@@ -106,7 +129,11 @@ mod tests {
         });
         let out = c.wait_with_output().unwrap();
         t.join().unwrap();
-        (out.status.code().unwrap_or(-1), out.stdout)
+        let mut stdout = out.stdout;
+        if stdout.starts_with(STARTED) {
+            stdout.drain(..STARTED.len());
+        }
+        (out.status.code().unwrap_or(-1), stdout)
     }
 
     #[test]
@@ -138,5 +165,16 @@ mod tests {
         let cut = full.len() - " </dev/null\n".len() - 2; // the closing "\n}" gone
         let (_, out) = run_sh(&full[..cut]);
         assert_eq!(out, b"", "nothing of a truncated group runs");
+        let missing = crate::Output {
+            stdout: b"x".to_vec(),
+            stderr: b"/usr/bin/nosuchshell: No such file or directory\n".to_vec(),
+            status: 1,
+        };
+        let e = finish("h:22", "alice", missing).unwrap_err();
+        assert_eq!(e.code(), tao_core::exit::CONFIG);
+        assert!(
+            e.to_string().contains("nosuchshell") && e.to_string().contains("chsh"),
+            "{e}"
+        );
     }
 }

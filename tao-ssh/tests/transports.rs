@@ -225,3 +225,25 @@ fn host_keys_are_checked_as_openssh_checks_them() {
     o.system_known_hosts = vec![sys];
     connect(&o).unwrap();
 }
+
+#[test]
+fn a_missing_login_shell_is_one_line_naming_host_user_and_fix() {
+    let Some(_) = cluster() else { return };
+    let Some(v) = transport_env() else { return };
+    for transport in [TransportKind::Libssh2, TransportKind::Openssh] {
+        let mut o = shell_user_opts(&v, &v["TAO_T_NOSHELL_USER"]);
+        o.transport = transport;
+        let r = tao_ssh::connect(&o).unwrap_or_else(|e| panic!("{}: {e}", transport.name()));
+        let e = r.exec("echo never", None).unwrap_err();
+        assert_eq!(e.code(), tao_core::exit::CONFIG, "{e}");
+        let m = e.to_string();
+        assert!(
+            m.contains("taonoshell")
+                && m.contains(&v["TAO_T_SHELLS_HOST"])
+                && m.contains("chsh")
+                && !m.contains('\n'),
+            "{}: {m}",
+            transport.name()
+        );
+    }
+}
