@@ -40,14 +40,15 @@ pub fn check_key_permissions(path: &Path) -> Result<()> {
 
 /// The seed's remediation when login fails, as one short line: which
 /// login failed and why, and that SSH_KEY_PATH must name a key the login
-/// node accepts. The five setup steps ([`login_setup_steps`]) are too long
+/// node accepts, and that sshd refuses an account whose login shell does
+/// not exist (the same refusal). The five setup steps ([`login_setup_steps`]) are too long
 /// for that line: they are printed after it on stderr only
 /// (`tao_core::cli::attach_hints`), never in a job line's `error.message`.
 ///
 /// Input: the target and why each method failed. Output: one line.
 pub fn login_remediation(target: &Target, why: &str) -> String {
     format!(
-        "ssh login as {:?} to {}:{} failed ({why}); set SSH_KEY_PATH to a private key the login node accepts (setup steps: printed below on stderr, and by tao-submit preflight)",
+        "ssh login as {:?} to {}:{} failed ({why}); set SSH_KEY_PATH to a private key the login node accepts (setup steps on stderr; a missing login shell is refused too)",
         target.user, target.host, target.port,
     )
 }
