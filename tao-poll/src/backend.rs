@@ -495,13 +495,10 @@ impl Backend for SshBackend {
     ) -> Result<Vec<Option<String>>, QueryFailure> {
         let nonce = nonce();
         let script = tails_script(paths, &nonce, max_bytes);
-        let out = self
-            .remote
-            .exec(&script, None)
-            .map_err(|e| QueryFailure {
-                code: e.kind().into(),
-                message: e.to_string(),
-            })?;
+        let out = self.remote.exec(&script, None).map_err(|e| QueryFailure {
+            code: e.kind().into(),
+            message: e.to_string(),
+        })?;
         let text = String::from_utf8_lossy(&out.stdout);
         split_tails(&text, &nonce, paths.len()).ok_or_else(|| QueryFailure {
             code: "tempfail".into(),
