@@ -90,13 +90,6 @@ pub fn is_clean_relative(s: &str) -> bool {
         && s.split('/').all(|c| !c.is_empty() && c != "." && c != "..")
 }
 
-/// Whether `name` is a valid environment variable name for a secret.
-pub fn is_var_name(name: &str) -> bool {
-    let mut b = name.bytes();
-    matches!(b.next(), Some(c) if c.is_ascii_alphabetic() || c == b'_')
-        && b.all(|c| c.is_ascii_alphanumeric() || c == b'_')
-}
-
 impl Plan {
     /// Build the plan of one line, checking it on the launch host:
     /// `id`, `storage.job_dir` (= `<storage.base_dir>/jobs/<id>` when the
@@ -204,12 +197,16 @@ impl Plan {
                 line_err(line, "`secrets` must be an array of variable names".into())
             })?;
             for s in arr {
-                let name = s.as_str().filter(|n| is_var_name(n)).ok_or_else(|| {
+                let name = s.as_str().ok_or_else(|| {
                     line_err(
                         line,
                         format!("`secrets` holds {s}, which is not a variable name"),
                     )
                 })?;
+                // The one secret-name rule (tao-core): a variable name that
+                // is not reserved (PATH, BASH_ENV, tao_* ... could redirect
+                // the script that sources the sidecar).
+                tao_core::request::secret_name(name).map_err(|e| line_err(line, e))?;
                 match std::env::var_os(name) {
                     Some(v) if !v.is_empty() => {}
                     // The line is well formed; this environment lacks the
@@ -556,9 +553,13 @@ mod tests {
         );
         let l = line(json!({"secrets": ["BAD NAME"]}));
         assert!(Plan::from_line(&l).is_err());
-        // PATH is always set: a valid secret name with a value plans.
-        let p = Plan::from_line(&line(json!({"secrets": ["PATH", "PATH"]}))).unwrap();
-        assert_eq!(p.secrets, ["PATH"]);
+        // PATH is set but reserved: a sidecar must never redefine it.
+        let e = Plan::from_line(&line(json!({"secrets": ["PATH"]}))).unwrap_err();
+        assert!(e.to_string().contains("PATH"), "{e}");
+        // A set, unreserved name plans once, however often it is named.
+        // (HOME is set in any test run and not reserved.)
+        let p = Plan::from_line(&line(json!({"secrets": ["HOME", "HOME"]}))).unwrap();
+        assert_eq!(p.secrets, ["HOME"]);
     }
 
     #[test]
@@ -635,8 +636,6 @@ mod tests {
 
     #[test]
     fn names() {
-        assert!(is_var_name("HF_TOKEN") && is_var_name("_x1"));
-        assert!(!is_var_name("1X") && !is_var_name("") && !is_var_name("A-B"));
         assert!(is_clean_relative("a/b.py"));
         for bad in ["", "/a", "a/../b", "./a", "a//b", "a\nb"] {
             assert!(!is_clean_relative(bad), "{bad:?}");
