@@ -95,7 +95,11 @@ pub fn subcommand_of<P: clap::CommandFactory>(args: &[OsString]) -> Option<Strin
 /// where one is required: the command's help on stderr).
 ///
 /// Errors: [`Error::Usage`] (exit 2) with [`usage_line`], naming `tool
-/// SUBCOMMAND --help` when the arguments named a subcommand.
+/// SUBCOMMAND --help` when the arguments named a subcommand;
+/// [`Error::Io`] (exit 74) when the help could not be written for another
+/// reason than a closed pipe (a closed pipe is `Done(0)`: help changes
+/// nothing, so a reader that stopped early, `--help | head -c 1`, is no
+/// failure of any tool).
 pub fn parse<P, I, T>(tool: &str, args: I) -> Result<Parsed<P>, Error>
 where
     P: clap::Parser,
@@ -107,11 +111,16 @@ where
         Ok(p) => Ok(Parsed::Args(p)),
         Err(e) => match e.kind() {
             ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
-                print!("{e}");
-                Ok(Parsed::Done(tao_core::exit::OK))
+                // Help changes nothing: a reader that went away early
+                // (`--help | head -c 1`) is no failure (exit 0 quietly);
+                // any other write error is exit 74.
+                match tao_core::cli::write_stdout(e.to_string().as_bytes()) {
+                    Err(err) if !tao_core::cli::is_broken_pipe(&err) => Err(err),
+                    _ => Ok(Parsed::Done(tao_core::exit::OK)),
+                }
             }
             ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-                eprint!("{e}");
+                tao_core::cli::write_stderr(&e.to_string());
                 Ok(Parsed::Done(tao_core::exit::USAGE))
             }
             _ => {

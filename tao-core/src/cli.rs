@@ -60,10 +60,34 @@ pub fn one_line(msg: &str) -> String {
     out
 }
 
+/// Write `text` to standard output and flush it.
+///
+/// Errors: [`Error::Io`] (`writing standard output: ...`); a reader that
+/// went away is a broken pipe ([`is_broken_pipe`]), which [`main_with`]
+/// turns into the tool's [`PipePolicy`].
+pub fn write_stdout(text: &[u8]) -> Result<(), Error> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text)
+        .and_then(|()| out.flush())
+        .map_err(|e| Error::io("writing standard output", e))
+}
+
+/// Write `text` to standard error, ignoring a failure: a diagnostic that
+/// cannot be written (stderr closed, `2>&-`, or a pipe whose reader left)
+/// must neither panic (as `eprint!` does) nor change the exit status, which
+/// already says what happened. Every diagnostic of the tools goes through
+/// here.
+pub fn write_stderr(text: &str) {
+    use std::io::Write;
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
+}
+
 /// Print `tool: warning: msg` on stderr (one line), unless `-q` was given.
 pub fn warn(tool: &str, msg: &str) {
     if verbosity() >= 0 {
-        eprintln!("{tool}: warning: {}", one_line(msg));
+        write_stderr(&format!("{tool}: warning: {}\n", one_line(msg)));
     }
 }
 
@@ -71,7 +95,7 @@ pub fn warn(tool: &str, msg: &str) {
 /// doing (connections, remote commands, per-job outcomes).
 pub fn note(tool: &str, msg: &str) {
     if verbosity() >= 1 {
-        eprintln!("{tool}: {}", one_line(msg));
+        write_stderr(&format!("{tool}: {}\n", one_line(msg)));
     }
 }
 
@@ -117,7 +141,11 @@ pub fn hint_text(message: &str) -> String {
 /// to it ([`attach_hints`]), each on its own indented line.
 pub fn report(tool: &str, err: &Error) {
     let msg = err.to_string();
-    eprint!("{tool}: error: {}\n{}", one_line(&msg), hint_text(&msg));
+    write_stderr(&format!(
+        "{tool}: error: {}\n{}",
+        one_line(&msg),
+        hint_text(&msg)
+    ));
 }
 
 /// The one-line usage error of a tool that reads job lines on standard
@@ -169,7 +197,16 @@ pub fn piped_stdin(
 
 /// Run `body` and exit the process with its status: `Ok(code)` exits with
 /// `code`; `Err(e)` prints `tool: error: ...` and exits with `e.code()`.
+///
+/// Broken pipes: `Err` of a broken pipe exits 0 quietly under
+/// [`PipePolicy::Quiet`] and 74 with the message under
+/// [`PipePolicy::Fail`]. As a backstop, a panic of the standard library's
+/// `print!`/`eprint!` macros on a closed stream (`failed printing to
+/// stdout: Broken pipe`) is handled the same way instead of printing a
+/// panic message and exiting 101 (ripgrep and bat treat a closed pipe as
+/// the normal end of a filter); every other panic keeps the default hook.
 pub fn main_with(tool: &str, policy: PipePolicy, body: impl FnOnce() -> Result<i32, Error>) -> ! {
+    install_pipe_panic_guard(tool, policy);
     let code = match body() {
         Ok(code) => code,
         Err(e) if is_broken_pipe(&e) && policy == PipePolicy::Quiet => 0,
@@ -179,6 +216,37 @@ pub fn main_with(tool: &str, policy: PipePolicy, body: impl FnOnce() -> Result<i
         }
     };
     std::process::exit(code)
+}
+
+/// Whether a panic message is the standard library's report of a print
+/// macro writing into a closed stream.
+pub fn is_print_pipe_panic(msg: &str) -> bool {
+    (msg.starts_with("failed printing to stdout") || msg.starts_with("failed printing to stderr"))
+        && msg.contains("Broken pipe")
+}
+
+/// See [`main_with`]: a print macro's broken-pipe panic exits by `policy`.
+fn install_pipe_panic_guard(tool: &str, policy: PipePolicy) {
+    let tool = tool.to_string();
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let msg = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if is_print_pipe_panic(msg) {
+            match policy {
+                PipePolicy::Quiet => std::process::exit(crate::exit::OK),
+                PipePolicy::Fail => {
+                    write_stderr(&format!("{tool}: error: {}\n", one_line(msg)));
+                    std::process::exit(crate::exit::IOERR)
+                }
+            }
+        }
+        default(info);
+    }));
 }
 
 #[cfg(test)]
@@ -222,6 +290,20 @@ mod tests {
         assert_eq!(hint_text("login failed"), "  1) a\n  2) b\\nc\n");
         assert_eq!(hint_text("something else"), "");
         assert!(hints_for("other").is_empty());
+    }
+
+    #[test]
+    fn print_pipe_panics_are_recognised() {
+        assert!(is_print_pipe_panic(
+            "failed printing to stdout: Broken pipe (os error 32)"
+        ));
+        assert!(is_print_pipe_panic(
+            "failed printing to stderr: Broken pipe (os error 32)"
+        ));
+        assert!(!is_print_pipe_panic("index out of bounds"));
+        assert!(!is_print_pipe_panic(
+            "failed printing to stdout: No space left"
+        ));
     }
 
     #[test]

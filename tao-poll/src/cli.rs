@@ -358,12 +358,12 @@ fn run_status(args: &StatusArgs, transport: Option<&str>) -> Result<i32> {
     let res = poll::poll(lines, conn.as_mut(), &opts);
     poll::warn_unsubmitted(res.unsubmitted);
     if args.stats {
-        eprintln!(
-            "tao-poll: stats: lines={} handshakes={} execs={}",
+        tao_core::cli::write_stderr(&format!(
+            "tao-poll: stats: lines={} handshakes={} execs={}\n",
             res.lines.len(),
             tao_ssh::handshake_count(),
             tao_ssh::exec_count()
-        );
+        ));
     }
     let stdout = std::io::stdout();
     let mut w = LineWriter::new(stdout.lock());

@@ -190,11 +190,11 @@ pub fn run(args: &LogsArgs, transport: Option<&str>) -> Result<i32> {
             }
             if !announced && std::io::stderr().is_terminal() {
                 if tao_core::cli::verbosity() >= 0 {
-                    eprintln!(
-                        "tao-poll: waiting for job {} to start ({})",
+                    tao_core::cli::write_stderr(&format!(
+                        "tao-poll: waiting for job {} to start ({})\n",
                         t.slurm_job_id,
                         tao_core::cli::one_line(&shown)
-                    );
+                    ));
                 }
                 announced = true;
             }

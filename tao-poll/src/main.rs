@@ -1,8 +1,12 @@
 //! The `tao-poll` binary: parses arguments and hands over to the library.
 
 fn main() {
-    let cli: tao_poll::Cli = tao_cli::parse_or_exit("tao-poll");
-    tao_core::cli::main_with("tao-poll", tao_core::cli::PipePolicy::Quiet, || {
-        tao_poll::run(cli)
-    })
+    tao_core::cli::main_with(
+        "tao-poll",
+        tao_core::cli::PipePolicy::Quiet,
+        || match tao_cli::parse::<tao_poll::Cli, _, _>("tao-poll", std::env::args_os())? {
+            tao_cli::Parsed::Args(cli) => tao_poll::run(cli),
+            tao_cli::Parsed::Done(code) => Ok(code),
+        },
+    )
 }

@@ -450,10 +450,10 @@ pub fn poll(lines: Vec<JobLine>, conn: &mut dyn Connector, opts: &Options) -> Po
             .collect();
         if opts.explain {
             for ((_, p), o) in jobs.iter().zip(&outcomes) {
-                eprintln!(
-                    "{TOOL}: explain: {}",
+                tao_core::cli::write_stderr(&format!(
+                    "{TOOL}: explain: {}\n",
                     tao_core::cli::one_line(&explain_outcome(p, o))
-                );
+                ));
             }
         }
         // Which jobs need their own files read (one command for all).
@@ -604,10 +604,10 @@ pub fn poll(lines: Vec<JobLine>, conn: &mut dyn Connector, opts: &Options) -> Po
         } else {
             format!("{n} job lines carry it")
         };
-        eprintln!(
-            "{TOOL}: error: {} ({carry})",
+        tao_core::cli::write_stderr(&format!(
+            "{TOOL}: error: {} ({carry})\n",
             tao_core::cli::one_line(&message)
-        );
+        ));
     }
     out
 }

@@ -156,11 +156,13 @@ where
 {
     match parse_args(args)? {
         Command::Help { long } => {
-            print!("{}", if long { LONG_HELP } else { SHORT_HELP });
+            tao_core::cli::write_stdout(if long { LONG_HELP } else { SHORT_HELP }.as_bytes())?;
             Ok(0)
         }
         Command::Version => {
-            println!("{TOOL} {}", env!("CARGO_PKG_VERSION"));
+            tao_core::cli::write_stdout(
+                format!("{TOOL} {}\n", env!("CARGO_PKG_VERSION")).as_bytes(),
+            )?;
             Ok(0)
         }
         Command::Run(opts) => {

@@ -201,12 +201,12 @@ pub fn run(cli: Cli) -> Result<i32> {
     let start = std::time::Instant::now();
     let res = run_with(cli, stdin.lock(), &mut out);
     if stats {
-        eprintln!(
-            "tao-submit: stats: handshakes={} commands={} seconds={:.3}",
+        tao_core::cli::write_stderr(&format!(
+            "tao-submit: stats: handshakes={} commands={} seconds={:.3}\n",
             tao_ssh::handshake_count(),
             tao_ssh::exec_count(),
             start.elapsed().as_secs_f64()
-        );
+        ));
     }
     res
 }

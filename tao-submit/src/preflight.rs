@@ -323,13 +323,13 @@ fn report<W: Write>(
     let ok = checks.iter().all(|c| c.ok);
     for c in checks {
         // A failure's hint lines (the SSH key setup steps) follow it.
-        eprint!(
+        tao_core::cli::write_stderr(&format!(
             "tao-submit preflight: {} {}: {}\n{}",
             if c.ok { "ok  " } else { "FAIL" },
             c.name,
             tao_core::cli::one_line(&c.detail),
             tao_core::cli::hint_text(&c.detail)
-        );
+        ));
     }
     let obj = json!({
         "ok": ok,

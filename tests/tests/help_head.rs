@@ -1,0 +1,366 @@
+//! Case `help-head` (issue 13, docs: README "Exit statuses"): no tool
+//! panics when the reader of its output goes away early.
+//!
+//! For each of the six tools, each way it prints (`--help`, `-h`,
+//! `--version`, a usage error, and a run that prints many lines), the
+//! output is read as `| head -c 1` (one byte, then the pipe is closed) and
+//! as `| head -n 1` (one line), 50 times each, and once into a pipe closed
+//! before the tool starts (every write fails: the deterministic case).
+//! Asserted every time: no panic (no exit 101, no `panicked` on stderr);
+//! help, version and usage errors keep their status (0, 0, 2), on any
+//! tool; a run of a pure filter (render, redact, poll, classify) ends 0
+//! quietly, and so does a reader (`tao-record list`); a run of a tool with
+//! side effects (`tao-record open`, tao-submit) either delivered
+//! everything (0) or says so and exits 74, never 0 with output lost (into
+//! a pipe closed before the start it is always 74).
+//!
+//! No cluster needed: every run here stays local (tao-submit passes on a
+//! line that already carries an error without connecting; tao-poll reads
+//! replayed squeue/sacct text).
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use tao_tests::{bin, text};
+
+const TOOLS: &[&str] = &[
+    "tao-record",
+    "tao-render",
+    "tao-redact",
+    "tao-submit",
+    "tao-poll",
+    "tao-classify",
+];
+
+/// Runs per case (the case asks for 50).
+const RUNS: usize = 50;
+
+/// How the reader treats the tool's stdout.
+#[derive(Clone, Copy, Debug)]
+enum Reader {
+    /// Read one byte, then close (`| head -c 1`).
+    OneByte,
+    /// Read up to the first newline, then close (`| head -n 1`).
+    OneLine,
+    /// The pipe's read end is closed before the tool starts.
+    Closed,
+}
+
+/// What the test environment holds: a state dir, a job line, replay files.
+struct Env {
+    dir: tempfile::TempDir,
+    job_line: String,
+}
+
+impl Env {
+    fn new() -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        let out = base(&bin("tao-record"), dir.path())
+            .args([
+                "open",
+                "--dry-run",
+                "--results-root",
+                "/tmp/tao-help-head",
+                "--image",
+                "nvcr.io#nvidia/tao/tao-toolkit:5.5.0-pyt",
+                "--action",
+                "train",
+                "--network-arch",
+                "dino",
+                "--command",
+                "echo hi",
+            ])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let job_line = text(&out.stdout).trim().to_string();
+        // Three records for `tao-record list`.
+        for _ in 0..3 {
+            let out = base(&bin("tao-record"), dir.path())
+                .args([
+                    "open",
+                    "--results-root",
+                    "/tmp/tao-help-head",
+                    "--image",
+                    "nvcr.io#nvidia/tao/tao-toolkit:5.5.0-pyt",
+                    "--action",
+                    "train",
+                    "--network-arch",
+                    "dino",
+                    "--command",
+                    "echo hi",
+                ])
+                .stdin(Stdio::null())
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}", text(&out.stderr));
+        }
+        let mut sq = String::new();
+        for id in 1000..1300 {
+            sq.push_str(&format!(
+                "{id}|{id}|RUNNING|n1|1795979121|1795979122|N/A|0:01|0|None|\n"
+            ));
+        }
+        std::fs::write(dir.path().join("squeue.txt"), sq).unwrap();
+        std::fs::write(dir.path().join("sacct.txt"), "").unwrap();
+        Env { dir, job_line }
+    }
+
+    fn path(&self, name: &str) -> String {
+        self.dir.path().join(name).to_str().unwrap().to_string()
+    }
+}
+
+/// `bin` with a cleared environment and a state dir under `dir`.
+fn base(bin: &Path, dir: &Path) -> Command {
+    let mut c = Command::new(bin);
+    c.env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", dir)
+        .env("TAO_STATE_DIR", dir.join("state"));
+    c
+}
+
+/// One way to make a tool print: arguments, stdin, and whether the run
+/// has side effects (its lost output is then exit 74, not 0).
+struct Case {
+    tool: &'static str,
+    args: Vec<String>,
+    stdin: Vec<u8>,
+    /// The exit status when all output is delivered.
+    code: i32,
+    /// The exit status when output was lost.
+    lost: i32,
+}
+
+fn cases(env: &Env) -> Vec<Case> {
+    let mut v = Vec::new();
+    for tool in TOOLS {
+        for (args, code) in [
+            (vec!["--help"], 0),
+            (vec!["-h"], 0),
+            (vec!["--version"], 0),
+            (vec!["--no-such-flag"], 2),
+        ] {
+            v.push(Case {
+                tool,
+                args: args.into_iter().map(String::from).collect(),
+                stdin: Vec::new(),
+                code,
+                // Help and usage change nothing: the same status either way.
+                lost: code,
+            });
+        }
+    }
+    // Subcommand help of the clap tools.
+    for (tool, sub) in [
+        ("tao-record", "open"),
+        ("tao-submit", "cancel"),
+        ("tao-poll", "logs"),
+    ] {
+        v.push(Case {
+            tool,
+            args: vec![sub.into(), "--help".into()],
+            stdin: Vec::new(),
+            code: 0,
+            lost: 0,
+        });
+    }
+    // Runs that print many lines.
+    let many_lines = format!("{}\n", env.job_line).repeat(40).into_bytes();
+    v.push(Case {
+        tool: "tao-render",
+        args: vec![],
+        stdin: many_lines,
+        code: 0,
+        lost: 0,
+    });
+    v.push(Case {
+        tool: "tao-redact",
+        args: vec![],
+        stdin: "a line of log text\n".repeat(20_000).into_bytes(),
+        code: 0,
+        lost: 0,
+    });
+    v.push(Case {
+        tool: "tao-classify",
+        args: vec!["--list-rules".into()],
+        stdin: Vec::new(),
+        code: 0,
+        lost: 0,
+    });
+    let ids: Vec<String> = (1000..1300).map(|i| i.to_string()).collect();
+    let mut poll_args = vec![
+        "--replay-squeue".to_string(),
+        env.path("squeue.txt"),
+        "--replay-sacct".to_string(),
+        env.path("sacct.txt"),
+    ];
+    poll_args.extend(ids);
+    v.push(Case {
+        tool: "tao-poll",
+        args: poll_args,
+        stdin: Vec::new(),
+        code: 0,
+        lost: 0,
+    });
+    // A reader: `list | head` changed nothing (exit 0 either way).
+    v.push(Case {
+        tool: "tao-record",
+        args: vec!["list".into(), "--json".into()],
+        stdin: Vec::new(),
+        code: 0,
+        lost: 0,
+    });
+    // A writer: the record is made, its line lost: exit 74.
+    v.push(Case {
+        tool: "tao-record",
+        args: [
+            "open",
+            "--results-root",
+            "/tmp/tao-help-head",
+            "--image",
+            "nvcr.io#nvidia/tao/tao-toolkit:5.5.0-pyt",
+            "--action",
+            "train",
+            "--network-arch",
+            "dino",
+            "--command",
+            "echo hi",
+        ]
+        .map(String::from)
+        .to_vec(),
+        stdin: Vec::new(),
+        code: 0,
+        lost: 74,
+    });
+    // A line that already carries an error is passed on unsubmitted.
+    let mut failed: serde_json::Value = serde_json::from_str(&env.job_line).unwrap();
+    failed["error"] = serde_json::json!({"tool": "x", "code": "data", "message": "m"});
+    v.push(Case {
+        tool: "tao-submit",
+        args: vec!["-q".into()],
+        stdin: format!("{failed}\n").repeat(40).into_bytes(),
+        code: 0,
+        lost: 74,
+    });
+    v
+}
+
+/// Run `case` once with `reader`; return (exit status, stderr).
+fn run_once(env: &Env, case: &Case, reader: Reader) -> (Option<i32>, String) {
+    let mut cmd = base(&bin(case.tool), env.dir.path());
+    cmd.args(&case.args)
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped());
+    let (mut child, stdout) = match reader {
+        Reader::Closed => {
+            let (r, w) = std::io::pipe().unwrap();
+            drop(r);
+            let child = cmd.stdout(w).spawn().unwrap();
+            (child, None)
+        }
+        _ => {
+            let mut child = cmd.stdout(Stdio::piped()).spawn().unwrap();
+            let out = child.stdout.take();
+            (child, out)
+        }
+    };
+    let input = case.stdin.clone();
+    let mut stdin = child.stdin.take().unwrap();
+    let feeder = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    if let Some(mut out) = stdout {
+        let mut byte = [0u8; 1];
+        match reader {
+            Reader::OneByte => {
+                let _ = out.read(&mut byte);
+            }
+            Reader::OneLine => while out.read(&mut byte).unwrap_or(0) == 1 && byte[0] != b'\n' {},
+            Reader::Closed => unreachable!(),
+        }
+        drop(out);
+    }
+    let mut err = Vec::new();
+    child.stderr.take().unwrap().read_to_end(&mut err).unwrap();
+    let status = child.wait().unwrap();
+    feeder.join().unwrap();
+    (status.code(), text(&err))
+}
+
+fn check(env: &Env, case: &Case, reader: Reader, runs: usize) {
+    for run in 0..runs {
+        let (code, err) = run_once(env, case, reader);
+        let what = format!(
+            "{} {} ({reader:?}, run {run})",
+            case.tool,
+            case.args
+                .iter()
+                .take(3)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+        assert!(!err.contains("panicked"), "{what}: panicked: {err}");
+        assert_ne!(code, Some(101), "{what}: {err}");
+        let code = code.unwrap_or_else(|| panic!("{what}: killed by a signal: {err}"));
+        match reader {
+            Reader::Closed if case.lost != case.code => {
+                assert_eq!(code, case.lost, "{what}: {err}");
+            }
+            _ => assert!(
+                code == case.code || code == case.lost,
+                "{what}: exit {code}, expected {} or {}: {err}",
+                case.code,
+                case.lost
+            ),
+        }
+        if code == case.lost && case.lost != case.code {
+            // Lost output of a tool with side effects is said, in one line.
+            assert!(
+                err.contains(&format!("{}: error: ", case.tool)) && err.contains("Broken pipe"),
+                "{what}: {err}"
+            );
+        }
+        if code == 0 {
+            assert!(
+                !err.contains("error"),
+                "{what}: quiet exit 0 with an error on stderr: {err}"
+            );
+        }
+    }
+}
+
+#[test]
+fn help_head() {
+    let env = Env::new();
+    for case in cases(&env) {
+        check(&env, &case, Reader::Closed, 1);
+        check(&env, &case, Reader::OneByte, RUNS);
+        check(&env, &case, Reader::OneLine, RUNS);
+    }
+}
+
+#[test]
+fn help_head_stderr_closed() {
+    // A usage error whose stderr reader went away (`2>&1 | head -c 1`)
+    // still exits 2, without a panic.
+    let env = Env::new();
+    for tool in TOOLS {
+        for _ in 0..RUNS {
+            let (r, w) = std::io::pipe().unwrap();
+            drop(r);
+            let status = base(&bin(tool), env.dir.path())
+                .arg("--no-such-flag")
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(w)
+                .status()
+                .unwrap();
+            assert_eq!(status.code(), Some(2), "{tool}");
+        }
+    }
+}
