@@ -210,7 +210,7 @@ fn submit() -> Extra {
 fn poll() -> Extra {
     let mut env: Vec<(&'static str, &'static str)> = SSH_ENV.to_vec();
     env.extend_from_slice(&[
-        ("SLURM_USE_REQUEUE", "Whether Slurm requeues jobs (default true): NODE_FAIL and PREEMPTED stay provisional while it may (--requeue overrides)."),
+        ("SLURM_USE_REQUEUE", "Whether Slurm requeues jobs (default true): NODE_FAIL and the launch failures stay provisional while it may (--requeue overrides); BOOT_FAIL and PREEMPTED are final either way."),
         ("TAO_STATE_DIR", "logs: the record store in which the record id is looked up."),
         ("TAO_SITE_PROFILE", "The site profile whose remote_prefix (POSIX sh) runs first in every script on the login node: local, cs-oci-ord (default) or a TOML file (tao-site-profile(5))."),
         ("HF_TOKEN, NGC_KEY", "Their exact values are masked in evidence and logs (as tao-redact(1))."),

@@ -1,6 +1,8 @@
 //! The state vocabulary: PENDING, RUNNING, COMPLETE, ERROR, CANCELED,
-//! UNKNOWN. Mapping Slurm's native states onto it is tao-poll's job (see
-//! the table in tao-jobline(7)); this module only names the states.
+//! UNKNOWN, and ([`native`]) the one table that maps Slurm's native states
+//! onto it (rendered into tao-jobline(7)), used by tao-poll and tao-submit.
+
+pub mod native;
 
 use serde::{Deserialize, Serialize};
 

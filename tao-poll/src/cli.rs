@@ -134,7 +134,8 @@ pub struct StatusArgs {
     #[arg(long, value_name = "N", default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..=10000))]
     pub evidence_lines: u32,
     /// Whether Slurm requeues jobs (lines without resources.requeue); NODE_FAIL
-    /// and PREEMPTED are provisional while it may.
+    /// and the launch failures are provisional while it may (BOOT_FAIL and
+    /// PREEMPTED are final either way).
     #[arg(long, env = "SLURM_USE_REQUEUE", value_name = "BOOL", default_value = "true", value_parser = parse_bool, action = clap::ArgAction::Set)]
     pub requeue: bool,
     #[command(flatten)]

@@ -14,7 +14,7 @@
 //! * Requeued jobs keep their Slurm id: the current attempt is the row with
 //!   the latest submit time (sacct `--duplicates` prints old attempts too).
 //!   RUNNING followed by PENDING, or a higher restart count, is a requeue.
-//!   With requeue on, NODE_FAIL/PREEMPTED (and the launch failures) are
+//!   With requeue on, NODE_FAIL (and the launch failures) are
 //!   provisional while the controller still holds the job: PENDING, not a
 //!   final state, until it is requeued or forgotten.
 //! * Array elements (`123_4`) and het components (`123+0`) are matched by
@@ -345,6 +345,14 @@ pub fn never_starts_hint(reason: &str) -> Option<String> {
 pub fn message_for(m: &Mapped, row: &Row) -> String {
     let mut msg = if m.known {
         m.name.clone()
+    } else if row.state.trim().is_empty() {
+        // A row with an empty State cell (sacct prints one for a job whose
+        // accounting record lacks a state): that job is UNKNOWN, the rest
+        // of the reply is read as usual.
+        format!(
+            "{} printed an empty state for this job",
+            row.source.map_or("slurm", |s| s.as_str())
+        )
     } else {
         format!("unrecognised Slurm state {:?}", row.state)
     };

@@ -564,9 +564,8 @@ fn parse_cells(
     if !looks_like_job_id(&row.job_id) {
         return Err(format!("job id {:?} is not a Slurm job id", row.job_id));
     }
-    if row.state.is_empty() {
-        return Err("empty state".into());
-    }
+    // An empty State cell is kept: the job maps to UNKNOWN (native `?`),
+    // the other rows of the reply are unaffected (case sacct-empty-state).
     Ok(Some(row))
 }
 

@@ -921,3 +921,173 @@ fn watch_replay_ends_when_all_final() {
     ]));
     assert_eq!(r.code, 0);
 }
+
+/// Case `squeue-bf-requeue`: one native state, one answer, whichever
+/// command printed it (squeue's long name or compact code, sacct, or
+/// scontrol without accounting), with requeue on and off. squeue's `BF`
+/// with requeue on is ERROR (squeue(1): BOOT_FAIL jobs cannot be
+/// requeued); PREEMPTED is CANCELED from sacct's `PREEMPTED` and squeue's
+/// `PR` alike. Every row of the state table is checked, not only those two.
+///
+/// The one documented difference: a requeueable failure (NODE_FAIL, the
+/// launch failures) is provisional PENDING while the controller (squeue,
+/// scontrol) still holds the job, and final when only sacct remembers it
+/// (the controller forgot it, so it can no longer be requeued).
+#[test]
+fn squeue_bf_requeue() {
+    use tao_poll::native::TABLE;
+    let dir = tempfile::tempdir().unwrap();
+    let ids: Vec<String> = (0..TABLE.len()).map(|i| (3000 + i).to_string()).collect();
+    let mut sq_long = String::new();
+    let mut sq_code = String::new();
+    let mut sa = String::new();
+    let mut sc = String::new();
+    for (row, id) in TABLE.iter().zip(&ids) {
+        sq_long.push_str(&format!(
+            "{id}|{id}|{}|n1|1795979121|1795979122|N/A|0:01|0|None|\n",
+            row.name
+        ));
+        let code = if row.code.is_empty() {
+            row.name
+        } else {
+            row.code
+        };
+        sq_code.push_str(&format!(
+            "{id}|{id}|{code}|n1|1795979121|1795979122|N/A|0:01|0|None|\n"
+        ));
+        sa.push_str(&format!(
+            "{id}|{id}|{}|0:0|n1|1795979121|1795979122|1795979130|00:00:08|None\n",
+            row.name
+        ));
+        sc.push_str(&format!(
+            "JobId={id} JobName=wrap UserId=taouser(1000) JobState={} Reason=None Restarts=0 ExitCode=0:0 RunTime=00:00:01 SubmitTime=2026-11-29T19:07:04 NodeList=n1\n",
+            row.name
+        ));
+    }
+    let empty = write(dir.path(), "empty.txt", "");
+    let no_acct = write(
+        dir.path(),
+        "noacct.txt",
+        "sacct: error: Slurm accounting storage is disabled\n",
+    );
+    let sq_long = write(dir.path(), "sq_long.txt", &sq_long);
+    let sq_code = write(dir.path(), "sq_code.txt", &sq_code);
+    let sa = write(dir.path(), "sa.txt", &sa);
+    let sc = write(dir.path(), "sc.txt", &sc);
+    for requeue in ["true", "false"] {
+        let answers = |args: &[&str]| -> Vec<String> {
+            let r = run(cmd()
+                .env("SLURM_USER", "taouser")
+                .args(["--requeue", requeue])
+                .args(args)
+                .args(&ids));
+            assert_eq!(r.lines.len(), ids.len(), "{}", r.stderr);
+            r.lines
+                .iter()
+                .map(|l| s(l, &["state"]).unwrap_or("-").to_string())
+                .collect()
+        };
+        let long = answers(&["--replay-squeue", &sq_long, "--replay-sacct", &empty]);
+        let code = answers(&["--replay-squeue", &sq_code, "--replay-sacct", &empty]);
+        let sacct = answers(&["--replay-squeue", &empty, "--replay-sacct", &sa]);
+        let scontrol = answers(&[
+            "--replay-squeue",
+            &empty,
+            "--replay-sacct",
+            &no_acct,
+            "--replay-scontrol",
+            &sc,
+        ]);
+        for (i, row) in TABLE.iter().enumerate() {
+            let what = format!("{} ({}) requeue={requeue}", row.name, row.code);
+            assert_eq!(long[i], code[i], "{what}: squeue long vs code");
+            assert_eq!(long[i], scontrol[i], "{what}: squeue vs scontrol");
+            if !(row.requeueable && requeue == "true") {
+                assert_eq!(long[i], sacct[i], "{what}: squeue vs sacct");
+            } else {
+                assert_eq!(long[i], "PENDING", "{what}: provisional");
+                assert_eq!(sacct[i], "ERROR", "{what}: forgotten by the controller");
+            }
+        }
+        let at = |name: &str| TABLE.iter().position(|r| r.name == name).unwrap();
+        assert_eq!(code[at("BOOT_FAIL")], "ERROR", "BF requeue={requeue}");
+        assert_eq!(code[at("PREEMPTED")], "CANCELED", "PR requeue={requeue}");
+        assert_eq!(sacct[at("PREEMPTED")], "CANCELED", "requeue={requeue}");
+    }
+}
+
+/// Case `sacct-empty-state`: a row whose State cell is empty makes that one
+/// job UNKNOWN (with a message saying so); the rest of the reply is still
+/// read. The same for squeue's and scontrol's replies (`JobState=`).
+#[test]
+fn sacct_empty_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = write(dir.path(), "empty.txt", "");
+    let saf = write(
+        dir.path(),
+        "sacct.txt",
+        "20035|20035|FAILED|1:0|n1|1795979121|1795979122|1795979130|00:00:08|None\n\
+         20036|20036||0:0|n1|1795979121|1795979122|1795979130|00:00:08|None\n\
+         20037|20037|TIMEOUT|0:0|n1|1795979121|1795979122|1795979130|00:00:08|None\n",
+    );
+    let sqf = write(
+        dir.path(),
+        "squeue.txt",
+        "20035|20035|RUNNING|n1|1795979121|1795979122|N/A|0:01|0|None|\n\
+         20036|20036||n1|1795979121|1795979122|N/A|0:01|0|None|\n\
+         20037|20037|PENDING||1795979121|N/A|N/A|0:00|0|Priority|\n",
+    );
+    let no_acct = write(
+        dir.path(),
+        "noacct.txt",
+        "sacct: error: Slurm accounting storage is disabled\n",
+    );
+    let scf = write(
+        dir.path(),
+        "scontrol.txt",
+        "JobId=20035 UserId=taouser(1000) JobState=FAILED ExitCode=1:0\n\
+         JobId=20036 UserId=taouser(1000) JobState= ExitCode=0:0\n\
+         JobId=20037 UserId=taouser(1000) JobState=TIMEOUT ExitCode=0:0\n",
+    );
+    let cases: [(&str, Vec<&str>, [&str; 3]); 3] = [
+        (
+            "sacct",
+            vec!["--replay-squeue", &empty, "--replay-sacct", &saf],
+            ["ERROR", "UNKNOWN", "ERROR"],
+        ),
+        (
+            "squeue",
+            vec!["--replay-squeue", &sqf, "--replay-sacct", &empty],
+            ["RUNNING", "UNKNOWN", "PENDING"],
+        ),
+        (
+            "scontrol",
+            vec![
+                "--replay-squeue",
+                &empty,
+                "--replay-sacct",
+                &no_acct,
+                "--replay-scontrol",
+                &scf,
+            ],
+            ["ERROR", "UNKNOWN", "ERROR"],
+        ),
+    ];
+    for (source, args, want) in cases {
+        let r = run(cmd()
+            .env("SLURM_USER", "taouser")
+            .args(&args)
+            .args(["20035", "20036", "20037"]));
+        assert_eq!(r.lines.len(), 3, "{source}: {}", r.stderr);
+        for (line, want) in r.lines.iter().zip(want) {
+            assert_eq!(s(line, &["state"]), Some(want), "{source}: {line}");
+            assert!(line.get("error").is_none(), "{source}: {line}");
+        }
+        assert_eq!(
+            s(&r.lines[1], &["message"]),
+            Some(format!("{source} printed an empty state for this job").as_str()),
+            "{source}"
+        );
+        assert_eq!(r.code, 0, "{source}: {}", r.stderr);
+    }
+}

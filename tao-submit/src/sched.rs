@@ -233,26 +233,12 @@ pub fn parse_node_names(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// Whether a native state (its first word, as squeue or sacct prints it:
-/// `CANCELLED by 0`, `CANCELLED+`) is one a job ends in.
+/// Whether a native state (as squeue or sacct prints it: `CANCELLED by 0`,
+/// `CANCELLED+`, `PR`) is one a job ends in: the one state table of the
+/// tools, [`tao_core::state::native::is_end_state`] (so LAUNCH_FAILED and
+/// RECONFIG_FAIL count, and squeue's compact codes too).
 pub fn is_end_state(st: &str) -> bool {
-    matches!(
-        st.split_whitespace()
-            .next()
-            .unwrap_or("")
-            .trim_end_matches('+'),
-        "COMPLETED"
-            | "CANCELLED"
-            | "FAILED"
-            | "TIMEOUT"
-            | "NODE_FAIL"
-            | "PREEMPTED"
-            | "BOOT_FAIL"
-            | "DEADLINE"
-            | "OUT_OF_MEMORY"
-            | "SPECIAL_EXIT"
-            | "REVOKED"
-    )
+    tao_core::state::native::is_end_state(st)
 }
 
 /// One node as `scontrol show nodes -o` describes it.
