@@ -307,7 +307,7 @@ pub fn build_request(args: &OpenArgs) -> Result<Map<String, Value>> {
             "is empty; give the command the job runs",
         ));
     }
-    validate::no_controls(&command, true).map_err(|e| usage("--command", e))?;
+    validate::no_nul(&command).map_err(|e| usage("--command", e))?;
     if command.contains("{config_path}") && spec.is_none() {
         return Err(usage(
             "--command",
@@ -507,7 +507,7 @@ fn build_env(flags: &[String]) -> Result<Map<String, Value>> {
         };
         // Never echo the value: it may be a real secret.
         request::env_name(k).map_err(|e| usage("--env", e))?;
-        validate::no_controls(v, false).map_err(|e| usage("--env", format!("value of {k} {e}")))?;
+        validate::no_nul(v).map_err(|e| usage("--env", format!("value of {k} {e}")))?;
         env.insert(k.into(), Value::String(v.into()));
     }
     Ok(env)
@@ -561,7 +561,7 @@ fn read_spec(path: &PathBuf) -> Result<Value> {
             "--spec {path:?} is not UTF-8; save the spec as UTF-8"
         ))
     })?;
-    validate::no_controls(&text, true).map_err(|e| Error::Data(format!("--spec {path:?} {e}")))?;
+    validate::no_nul(&text).map_err(|e| Error::Data(format!("--spec {path:?} {e}")))?;
     let sha = tao_core::sha256_hex(text.as_bytes());
     Ok(json!({"name": name, "text": text, "sha256": sha}))
 }
@@ -666,7 +666,7 @@ pub fn check_execution(m: &Map<String, Value>) -> std::result::Result<(), String
             let s = s
                 .as_str()
                 .ok_or(format!("`{key}` must be an array of strings"))?;
-            validate::no_controls(s, true).map_err(|e| format!("`{key}` entry {e}"))?;
+            validate::no_nul(s).map_err(|e| format!("`{key}` entry {e}"))?;
         }
         Ok(())
     };
@@ -675,7 +675,7 @@ pub fn check_execution(m: &Map<String, Value>) -> std::result::Result<(), String
             "pre_commands" => strs(k, v)?,
             "command" => {
                 let s = v.as_str().ok_or("`command` must be a string")?;
-                validate::no_controls(s, true).map_err(|e| format!("`command` {e}"))?;
+                validate::no_nul(s).map_err(|e| format!("`command` {e}"))?;
             }
             "post_commands" => {
                 for p in v.as_array().ok_or("`post_commands` must be an array")? {
@@ -683,8 +683,7 @@ pub fn check_execution(m: &Map<String, Value>) -> std::result::Result<(), String
                         .get("command")
                         .and_then(Value::as_str)
                         .ok_or("each post_commands entry needs a string `command`")?;
-                    validate::no_controls(c, true)
-                        .map_err(|e| format!("`post_commands` entry {e}"))?;
+                    validate::no_nul(c).map_err(|e| format!("`post_commands` entry {e}"))?;
                     match p.get("scope").and_then(Value::as_str) {
                         None | Some("all") | Some("leader") => {}
                         Some(s) => {

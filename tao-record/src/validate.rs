@@ -11,8 +11,26 @@
 //! error kind that fits where the value came from (a flag: usage, exit 2;
 //! an environment variable: configuration, exit 78; a file: data, exit 65).
 
+/// Refuse NUL, the one byte an environment, an argv or a shell word cannot
+/// carry. Used for text the job must get byte for byte: env values,
+/// commands, pre/post steps and spec text, where newlines, tabs, CRs and
+/// ESC are legitimate (certificates, JSON, printf formats with escapes);
+/// tao-render quotes every such value for the script (CR as `$'\r'`, so
+/// sbatch never sees a DOS line break).
+pub fn no_nul(value: &str) -> Result<(), String> {
+    if value.contains('\0') {
+        return Err(
+            "contains a NUL byte, which no environment or shell word can carry; remove it".into(),
+        );
+    }
+    Ok(())
+}
+
 /// Refuse NUL and other control characters except tab/newline where
-/// `multiline` allows them (commands and spec text).
+/// `multiline` allows them: single-line names and paths (job names,
+/// partitions, supporting-file paths), which land on `#SBATCH` lines, in
+/// file names or in one-line tables. Text the job runs or reads uses
+/// [`no_nul`] instead.
 pub fn no_controls(value: &str, multiline: bool) -> Result<(), String> {
     if value.contains('\0') {
         return Err(

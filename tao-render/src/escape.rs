@@ -41,10 +41,26 @@ pub struct ShellQuote;
 
 impl askama::filters::Escaper for ShellQuote {
     fn write_escaped_str<W: Write>(&self, mut dest: W, string: &str) -> fmt::Result {
-        let mut quoted = String::with_capacity(string.len() + 8);
-        tao_core::shell::quote_into(string, &mut quoted);
-        dest.write_str(&quoted)
+        dest.write_str(&script_quote(string))
     }
+}
+
+/// Quote `s` as one word of the (bash) batch script: POSIX single quotes
+/// ([`tao_core::shell::quote_into`]), except that each carriage return is
+/// written as bash's `$'\r'` between quoted pieces (`a\rb` becomes
+/// `'a'$'\r''b'`). sbatch refuses a script holding a DOS line break
+/// (`\r\n`: "Batch script contains DOS line breaks"), which a value with
+/// a CR before a newline would otherwise put into it; the job still gets
+/// the value byte for byte. Newlines, tabs and ESC stay inside the quotes.
+pub fn script_quote(s: &str) -> String {
+    let mut quoted = String::with_capacity(s.len() + 8);
+    for (i, piece) in s.split('\r').enumerate() {
+        if i > 0 {
+            quoted.push_str("$'\\r'");
+        }
+        tao_core::shell::quote_into(piece, &mut quoted);
+    }
+    quoted
 }
 
 /// askama escaper for `#SBATCH` values (`escape("sbatch-directive")`):
@@ -245,6 +261,21 @@ impl SbatchValue {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn script_quote_keeps_control_bytes_and_never_a_dos_line_break() {
+        let v = "a\nb\tc\r\nd\x1be'f\r";
+        let q = script_quote(v);
+        assert!(!q.contains('\r'), "{q:?}");
+        assert_eq!(q, "'a\nb\tc'$'\\r''\nd\x1be'\\''f'$'\\r'''");
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(format!("printf %s {q}"))
+            .output()
+            .unwrap();
+        assert_eq!(out.stdout, v.as_bytes());
+    }
+
     use super::*;
     use askama::filters::Escaper;
 
