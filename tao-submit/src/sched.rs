@@ -233,6 +233,29 @@ pub fn parse_node_names(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// sbatch errors after which the controller may have created the job
+/// although sbatch reports failure: the request went out and the reply was
+/// lost (Slurm's SLURM_PROTOCOL_SOCKET_IMPL_TIMEOUT, "Socket timed out on
+/// send/recv operation"; SLURM_PROTOCOL_SOCKET_ZERO_BYTES_SENT, "Zero Bytes
+/// were transmitted or received"; a connection reset mid-reply). The job id
+/// counter is seen to advance after such a reply. tao-submit treats them
+/// like a cut connection: the job is looked up by name over the whole
+/// reconcile window, adopted if it appears, submitted again only if it
+/// never does. A refusal (`Invalid partition`, `Unable to contact slurm
+/// controller (connect failure)`: the request never got through) is not
+/// ambiguous.
+pub const AMBIGUOUS_SBATCH_ERRORS: &[&str] = &[
+    "Socket timed out on send/recv operation",
+    "Zero Bytes were transmitted or received",
+    "Connection reset by peer",
+];
+
+/// Whether sbatch's stderr says the outcome is unknown
+/// ([`AMBIGUOUS_SBATCH_ERRORS`]).
+pub fn is_ambiguous_sbatch_error(stderr: &str) -> bool {
+    AMBIGUOUS_SBATCH_ERRORS.iter().any(|e| stderr.contains(e))
+}
+
 /// Whether a native state (as squeue or sacct prints it: `CANCELLED by 0`,
 /// `CANCELLED+`, `PR`) is one a job ends in: the one state table of the
 /// tools, [`tao_core::state::native::is_end_state`] (so LAUNCH_FAILED and

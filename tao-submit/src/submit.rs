@@ -10,7 +10,9 @@
 //! Never twice: the Slurm job name is the record id. Before sbatch, jobs
 //! with that name are looked up (squeue and sacct, one batched call for all
 //! lines); one is adopted instead of submitting again. When the outcome of
-//! sbatch is unknown (connection lost after sending, empty reply), the same
+//! sbatch is unknown (connection lost after sending, empty reply, or an
+//! sbatch error after which the job may exist, such as `Socket timed out
+//! on send/recv operation`: [`sched::AMBIGUOUS_SBATCH_ERRORS`]), the same
 //! lookup runs on every login host, polled up to `--reconcile-wait`
 //! seconds: one match is adopted (released if still held); of several, the
 //! oldest live one is adopted and the extras are cancelled, with a warning
@@ -935,6 +937,14 @@ fn read_reply(stdout: &str, stderr: &str) -> SbatchReply {
         return SbatchReply::Ambiguous("the sbatch reply was cut off".into());
     };
     let rc = tail.lines().next().unwrap_or("").trim();
+    if rc != "0" && sched::is_ambiguous_sbatch_error(stderr) {
+        // The controller may have created the job (case
+        // sbatch-socket-timeout): reconcile like a cut connection.
+        return SbatchReply::Ambiguous(format!(
+            "sbatch exited {rc}: {}",
+            tao_core::cli::one_line(stderr.trim())
+        ));
+    }
     if rc != "0" {
         return SbatchReply::Failed(format!(
             "sbatch exited {rc}: {}",
@@ -1179,6 +1189,13 @@ mod tests {
         assert!(
             matches!(read_reply(failed, "sbatch: error: Invalid partition"), SbatchReply::Failed(ref m) if m.contains("Invalid partition"))
         );
+        for err in crate::sched::AMBIGUOUS_SBATCH_ERRORS {
+            let stderr = format!("sbatch: error: Batch job submission failed: {err}");
+            assert!(
+                matches!(read_reply(failed, &stderr), SbatchReply::Ambiguous(ref m) if m.contains(err)),
+                "{err}"
+            );
+        }
         for amb in [
             "",
             "@@tao-sbatch-begin\n42",

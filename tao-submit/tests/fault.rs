@@ -150,3 +150,134 @@ fn every_job_is_submitted_exactly_once_across_cuts() {
         std::thread::sleep(Duration::from_millis(500));
     }
 }
+
+const TIMEOUT_DOUBLE: &str = r#"#!/bin/sh
+# TEST DOUBLE of sbatch (tao-submit tests/fault.rs, case
+# sbatch-socket-timeout): Slurm's "Socket timed out on send/recv operation"
+# cannot be provoked on demand, so this double prints it, exits 1 as sbatch
+# does, and by a mark per job name decides what the controller did:
+#   created  the real sbatch ran first (the job exists at once)
+#   late     the real sbatch runs 2 s after the reply (the job shows up
+#            during the reconcile window)
+#   lost     nothing was created (the job must be submitted again)
+# Without a mark it is the real sbatch.
+marks=@MARKS@
+name=
+for a in "$@"; do case "$a" in --job-name=*) name=${a#--job-name=};; esac; done
+mode=
+if [ -n "$name" ] && [ -e "$marks/mode-$name" ]; then
+  mode=$(cat "$marks/mode-$name"); rm -f "$marks/mode-$name"
+fi
+timed_out() {
+  echo "$mode $name" >> "$marks/timeout.log"
+  echo "sbatch: error: Batch job submission failed: Socket timed out on send/recv operation" >&2
+  exit 1
+}
+case "$mode" in
+  created) @REAL@ "$@" >/dev/null 2>&1; timed_out;;
+  late) (sleep 2; @REAL@ "$@") </dev/null >/dev/null 2>&1 & timed_out;;
+  lost) timed_out;;
+  *) exec @REAL@ "$@";;
+esac
+"#;
+
+/// Case `sbatch-socket-timeout`: sbatch's `Socket timed out on send/recv
+/// operation` (exit 1) is ambiguous like a cut connection. The job is
+/// looked up by name over the whole reconcile window: adopted when it
+/// exists at once (`created`) or appears during the window (`late`: on
+/// main, one look right after the error missed it and the line failed
+/// "was not submitted"), submitted again only when it never appears
+/// (`lost`). Each name ends with exactly one Slurm job, which runs.
+#[test]
+fn sbatch_socket_timeout() {
+    let Some(f) = Fixture::new() else { return };
+    let (_, real, _) = f.c.ssh("command -v sbatch");
+    let real = real.trim().to_string();
+    assert!(real.starts_with('/'), "real sbatch: {real:?}");
+    let dir = tempfile::Builder::new()
+        .prefix("tao-timeout-")
+        .tempdir()
+        .unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let marks = dir.path().join("marks");
+    std::fs::create_dir(&marks).unwrap();
+    std::fs::set_permissions(&marks, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let double = bin.join("sbatch");
+    std::fs::write(
+        &double,
+        TIMEOUT_DOUBLE
+            .replace("@MARKS@", &marks.display().to_string())
+            .replace("@REAL@", &real),
+    )
+    .unwrap();
+    std::fs::set_permissions(&double, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let profile = dir.path().join("timeout.toml");
+    std::fs::write(
+        &profile,
+        format!(
+            "name = \"local-sbatch-timeout\"\nruntime = \"none\"\nremote_prefix = \"PATH={}:$PATH;\"\ndefault_partition = \"gpu\"\nmax_gpus_per_node = 4\n[conversion]\npartition = \"cpu_long\"\ncpus = 1\nmem = \"512M\"\ntime = \"00:10:00\"\n",
+            bin.display()
+        ),
+    )
+    .unwrap();
+    let modes = ["created", "late", "lost"];
+    let lines: Vec<_> = modes
+        .iter()
+        .map(|m| f.line(&format!("sto-{m}"), "true"))
+        .collect();
+    for (m, l) in modes.iter().zip(&lines) {
+        std::fs::write(marks.join(format!("mode-{}", l["id"].as_str().unwrap())), m).unwrap();
+    }
+    let out = f
+        .cmd()
+        .env("TAO_SITE_PROFILE", &profile)
+        .args(["--reconcile-wait", "8"])
+        .write_stdin(stdin_of(&lines))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let got = lines_of(&out.stdout);
+    assert_eq!(got.len(), lines.len(), "{stderr}");
+    let log = std::fs::read_to_string(marks.join("timeout.log")).unwrap();
+    assert_eq!(log.lines().count(), 3, "{log}");
+    assert!(
+        stderr
+            .matches("Socket timed out on send/recv operation")
+            .count()
+            >= 3,
+        "{stderr}"
+    );
+    // Only `lost` is submitted again.
+    assert_eq!(
+        stderr.matches("no job by that name after").count(),
+        1,
+        "{stderr}"
+    );
+    let deadline = Instant::now() + Duration::from_secs(180);
+    for (m, l) in modes.iter().zip(&got) {
+        let id = l["id"].as_str().unwrap();
+        assert!(l.get("error").is_none(), "{m}: {l}");
+        let job_id = l["slurm"]["job_id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{m}: not submitted: {l}"));
+        let jobs = f.c.jobs_named(id);
+        assert_eq!(
+            jobs.keys().collect::<Vec<_>>(),
+            [job_id],
+            "{m}: jobs named {id}: {jobs:?}"
+        );
+        let left = deadline
+            .saturating_duration_since(Instant::now())
+            .as_secs()
+            .max(1);
+        assert_eq!(
+            f.c.wait_state(job_id, left, |s| s == "COMPLETED" || s == "FAILED"),
+            "COMPLETED",
+            "{m}: {id}"
+        );
+    }
+}
