@@ -436,17 +436,22 @@ impl Backend for SshBackend {
     }
 
     fn scontrol(&mut self, jobs: &[JobRef]) -> Answer {
-        // One RPC for all jobs the controller holds, filtered locally.
-        let mut clusters: Vec<Option<String>> = jobs.iter().map(|j| j.cluster.clone()).collect();
-        clusters.sort();
-        clusters.dedup();
-        let mut total = Answer::default();
-        for c in clusters {
+        // Only this user's jobs, by id: one `scontrol show job -o ID` per
+        // id in one remote command (scontrol takes one id; an id the
+        // controller forgot says "Invalid job id" and is skipped). The
+        // first line names the login user; records of other users are
+        // dropped (parse::parse_scontrol_of).
+        self.per_chunk(jobs, |me, cluster, ids| {
+            let list = ids.iter().map(|i| quote(i)).collect::<Vec<_>>().join(" ");
             let cmd = format!(
-                "env SLURM_TIME_FORMAT=%s scontrol{} show job -o",
-                cluster_flag(c.as_deref())
+                "printf '@@tao-user %s\\n' \"$(id -un)\"; for j in {list}; do \
+                 out=$(env SLURM_TIME_FORMAT=%s scontrol{} show job -o \"$j\" 2>&1); rc=$?; \
+                 case \"$out\" in *'Invalid job id specified'*) continue;; esac; \
+                 if [ \"$rc\" -ne 0 ]; then printf '%s\\n' \"$out\" >&2; exit \"$rc\"; fi; \
+                 printf '%s\\n' \"$out\"; done",
+                cluster_flag(cluster)
             );
-            let res = self.run("scontrol", &cmd, 2).or_else(|f| {
+            let res = me.run("scontrol", &cmd, 2).or_else(|f| {
                 // "No jobs in the system" is an answer.
                 if f.message.contains("No jobs in the system") {
                     Ok(String::new())
@@ -454,9 +459,19 @@ impl Backend for SshBackend {
                     Err(f)
                 }
             });
-            total.merge(to_answer(res, parse::parse_scontrol));
-        }
-        total
+            match res {
+                Ok(text) => {
+                    let (user, body) = match text.split_once('\n') {
+                        Some((first, rest)) if first.starts_with("@@tao-user ") => {
+                            (first.trim_start_matches("@@tao-user ").trim(), rest)
+                        }
+                        _ => ("", text.as_str()),
+                    };
+                    Answer::from_parsed(parse::parse_scontrol_of(body, Some(user)))
+                }
+                Err(f) => Answer::failed(f),
+            }
+        })
     }
 
     fn read_files(
@@ -588,11 +603,18 @@ pub struct ReplayBackend {
     pub scontrol: Option<String>,
     /// `squeue --start -h -o '%i|%S'` output text (expected starts).
     pub squeue_start: Option<String>,
+    /// The user whose jobs scontrol records may describe (`SLURM_USER`);
+    /// records of other users are dropped. `None`: all are read.
+    pub user: Option<String>,
     /// Directory standing for `/` of the cluster's shared filesystem.
     pub root: Option<PathBuf>,
 }
 
 fn replay_answer(text: &Option<String>, what: &str, parse: fn(&str) -> Parsed) -> Answer {
+    replay_answer_with(text, what, &parse)
+}
+
+fn replay_answer_with(text: &Option<String>, what: &str, parse: &dyn Fn(&str) -> Parsed) -> Answer {
     match text {
         None => Answer::failed(QueryFailure {
             code: "replay".into(),
@@ -627,7 +649,10 @@ impl Backend for ReplayBackend {
     }
 
     fn scontrol(&mut self, _jobs: &[JobRef]) -> Answer {
-        replay_answer(&self.scontrol, "scontrol", parse::parse_scontrol)
+        let user = self.user.clone();
+        replay_answer_with(&self.scontrol, "scontrol", &move |t| {
+            parse::parse_scontrol_of(t, user.as_deref())
+        })
     }
 
     fn read_files(

@@ -213,6 +213,7 @@ impl ReplayArgs {
             sacct: read(&self.replay_sacct)?,
             scontrol: read(&self.replay_scontrol)?,
             squeue_start: read(&self.replay_squeue_start)?,
+            user: std::env::var("SLURM_USER").ok().filter(|u| !u.is_empty()),
             root: self.replay_root.clone(),
         })
     }

@@ -618,6 +618,40 @@ fn scontrol_pairs(record: &str) -> Vec<(String, String)> {
 /// ExitCode, NodeList, SubmitTime, StartTime, EndTime, RunTime
 /// (scontrol(1) "show job").
 pub fn parse_scontrol(text: &str) -> Parsed {
+    parse_scontrol_of(text, None)
+}
+
+/// Keys of `scontrol show job` whose values are free text a user chooses
+/// (`--comment`, the command line, paths). scontrol prints them after
+/// every key read here (JobId ... NodeList, then Command, WorkDir,
+/// Comment, StdErr, StdIn, StdOut; scontrol(1) and Slurm 22.05 output),
+/// so reading stops at the first of them: words inside them that look
+/// like `JobState=FAILED` are never read as the job's own keys.
+const FREE_TEXT_KEYS: &[&str] = &[
+    "Command",
+    "WorkDir",
+    "Comment",
+    "AdminComment",
+    "SystemComment",
+    "StdErr",
+    "StdIn",
+    "StdOut",
+];
+
+/// The name part of scontrol's `UserId=taouser(1000)`.
+fn user_name(user_id: &str) -> &str {
+    user_id.split('(').next().unwrap_or("").trim()
+}
+
+/// [`parse_scontrol`], keeping only the records of `user` (by `UserId=`)
+/// when it is given: another user's job is not an answer about ours, even
+/// when it names our id (a record of theirs is dropped without an issue).
+///
+/// Each record's keys are read up to the first free-text key
+/// ([`FREE_TEXT_KEYS`]), and a repeated key keeps its first value: a
+/// comment holding `JobId=100 JobState=FAILED ExitCode=9:0` cannot stand
+/// for the job's own values, even for a key the record lacks.
+pub fn parse_scontrol_of(text: &str, user: Option<&str>) -> Parsed {
     let mut out = Parsed::default();
     let mut records: Vec<(usize, String)> = Vec::new();
     let mut cur = String::new();
@@ -643,8 +677,19 @@ pub fn parse_scontrol(text: &str) -> Parsed {
         records.push((start, cur));
     }
     for (line_no, rec) in records {
-        let map: HashMap<String, String> = scontrol_pairs(&rec).into_iter().collect();
+        let mut map: HashMap<String, String> = HashMap::new();
+        for (k, v) in scontrol_pairs(&rec) {
+            if FREE_TEXT_KEYS.contains(&k.as_str()) {
+                break;
+            }
+            map.entry(k).or_insert(v);
+        }
         let get = |k: &str| map.get(k).map(String::as_str);
+        if let Some(u) = user {
+            if get("UserId").is_none_or(|id| user_name(id) != u) {
+                continue;
+            }
+        }
         let Some(job) = get("JobId") else {
             out.issues.push(Issue {
                 source: Source::Scontrol,
@@ -809,6 +854,24 @@ mod tests {
     /// Fuzzing found a JobId value that swallowed a stray word
     /// (fuzz/regressions/squeue_sacct/scontrol-jobid-unchecked-min): it is
     /// reported, never taken as a job.
+    #[test]
+    fn scontrol_first_key_wins_and_other_users_are_dropped() {
+        let text = "JobId=100 JobName=x UserId=taouser(1000) JobState=RUNNING Reason=None Comment=JobId=100 JobState=FAILED ExitCode=9:0\n\
+                    JobId=101 JobName=y UserId=mallory(1001) JobState=RUNNING Comment=HetJobId=100 HetJobOffset=0 JobState=FAILED\n";
+        let p = parse_scontrol_of(text, Some("taouser"));
+        assert_eq!(p.rows.len(), 1, "{p:?}");
+        assert_eq!(
+            (p.rows[0].job_id.as_str(), p.rows[0].state.as_str()),
+            ("100", "RUNNING")
+        );
+        assert_eq!(p.rows[0].exit_code, None);
+        assert!(p.issues.is_empty());
+        // Without a user, both records are read, each by its own keys.
+        let p = parse_scontrol(text);
+        assert_eq!(p.rows.len(), 2);
+        assert_eq!(p.rows[0].state, "RUNNING");
+    }
+
     #[test]
     fn scontrol_jobid_that_is_not_a_job_id_is_an_issue() {
         let p =

@@ -588,7 +588,22 @@ fn older_squeue_and_no_accounting_fall_back_to_o_and_scontrol() {
     )
     .unwrap();
     env.insert("TAO_SITE_PROFILE".into(), profile.to_str().unwrap().into());
-    let job = submit(&env, "old", "exit 4", "", true);
+    let job = submit(&env, "old", "exit 4", "", false);
+    // Another user's job (root's) whose comment forges ours: the fallback
+    // asks only for our ids, reads each record's first keys and checks
+    // UserId, so it changes nothing (issue 16).
+    let forged = sh(&format!(
+        "sbatch --parsable --hold --partition=gpu --exclude=n2 --job-name=tao-forged --comment='JobId={0} JobState=FAILED ExitCode=9:0 Restarts=7 UserId={1}(1000) HetJobId={0} HetJobOffset=0' --wrap=true",
+        job.sid, env["SLURM_USER"]
+    ));
+    let forged = forged.trim().to_string();
+    let (v, _) = poll_once(&env, &job.line, &[]);
+    cancel(&forged);
+    assert_eq!(state(&v), "PENDING", "{v}");
+    assert_eq!(message(&v), "PENDING (JobHeldUser)", "{v}");
+    assert_ne!(v["slurm"]["exit_code"], "9:0", "{v}");
+    assert_eq!(v["slurm"]["restart_count"], 0, "{v}");
+    sh(&format!("scontrol release {}", job.sid));
     let v = poll_until(&env, &job.line, Duration::from_secs(180), |v| {
         state(v) == "ERROR" && v["slurm"]["exit_code"].is_string()
     });

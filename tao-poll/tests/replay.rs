@@ -1091,3 +1091,51 @@ fn sacct_empty_state() {
         assert_eq!(r.code, 0, "{source}: {}", r.stderr);
     }
 }
+
+/// The scontrol fallback (no accounting) believes only this user's
+/// records (`SLURM_USER` against `UserId=`) and each record's own keys
+/// (first occurrence): another user's job whose `--comment` holds
+/// `JobId=100 JobState=FAILED` does not change job 100 (issue 16).
+#[test]
+fn scontrol_fallback_reads_only_this_users_own_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let sqf = write(dir.path(), "squeue.txt", "");
+    let saf = write(
+        dir.path(),
+        "sacct.txt",
+        "sacct: error: Slurm accounting storage is disabled\n",
+    );
+    let scf = write(
+        dir.path(),
+        "scontrol.txt",
+        "JobId=100 JobName=mine UserId=taouser(1000) JobState=RUNNING Reason=None Restarts=0 ExitCode=0:0 NodeList=n1 Comment=JobId=100 JobState=FAILED ExitCode=9:0\n\
+         JobId=101 JobName=theirs UserId=mallory(1001) JobState=RUNNING Reason=None Comment=JobId=100 JobState=FAILED ExitCode=9:0\n\
+         JobId=102 JobName=theirs UserId=mallory(1001) JobState=FAILED Reason=None Comment=HetJobId=100 HetJobOffset=1 JobState=FAILED\n\
+         JobId=103 JobName=theirs UserId=mallory(1001) JobState=FAILED ExitCode=1:0\n",
+    );
+    let r = run(cmd().env("SLURM_USER", "taouser").args([
+        "--replay-squeue",
+        &sqf,
+        "--replay-sacct",
+        &saf,
+        "--replay-scontrol",
+        &scf,
+        "100",
+        "103",
+    ]));
+    assert_eq!(
+        s(&r.lines[0], &["state"]),
+        Some("RUNNING"),
+        "{}",
+        r.lines[0]
+    );
+    assert_eq!(s(&r.lines[0], &["message"]), Some("RUNNING"));
+    // Job 103 is another user's: not an answer about ours.
+    assert_eq!(
+        s(&r.lines[1], &["state"]),
+        Some("UNKNOWN"),
+        "{}",
+        r.lines[1]
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}
