@@ -226,8 +226,8 @@ matches no rule is the program's to look at (class program, not retried).",
                 .long("max-attempts")
                 .value_name("N")
                 .default_value("10")
-                .value_parser(clap::value_parser!(u32).range(1..))
-                .help("Retry budget: retry infra faults while attempt < N (N >= 1)"),
+                .value_parser(clap::value_parser!(u32).range(1..=100))
+                .help("Retry budget: retry infra faults while attempt < N; 1-100"),
         )
         .arg(
             Arg::new("rules")

@@ -12,6 +12,10 @@ use tao_core::{Error, JobLine, LineWriter, Result};
 
 use crate::{classify, Catalogue, Options, Redactor, DEFAULT_MAX_ATTEMPTS};
 
+/// The largest `--max-attempts` accepted (a retry budget of a hundred
+/// attempts is already more than any cluster fault deserves).
+pub const MAX_ATTEMPTS_LIMIT: u32 = 100;
+
 /// Short help (`-h`).
 pub const SHORT_HELP: &str = "\
 tao-classify: classify failed jobs (infra / program / scheduler) and decide retry
@@ -63,7 +67,7 @@ Policy:
 options:
   --log FILE          use FILE as the evidence for every ERROR line (streamed with
                       bounded memory); repeatable; an empty file means \"no log\"
-  --max-attempts N    retry budget, N >= 1 (default 10)
+  --max-attempts N    retry budget, 1-100 (default 10)
   --rules FILE        a TOML file of [[rule]] tables (id, class, subclass, priority,
                       keywords, pattern, reason, source); a rule with a built-in id
                       replaces it. A named group (?P<node>...) names the node to avoid.
@@ -129,10 +133,10 @@ pub fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Args> {
                 let v = parser.value().map_err(usage)?;
                 let text = v.to_string_lossy();
                 out.max_attempts = match text.parse::<u32>() {
-                    Ok(n) if n >= 1 => n,
+                    Ok(n) if (1..=MAX_ATTEMPTS_LIMIT).contains(&n) => n,
                     _ => {
                         return Err(Error::Usage(format!(
-                        "--max-attempts {text:?}: expected a whole number >= 1 (1 = never retry)"
+                        "--max-attempts {text:?}: expected a whole number from 1 to {MAX_ATTEMPTS_LIMIT} (1 = never retry)"
                     )))
                     }
                 };

@@ -124,13 +124,13 @@ pub struct StatusArgs {
     /// (a live table on a terminal). Exit 0 when all jobs are COMPLETE.
     #[arg(long)]
     pub watch: bool,
-    /// Seconds between polls with --watch.
-    #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Seconds between polls with --watch; 1-86400.
+    #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=86400))]
     pub interval: u64,
     /// Attach redacted tails of main.out/main.err to ERROR lines (`evidence`).
     #[arg(long)]
     pub evidence: bool,
-    /// Lines per evidence tail.
+    /// Lines per evidence tail; 1-10000.
     #[arg(long, value_name = "N", default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..=10000))]
     pub evidence_lines: u32,
     /// Whether Slurm requeues jobs (lines without resources.requeue); NODE_FAIL

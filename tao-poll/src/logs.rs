@@ -38,8 +38,9 @@ pub struct LogsArgs {
     /// Record id (`tao-record` id); `-` or none reads a job line on stdin.
     #[arg(value_name = "ID")]
     pub id: Option<String>,
-    /// Number of lines.
-    #[arg(short = 'n', long = "lines", value_name = "N", default_value_t = 200)]
+    /// Number of lines; 0-1000000.
+    #[arg(short = 'n', long = "lines", value_name = "N", default_value_t = 200,
+          value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
     pub lines: u64,
     /// main.err instead of main.out.
     #[arg(long)]

@@ -153,7 +153,7 @@ pub struct ListArgs {
     /// Only this record; repeatable (an unknown id is an error, exit 65).
     #[arg(long = "id", value_name = "ID")]
     pub ids: Vec<String>,
-    /// Only records opened since: a duration back from now (30m, 12h, 7d) or an RFC 3339 time.
+    /// Only records opened since: a duration back from now (30m, 12h, 7d; at most 100 years) or an RFC 3339 time.
     #[arg(long, value_name = "DURATION|TIME")]
     pub since: Option<String>,
     /// Only the retry chain that contains ID (first attempt first).
@@ -171,7 +171,7 @@ pub struct ListArgs {
 /// Arguments of `gc`.
 #[derive(Debug, clap::Args)]
 pub struct GcArgs {
-    /// Archive COMPLETE, ERROR and CANCELED records whose last transition is older than this (30d, 12h, ...).
+    /// Archive COMPLETE, ERROR and CANCELED records whose last transition is older than this (30d, 12h, ...; at most 100 years).
     #[arg(long, value_name = "DURATION")]
     pub older_than: String,
 }

@@ -169,8 +169,15 @@ pub fn parse_bool(s: &str) -> Option<bool> {
     }
 }
 
+/// The longest duration accepted by [`duration_secs`] (`gc --older-than`,
+/// `list --since`): 100 years of 365 days, in seconds. Longer is a usage
+/// error, so no date arithmetic can overflow.
+pub const MAX_DURATION_SECS: u64 = 100 * 365 * 86400;
+
 /// Parse a duration such as `30s`, `15m`, `12h`, `7d`, `2w` (a bare number
-/// is seconds) into seconds.
+/// is seconds) into seconds, at most [`MAX_DURATION_SECS`] (100 years).
+///
+/// Errors: a message naming the value and the accepted forms or the bound.
 pub fn duration_secs(s: &str) -> Result<u64, String> {
     let t = s.trim();
     let (num, unit) = t.split_at(t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len()));
@@ -186,7 +193,8 @@ pub fn duration_secs(s: &str) -> Result<u64, String> {
         _ => return Err(format!("{s:?} has an unknown unit; use s, m, h, d or w")),
     };
     n.checked_mul(mult)
-        .ok_or_else(|| format!("{s:?} is too long"))
+        .filter(|secs| *secs <= MAX_DURATION_SECS)
+        .ok_or_else(|| format!("{s:?} is longer than 100 years ({MAX_DURATION_SECS} s)"))
 }
 
 #[cfg(test)]

@@ -76,8 +76,10 @@ pub struct Cli {
     pub state_dir: Option<PathBuf>,
 
     /// Seconds to look for a job by name after an ambiguous submit
-    /// (connection lost after sending, empty reply) before submitting again.
-    #[arg(long, default_value_t = 20, global = true, value_name = "SECS")]
+    /// (connection lost after sending, empty reply, sbatch's "Socket timed
+    /// out") before submitting again; 0-3600.
+    #[arg(long, default_value_t = 20, global = true, value_name = "SECS",
+          value_parser = clap::value_parser!(u64).range(0..=3600))]
     pub reconcile_wait: u64,
 
     /// Convert images tagged `latest` (or untagged) again on the CPU partition even when the .sqsh cache holds them: `latest` moves. The new image replaces the cached one by an atomic rename once it is a valid squashfs.
@@ -141,8 +143,9 @@ pub struct ConnArgs {
 pub enum Command {
     /// Cancel the Slurm jobs of the job lines on stdin; emit each with state CANCELED.
     Cancel {
-        /// Seconds to wait for cancelled jobs to end before reporting them as still running.
-        #[arg(long, default_value_t = 60, value_name = "SECS")]
+        /// Seconds to wait for cancelled jobs to end before reporting them as still running; 0-3600.
+        #[arg(long, default_value_t = 60, value_name = "SECS",
+              value_parser = clap::value_parser!(u64).range(0..=3600))]
         wait: u64,
     },
     /// Check the variables, the login, the Slurm commands, the runtime and the storage.

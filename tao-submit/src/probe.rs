@@ -85,12 +85,13 @@ pub struct ProbeArgs {
     /// you take the risk of a job hanging in its first collective.
     #[arg(long)]
     pub skip_probe: bool,
-    /// Hard timeout of one probe run in seconds; a probe still running then counts as a hang.
+    /// Hard timeout of one probe run in seconds (5-3600); a probe still running then counts as a hang.
     #[arg(long, default_value_t = 120, value_name = "SECS",
           value_parser = clap::value_parser!(u64).range(5..=3600))]
     pub probe_timeout: u64,
-    /// Seconds a probe job may wait in the queue before the probe is given up (the job is then not submitted).
-    #[arg(long, default_value_t = DEFAULT_QUEUE_WAIT, value_name = "SECS")]
+    /// Seconds a probe job may wait in the queue before the probe is given up (the job is then not submitted); 1-86400.
+    #[arg(long, default_value_t = DEFAULT_QUEUE_WAIT, value_name = "SECS",
+          value_parser = clap::value_parser!(u64).range(1..=86400))]
     pub probe_queue_wait: u64,
     /// How the probe starts on each node [default: torchrun for runtime pyxis, python3 otherwise].
     #[arg(long, value_enum, value_name = "HOW")]
