@@ -9,6 +9,7 @@
 pub mod cli;
 pub mod error;
 pub mod exit;
+pub mod hostlist;
 pub mod id;
 pub mod image;
 pub mod jobline;

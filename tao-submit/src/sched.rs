@@ -314,55 +314,14 @@ pub fn parse_nodes(text: &str) -> Vec<NodeInfo> {
         .collect()
 }
 
-/// Expand a Slurm host list (`n[1-3,7],gpu01`) into names; a malformed
-/// range is kept as written (it will then not match a node and be dropped).
-pub fn expand_hostlist(list: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    // Split on commas outside brackets.
-    let mut depth = 0;
-    let mut cur = String::new();
-    let mut parts = Vec::new();
-    for ch in list.chars() {
-        match ch {
-            '[' => depth += 1,
-            ']' => depth -= 1,
-            ',' if depth == 0 => {
-                parts.push(std::mem::take(&mut cur));
-                continue;
-            }
-            _ => {}
-        }
-        cur.push(ch);
-    }
-    parts.push(cur);
-    for p in parts
-        .into_iter()
-        .map(|p| p.trim().to_string())
-        .filter(|p| !p.is_empty())
-    {
-        match (p.find('['), p.ends_with(']')) {
-            (Some(open), true) => {
-                let (prefix, inner) = (&p[..open], &p[open + 1..p.len() - 1]);
-                let mut ok = Vec::new();
-                for r in inner.split(',') {
-                    match r.split_once('-') {
-                        Some((a, b)) => match (a.parse::<u64>(), b.parse::<u64>()) {
-                            (Ok(x), Ok(y)) if x <= y && y - x < 100_000 => {
-                                for n in x..=y {
-                                    ok.push(format!("{prefix}{n:0width$}", width = a.len()));
-                                }
-                            }
-                            _ => ok.push(p.clone()),
-                        },
-                        None => ok.push(format!("{prefix}{r}")),
-                    }
-                }
-                out.extend(ok);
-            }
-            _ => out.push(p),
-        }
-    }
-    out
+/// Expand a Slurm host list (`n[1-3,7],gpu01`) into names, at most
+/// [`tao_core::hostlist::MAX_NAMES`] (the one expander of the tools,
+/// [`tao_core::hostlist::expand`]); a malformed range is kept as written
+/// (it will then not match a node and be dropped).
+///
+/// Errors: [`tao_core::hostlist::HostlistError`] past the bound.
+pub fn expand_hostlist(list: &str) -> Result<Vec<String>, tao_core::hostlist::HostlistError> {
+    tao_core::hostlist::expand(list, tao_core::hostlist::MAX_NAMES)
 }
 
 #[cfg(test)]
@@ -463,8 +422,11 @@ mod tests {
     fn nodes_and_hostlists() {
         let t = "NodeName=n1 Arch=x86_64 State=IDLE\nNodeName=n2 Arch=x86_64\n\n";
         assert_eq!(parse_node_names(t), ["n1", "n2"]);
-        assert_eq!(expand_hostlist("n[1-3],gpu01"), ["n1", "n2", "n3", "gpu01"]);
-        assert_eq!(expand_hostlist("a[01-02,5]"), ["a01", "a02", "a5"]);
-        assert_eq!(expand_hostlist(""), Vec::<String>::new());
+        assert_eq!(
+            expand_hostlist("n[1-3],gpu01").unwrap(),
+            ["n1", "n2", "n3", "gpu01"]
+        );
+        assert_eq!(expand_hostlist("a[01-02,5]").unwrap(), ["a01", "a02", "a5"]);
+        assert_eq!(expand_hostlist("").unwrap(), Vec::<String>::new());
     }
 }

@@ -239,7 +239,20 @@ impl Plan {
                 let n = n.as_str().ok_or_else(|| {
                     line_err(line, "`resources.exclude` must hold strings".into())
                 })?;
-                exclude.extend(crate::sched::expand_hostlist(n));
+                let names = crate::sched::expand_hostlist(n)
+                    .map_err(|e| line_err(line, format!("`resources.exclude`: {e}")))?;
+                if exclude.len() + names.len() > tao_core::hostlist::MAX_NAMES {
+                    return Err(line_err(
+                        line,
+                        format!(
+                            "`resources.exclude`: {}",
+                            tao_core::hostlist::HostlistError::TooManyNames {
+                                limit: tao_core::hostlist::MAX_NAMES
+                            }
+                        ),
+                    ));
+                }
+                exclude.extend(names);
             }
         }
 

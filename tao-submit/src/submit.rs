@@ -712,7 +712,7 @@ fn validate_exclude(plan: &mut Plan, known: &HashSet<String>) {
             &format!(
                 "job {:?}: excluded node(s) {} do not exist on this cluster (`scontrol show nodes`); dropped",
                 plan.id,
-                drop.join(",")
+                tao_core::hostlist::summarize(&drop, 20)
             ),
         );
     }

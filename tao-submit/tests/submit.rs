@@ -512,3 +512,50 @@ fn a_line_no_node_can_hold_is_refused_and_an_exclusion_of_every_node_is_dropped(
         "COMPLETED"
     );
 }
+
+/// Host lists have a bound on their expanded size (issue 16): a 10 KB
+/// `resources.exclude` (`n[0-99999,...]`, millions of names) is a line
+/// error naming the bound, without allocating them (it made tao-submit
+/// abort allocating 800 MB and print nothing); the other lines still go
+/// through. A list under the bound whose nodes do not exist is dropped with
+/// a warning of bounded size (it named every node: 288 MB on stderr).
+#[test]
+fn hostlist_bounds() {
+    let Some(f) = Fixture::new() else { return };
+    let mut huge = f.line("hb", "true");
+    let big = format!("n[{}]", vec!["0-99999"; 1400].join(","));
+    assert!(big.len() > 10_000);
+    huge["resources"]["exclude"] = json!([big]);
+    let mut many = f.line("hm", "sleep 1");
+    let ranges: Vec<String> = (0..300).map(|i| format!("ghost{i}x[0-99]")).collect();
+    many["resources"]["exclude"] = json!([ranges.join(",")]);
+    let ok = f.line("hk", "true");
+    let out = f
+        .cmd()
+        .write_stdin(stdin_of(&[huge, many, ok]))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let got = lines_of(&out.stdout);
+    assert_eq!(got.len(), 3, "{stderr}");
+    let msg = got[0]["error"]["message"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{}", got[0]));
+    assert!(
+        msg.contains("resources.exclude") && msg.contains("65536"),
+        "{msg}"
+    );
+    assert!(got[0]["slurm"]["job_id"].is_null(), "{}", got[0]);
+    for l in &got[1..] {
+        assert!(l["error"].is_null(), "{l}");
+        assert!(l["slurm"]["job_id"].is_string(), "{l}");
+    }
+    assert!(
+        stderr.contains("and 29980 more"),
+        "{}",
+        &stderr[..stderr.len().min(2000)]
+    );
+    assert!(stderr.len() < 4096, "stderr is {} bytes", stderr.len());
+    // A line error of the input (65), the other lines submitted.
+    assert_eq!(out.status.code(), Some(65), "{stderr}");
+}
