@@ -149,21 +149,73 @@ fn kind_name(v: &Value) -> &'static str {
     }
 }
 
+/// The longest job line the reader accepts, in bytes (64 MiB, newline
+/// excluded). A job line holds its spec (tao-record refuses a spec over
+/// 4 MiB), its script and its evidence tails; with JSON escaping that is
+/// far under this bound. A longer line is a line error (exit 65) naming
+/// its number and this bound; it is skipped without being kept in memory,
+/// and the lines after it are still read.
+pub const MAX_LINE_BYTES: usize = 64 << 20;
+
 /// Reads job lines from any `BufRead` with a reused buffer and a 1-based
-/// line counter. Blank lines are skipped (they still count).
+/// line counter. Blank lines are skipped (they still count). Lines longer
+/// than the reader's bound ([`MAX_LINE_BYTES`] unless set with
+/// [`LineReader::with_max_line`]) are errors, read past in bounded memory.
 pub struct LineReader<R> {
     inner: R,
     buf: Vec<u8>,
     line_no: u64,
+    max_line: usize,
 }
 
 impl<R: BufRead> LineReader<R> {
-    /// Wrap a reader.
+    /// Wrap a reader; lines may be up to [`MAX_LINE_BYTES`] long.
     pub fn new(inner: R) -> Self {
+        Self::with_max_line(inner, MAX_LINE_BYTES)
+    }
+
+    /// Wrap a reader whose lines may be up to `max_line` bytes long
+    /// (newline excluded); for tests and for tools with a smaller bound.
+    pub fn with_max_line(inner: R, max_line: usize) -> Self {
         Self {
             inner,
             buf: Vec::with_capacity(4096),
             line_no: 0,
+            max_line,
+        }
+    }
+
+    /// Read one line (through its `\n`) into `self.buf`, keeping at most
+    /// `max_line + 2` bytes (room for `\r\n`); the rest of a longer line is
+    /// consumed and dropped. Returns (bytes consumed, whether it was cut).
+    fn read_bounded(&mut self) -> std::io::Result<(usize, bool)> {
+        let cap = self.max_line.saturating_add(2);
+        let mut total = 0usize;
+        let mut cut = false;
+        loop {
+            let avail = match self.inner.fill_buf() {
+                Ok(b) => b,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if avail.is_empty() {
+                return Ok((total, cut));
+            }
+            let (chunk, done) = match memchr::memchr(b'\n', avail) {
+                Some(i) => (&avail[..=i], true),
+                None => (avail, false),
+            };
+            let room = cap.saturating_sub(self.buf.len());
+            if chunk.len() > room {
+                cut = true;
+            }
+            self.buf.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            let n = chunk.len();
+            self.inner.consume(n);
+            total = total.saturating_add(n);
+            if done {
+                return Ok((total, cut));
+            }
         }
     }
 
@@ -174,19 +226,30 @@ impl<R: BufRead> LineReader<R> {
 
     /// The next job line, `None` at end of input.
     ///
-    /// Errors: [`Error::BadLine`] for a line that is not UTF-8, not JSON or
-    /// not an object; [`Error::Io`] when reading fails.
+    /// Errors: [`Error::BadLine`] for a line that is not UTF-8, not JSON,
+    /// not an object, or longer than the bound (the next call reads the
+    /// line after it); [`Error::Io`] when reading fails.
     pub fn next_line(&mut self) -> Result<Option<JobLine>> {
         loop {
             self.buf.clear();
-            let n = self
-                .inner
-                .read_until(b'\n', &mut self.buf)
+            let (n, cut) = self
+                .read_bounded()
                 .map_err(|e| Error::io("reading standard input", e))?;
             if n == 0 {
                 return Ok(None);
             }
             self.line_no += 1;
+            let line = self.buf.strip_suffix(b"\n").unwrap_or(&self.buf);
+            let body = line.strip_suffix(b"\r").unwrap_or(line).len();
+            if cut || body > self.max_line {
+                return Err(Error::BadLine {
+                    line: self.line_no,
+                    message: format!(
+                        "longer than {} bytes, the bound on one job line; it was skipped (the lines after it are read)",
+                        self.max_line
+                    ),
+                });
+            }
             let text = std::str::from_utf8(&self.buf).map_err(|e| Error::BadLine {
                 line: self.line_no,
                 message: format!(
@@ -250,6 +313,35 @@ impl<W: Write> LineWriter<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_past_the_bound_is_an_error_and_the_rest_is_read() {
+        let long = format!("{{\"id\":\"{}\"}}", "x".repeat(100));
+        let input = format!("{{\"id\":\"a\"}}\n{long}\n{{\"id\":\"b\"}}\r\n{long}");
+        // A tiny BufReader capacity: lines span many fill_buf calls.
+        let r = std::io::BufReader::with_capacity(7, input.as_bytes());
+        let mut reader = LineReader::with_max_line(r, 50);
+        let got: Vec<_> = (&mut reader).collect();
+        assert_eq!(got.len(), 4);
+        assert_eq!(got[0].as_ref().unwrap().id(), Some("a"));
+        let e = got[1].as_ref().unwrap_err();
+        assert_eq!(e.code(), crate::exit::DATAERR);
+        let msg = e.to_string();
+        assert!(msg.starts_with("line 2: longer than 50 bytes"), "{msg}");
+        assert_eq!(got[2].as_ref().unwrap().id(), Some("b"));
+        assert!(got[3]
+            .as_ref()
+            .unwrap_err()
+            .to_string()
+            .starts_with("line 4:"));
+        // Exactly at the bound is fine, with or without \r\n.
+        let at = format!("{{\"id\":\"{}\"}}", "y".repeat(41));
+        assert_eq!(at.len(), 50);
+        for input in [format!("{at}\n"), format!("{at}\r\n"), at.clone()] {
+            let mut r = LineReader::with_max_line(input.as_bytes(), 50);
+            assert!(r.next_line().unwrap().is_some(), "{input:?}");
+        }
+    }
 
     #[test]
     fn unknown_fields_pass_through_in_order() {

@@ -236,3 +236,66 @@ fn no_tool_prints_colour_on_a_terminal() {
         );
     }
 }
+
+/// The shared line reader's bound (tao_core::jobline::MAX_LINE_BYTES, 64
+/// MiB): a longer line is a line error naming its number and the bound,
+/// read past in bounded memory, and the lines after it are still read
+/// (tao-record mark goes on to line 3; tao-render, which stops at its
+/// first bad line, has printed line 1).
+#[test]
+fn a_line_past_the_bound_is_a_line_error() {
+    let home = tempfile::tempdir().unwrap();
+    let out = tool(
+        "tao-record",
+        &[
+            "open",
+            "--dry-run",
+            "--results-root",
+            "/tmp/tao-long-line",
+            "--image",
+            "nvcr.io#nvidia/tao/tao-toolkit:5.5.0-pyt",
+            "--action",
+            "train",
+            "--network-arch",
+            "dino",
+            "--command",
+            "true",
+        ],
+        home.path(),
+    )
+    .stdin(Stdio::null())
+    .output()
+    .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let line = text(&out.stdout).trim().to_string();
+    let long = format!("{{\"id\":\"{}\"}}", "x".repeat((64 << 20) + 1));
+    let input = format!("{line}\n{long}\n{line}\n");
+    for (name, args, printed_line_1) in [
+        ("tao-render", &[][..], true),
+        ("tao-record", &["mark"][..], true),
+    ] {
+        let mut child = tool(name, args, home.path())
+            .stdin(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let input = input.clone();
+        let feeder = std::thread::spawn(move || {
+            use std::io::Write;
+            let _ = stdin.write_all(input.as_bytes());
+        });
+        let out = wait_bounded(child, Duration::from_secs(60), name);
+        feeder.join().unwrap();
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(65), "{name}: {err}");
+        assert!(
+            err.contains("line 2: longer than 67108864 bytes, the bound on one job line"),
+            "{name}: {err}"
+        );
+        assert_eq!(!out.stdout.is_empty(), printed_line_1, "{name}: {err}");
+        if name == "tao-record" {
+            // Lines 1 and 3 were read (their records do not exist).
+            assert_eq!(err.matches("no record").count(), 2, "{err}");
+        }
+    }
+}
