@@ -691,11 +691,13 @@ impl Backend for ReplayBackend {
                             let text = String::from_utf8_lossy(&bytes);
                             let all: Vec<&str> = text.lines().collect();
                             let start = all.len().saturating_sub(tail_lines as usize);
-                            status::Tail {
+                            let mut t = status::Tail {
                                 first_line: if all.is_empty() { 0 } else { start as u64 + 1 },
                                 lines: all[start..].iter().map(|s| s.to_string()).collect(),
                                 present: true,
-                            }
+                            };
+                            status::cap_tail(&mut t, status::TAIL_BYTES);
+                            t
                         }
                         Err(_) => status::Tail::default(),
                     };

@@ -159,6 +159,48 @@ impl ProgressTail {
     }
 }
 
+/// The most bytes an evidence tail holds per file: 64 KiB. `--evidence-lines`
+/// bounds the lines, this bounds their bytes (a log of one 1 GiB line, or
+/// of very long lines, would otherwise travel and be stored whole). The
+/// remote read takes only the file's last 64 KiB (`tail -c`); lines that do
+/// not fit are dropped from the front, and a single line longer than the
+/// cap keeps its last 64 KiB.
+pub const TAIL_BYTES: usize = 64 * 1024;
+
+/// Cut `t` to at most `max_bytes` (each line counted with its newline):
+/// the last lines that fit, or the end of the last line when even it does
+/// not fit; `first_line` follows the lines dropped.
+pub fn cap_tail(t: &mut Tail, max_bytes: usize) {
+    let mut total = 0usize;
+    let mut keep = 0usize;
+    for l in t.lines.iter().rev() {
+        let n = l.len() + 1;
+        if total + n > max_bytes {
+            break;
+        }
+        total += n;
+        keep += 1;
+    }
+    if keep == 0 && !t.lines.is_empty() {
+        let last = t.lines.pop().unwrap_or_default();
+        let dropped = t.lines.len() as u64;
+        let mut i = last.len().saturating_sub(max_bytes.saturating_sub(1));
+        while !last.is_char_boundary(i) {
+            i += 1;
+        }
+        t.lines = vec![last[i..].to_string()];
+        if t.first_line > 0 {
+            t.first_line += dropped;
+        }
+        return;
+    }
+    let drop = t.lines.len() - keep;
+    t.lines.drain(..drop);
+    if t.first_line > 0 {
+        t.first_line += drop as u64;
+    }
+}
+
 /// A bounded tail of a log file.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Tail {
@@ -216,7 +258,7 @@ pub fn script(requests: &[FileRequest], nonce: &str, tail_lines: u32) -> String 
         if let Some((out, err)) = &r.logs {
             for p in [out, err] {
                 s.push_str(&format!(
-                    "if [ -f {q} ]; then printf '%s T %s %s\\n' \"$M\" \"$(wc -l < {q})\" {q}; tail -n {tail_lines} {q}; echo; fi\n",
+                    "if [ -f {q} ]; then printf '%s T %s %s\\n' \"$M\" \"$(wc -l < {q})\" {q}; tail -c {TAIL_BYTES} {q} | tail -n {tail_lines}; echo; fi\n",
                     q = quote(p)
                 ));
             }
@@ -428,6 +470,7 @@ pub fn parse_output(
             // `wc -l` counts newlines; a last line without one is still a line.
             let total = t.first_line.max(n);
             t.first_line = if n == 0 { 0 } else { total - n + 1 };
+            cap_tail(t, TAIL_BYTES);
         }
     }
     (map, ended)
@@ -483,6 +526,29 @@ pub fn progress_key(path: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn tails_are_capped_in_bytes() {
+        let mut t = Tail {
+            first_line: 10,
+            lines: (0..10).map(|i| format!("{i}{}", "x".repeat(99))).collect(),
+            present: true,
+        };
+        cap_tail(&mut t, 350);
+        assert_eq!(t.lines.len(), 3);
+        assert_eq!(t.first_line, 17);
+        assert!(t.lines[0].starts_with('7'));
+        let mut one = Tail {
+            first_line: 5,
+            lines: vec!["a".into(), "é".repeat(100_000)],
+            present: true,
+        };
+        cap_tail(&mut one, TAIL_BYTES);
+        assert_eq!(one.lines.len(), 1);
+        assert!(one.lines[0].len() < TAIL_BYTES);
+        assert_eq!(one.first_line, 6);
+    }
+
     use super::*;
 
     #[test]

@@ -1139,3 +1139,50 @@ fn scontrol_fallback_reads_only_this_users_own_keys() {
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
 }
+
+/// Evidence tails have a byte cap (tao_poll::status::TAIL_BYTES, 64 KiB
+/// per file) besides their line count: a log of one 4 MiB line, and one of
+/// 200 lines of 8 KiB, give tails under the cap (issue 16).
+#[test]
+fn evidence_tails_have_a_byte_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    write(
+        &root,
+        "b/jobs/e/slurm-logs/e-97/main.out",
+        &format!("{}\n", "y".repeat(4 << 20)),
+    );
+    write(
+        &root,
+        "b/jobs/e/slurm-logs/e-97/main.err",
+        &(0..200)
+            .map(|i| format!("{i:03}{}\n", "z".repeat(8 << 10)))
+            .collect::<String>(),
+    );
+    let saf = write(
+        dir.path(),
+        "sacct.txt",
+        "97|97|FAILED|1:0|n1|1795979121|1795979122|1795979130|00:00:08|NonZeroExitCode\n",
+    );
+    let sqf = write(dir.path(), "squeue.txt", "");
+    let input = "{\"id\":\"e\",\"storage\":{\"job_dir\":\"/b/jobs/e\",\"results_dir\":\"/b/results/e\"},\"slurm\":{\"job_id\":\"97\"}}\n";
+    let r = run(cmd()
+        .args([
+            "--evidence",
+            "--replay-squeue",
+            &sqf,
+            "--replay-sacct",
+            &saf,
+        ])
+        .args(["--replay-root", root.to_str().unwrap()])
+        .write_stdin(input));
+    let ev = &r.lines[0]["evidence"];
+    for (which, first) in [("out", 1), ("err", 194)] {
+        let lines = ev[which]["lines"].as_array().unwrap();
+        let bytes: usize = lines.iter().map(|l| l.as_str().unwrap().len() + 1).sum();
+        assert!(bytes <= 64 << 10, "{which}: {bytes} bytes");
+        assert!(bytes > 4000, "{which}: {bytes} bytes");
+        assert_eq!(ev[which]["first_line"], first, "{which}: {}", ev[which]);
+    }
+    assert!(r.lines[0].to_string().len() < 200 << 10);
+}
