@@ -127,7 +127,8 @@ fn split_outside_brackets(list: &str) -> Vec<&str> {
 }
 
 /// At most `max` items of `names` joined with commas, then `and N more`
-/// when there were more: a bounded form for warnings that name nodes.
+/// when there were more: a bounded form for messages that name many
+/// things (dropped nodes, unreadable record files).
 pub fn summarize(names: &[String], max: usize) -> String {
     let shown = names
         .iter()

@@ -405,21 +405,36 @@ fn cmd_list(a: &ListArgs) -> Result<i32> {
     let table = a.table || (!a.json && stdout_is_tty());
     let stdout = std::io::stdout().lock();
     let mut out = BufWriter::with_capacity(1 << 16, stdout);
-    let missing = if table {
+    let listed = if table {
         let mut lines = Vec::new();
-        let (_, missing) = query::list(&store, &filter, &mut lines, &mut |m| warn(m))?;
+        let listed = query::list(&store, &filter, &mut lines, &mut |m| warn(m))?;
         let text = render_table(&lines);
         out.write_all(text.as_bytes())
             .map_err(|e| Error::io("writing standard output", e))?;
-        missing
+        listed
     } else {
-        query::list(&store, &filter, &mut out, &mut |m| warn(m))?.1
+        query::list(&store, &filter, &mut out, &mut |m| warn(m))?
     };
     out.flush()
         .map_err(|e| Error::io("writing standard output", e))?;
-    if missing > 0 {
+    if !listed.corrupt.is_empty() {
+        // A cron pipeline (`list --live | tao-poll | ...`) must not go on
+        // silently without a job: the listing fails, naming the files.
+        let names: Vec<String> = listed
+            .corrupt
+            .iter()
+            .map(|p| format!("{:?}", p.display().to_string()))
+            .collect();
         return Err(Error::Data(format!(
-            "{missing} requested record(s) not found (see above)"
+            "{} record file(s) could not be read and were skipped: {}; move each aside and restore it from a backup",
+            names.len(),
+            tao_core::hostlist::summarize(&names, 5)
+        )));
+    }
+    if listed.missing > 0 {
+        return Err(Error::Data(format!(
+            "{} requested record(s) not found (see above)",
+            listed.missing
         )));
     }
     Ok(0)

@@ -104,8 +104,9 @@ pub fn chain(store: &Store, id: &str) -> Result<Vec<String>> {
 /// `filter` to `out`, one per line, in id order (or the order of
 /// `filter.ids` / the chain). `warn` receives one-line diagnostics.
 ///
-/// Returns the number printed and the number of requested ids that had
-/// no record.
+/// Returns [`Listed`]: the number printed, the number of requested ids
+/// that had no record, and the record files that could not be read (each
+/// skipped with a warning naming its path; the rest is still printed).
 ///
 /// Errors: [`Error::Io`] when reading the store or writing fails.
 pub fn list<W: Write>(
@@ -113,7 +114,7 @@ pub fn list<W: Write>(
     filter: &Filter,
     out: &mut W,
     warn: &mut dyn FnMut(&str),
-) -> Result<(u64, u64)> {
+) -> Result<Listed> {
     let (ids, explicit) = if let Some(c) = &filter.chain_of {
         let mut ids = chain(store, c)?;
         if !filter.ids.is_empty() {
@@ -134,6 +135,7 @@ pub fn list<W: Write>(
         .clamp(1, 4);
     let mut printed = 0;
     let mut missing = 0;
+    let mut corrupt = Vec::new();
     for batch in ids.chunks(BATCH) {
         let per = batch.len().div_ceil(threads).max(MIN_PER_THREAD);
         let parts: Vec<Result<Part>> = if batch.len() <= MIN_PER_THREAD || threads == 1 {
@@ -163,9 +165,14 @@ pub fn list<W: Write>(
                 .map_err(|e| Error::io("writing standard output", e))?;
             printed += part.printed;
             missing += part.missing;
+            corrupt.extend(part.corrupt);
         }
     }
-    Ok((printed, missing))
+    Ok(Listed {
+        printed,
+        missing,
+        corrupt,
+    })
 }
 
 /// Ids per batch of `list` (bounds the memory of the rendered lines).
@@ -180,6 +187,19 @@ struct Part {
     warnings: Vec<String>,
     printed: u64,
     missing: u64,
+    corrupt: Vec<std::path::PathBuf>,
+}
+
+/// What [`list`] did besides printing.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Listed {
+    /// Lines printed.
+    pub printed: u64,
+    /// Explicitly requested ids without a record.
+    pub missing: u64,
+    /// Record files that could not be read (not a JSON object), in id
+    /// order: each was warned about, skipped, and the others printed.
+    pub corrupt: Vec<std::path::PathBuf>,
 }
 
 /// Render the records `ids` that pass `filter` as job lines.
@@ -223,7 +243,10 @@ fn render_part(store: &Store, ids: &[String], explicit: bool, filter: &Filter) -
                             part.printed += 1;
                         }
                     }
-                    Err(e) => part.warnings.push(e.to_string()),
+                    Err(e) => {
+                        part.warnings.push(e.to_string());
+                        part.corrupt.push(path.clone());
+                    }
                 }
             }
         }

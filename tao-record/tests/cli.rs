@@ -1282,4 +1282,39 @@ fn retry_stage_opens_due_retries_once_within_the_budget() {
     let out = run("{not json\n", &[]);
     assert_eq!(out.status.code(), Some(65));
     assert!(out.stdout.is_empty());
+
+/// A corrupt record makes `list` exit non-zero (65) with its path named,
+/// on stderr even with `-q`, after printing every other record: a cron
+/// pipeline (`list --live | tao-poll | ...`) must not silently stop
+/// polling that job (issue 16). Also in `--table` form and with `--live`.
+#[test]
+fn list_names_a_corrupt_record_and_fails() {
+    let env = Env::new();
+    let a = env.open(&[]);
+    let b = env.open(&[]);
+    let c = env.open(&[]);
+    let path = env.record_path(&b);
+    std::fs::write(&path, "{\"id\": \"trunc").unwrap();
+    for args in [
+        &["list"][..],
+        &["list", "--live"][..],
+        &["-q", "list"][..],
+        &["list", "--table"][..],
+    ] {
+        let out = env.cmd().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(65), "{args:?}: {err}");
+        assert!(
+            stdout.contains(&a) && stdout.contains(&c),
+            "{args:?}: {stdout}"
+        );
+        assert!(!stdout.contains(&b), "{args:?}: {stdout}");
+        let last = err.lines().last().unwrap_or("");
+        assert!(
+            last.starts_with("tao-record: error: 1 record file(s) could not be read")
+                && last.contains(&path.display().to_string()),
+            "{args:?}: {err}"
+        );
+    }
 }

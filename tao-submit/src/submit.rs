@@ -106,8 +106,8 @@ fn since_of(created_at: Option<&str>) -> String {
         .unwrap_or_else(|| "now-30days".to_string())
 }
 
-/// Gate one line: a record exists for its id and agrees on storage; the
-/// plan checks the rest ([`Plan::from_line`]).
+/// Gate one line: a live (not archived) record exists for its id and
+/// agrees on storage; the plan checks the rest ([`Plan::from_line`]).
 fn gate(
     line: &JobLine,
     store: std::result::Result<&Store, &Error>,
@@ -124,6 +124,14 @@ fn gate(
             line.line_no
         ))
     })?;
+    // An archived record (`tao-record gc`) can never be marked again: a
+    // job submitted for it would run with no record to follow it.
+    if store.load_live(id)?.is_none() {
+        return Err(Error::Data(format!(
+            "line {}: the record of job {id:?} is archived (`tao-record gc`), and `tao-record mark` cannot update it; open a new record to run it again",
+            line.line_no
+        )));
+    }
     for field in ["job_dir", "results_dir"] {
         let want = record
             .fields

@@ -559,3 +559,34 @@ fn hostlist_bounds() {
     // A line error of the input (65), the other lines submitted.
     assert_eq!(out.status.code(), Some(65), "{stderr}");
 }
+
+/// An archived record (`tao-record gc`) is refused: `mark` could never
+/// update it, so a job submitted for it would have no record to follow it
+/// (issue 16). Nothing is submitted; the other lines go through.
+#[test]
+fn archived_records_are_refused() {
+    let Some(f) = Fixture::new() else { return };
+    let archived = f.line("ar", "true");
+    let id = archived["id"].as_str().unwrap().to_string();
+    assert!(f.store.archive_if(&id, |_| true).unwrap());
+    let ok = f.line("ak", "true");
+    let out = f
+        .cmd()
+        .write_stdin(stdin_of(&[archived, ok]))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let got = lines_of(&out.stdout);
+    assert_eq!(got.len(), 2, "{stderr}");
+    let msg = got[0]["error"]["message"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{}", got[0]));
+    assert!(msg.contains("archived"), "{msg}");
+    assert!(got[0]["slurm"]["job_id"].is_null(), "{}", got[0]);
+    assert!(got[1]["slurm"]["job_id"].is_string(), "{}", got[1]);
+    assert_ne!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        f.c.jobs_named(&id).is_empty(),
+        "a job was submitted for {id}"
+    );
+}
