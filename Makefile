@@ -35,7 +35,7 @@ INSTALLED = $(TOOLS:%=$(BINDIR)/%) $(TOOLS:%=$(MAN1DIR)/%.1) $(MAN5DIR)/tao-site
 	$(TOOLS:%=$(BASHDIR)/%) $(TOOLS:%=$(ZSHDIR)/_%) $(TOOLS:%=$(FISHDIR)/%.fish)
 FUZZ_SECONDS ?= 60
 FUZZ_FLAGS ?=
-FUZZ_TARGETS = jobline squeue_sacct redact classify
+FUZZ_TARGETS = jobline squeue_sacct redact classify line_reader hostlist
 
 demo:
 	bash scripts/demo

@@ -12,13 +12,25 @@
 //!   numbers increase; errors are one line with exit status 65 or 74.
 //! - [`squeue_sacct`]: tao-poll's squeue (`-O`, legacy `-o`), sacct and
 //!   `scontrol show job` parsers and the state mapper on any text: no
-//!   panic; every row has a Slurm job id and a non-empty state.
+//!   panic; every row has a Slurm job id, and a row with an empty state is
+//!   UNKNOWN.
 //! - [`redact`]: `tao_redact::Redactor` on any bytes (the first byte is the
 //!   read size): no panic; an exact secret value never survives
 //!   `redact_text`, `filter` or a lint preview, and lint flags it;
 //!   `filter`'s output does not depend on how the input is split into
 //!   reads; `redact_line` agrees with `redact_text` on one line without a
 //!   PEM block.
+//! - [`line_reader`]: `tao_core::LineReader` with a small line bound (the
+//!   first byte), read through a small buffer (the second byte), on the
+//!   rest of the input repeated (the third byte: up to 64 times, for long
+//!   lines): no panic; every non-blank line is reported once under its
+//!   number; a line longer than the bound is exactly a `longer than B
+//!   bytes` error; a line within it gets the same answer as an unbounded
+//!   reader gives it.
+//! - [`hostlist`]: `tao_core::hostlist::expand` on any text with a limit
+//!   from the first two bytes: no panic; an answer holds at most `limit`
+//!   names, none empty; the answer does not depend on the limit except
+//!   that a larger limit may turn `TooManyNames` into the names.
 //! - [`classify`]: `tao_classify::classify` on an ERROR line built from the
 //!   input (first line: the native state; the rest: evidence) always
 //!   classifies, and only class infra is ever retried; the input parsed as
@@ -29,6 +41,7 @@ use std::sync::OnceLock;
 
 use serde_json::json;
 use tao_classify::{Catalogue, Options};
+use tao_core::hostlist::{self, HostlistError};
 use tao_core::{JobLine, LineReader};
 use tao_poll::native::map_state;
 use tao_poll::parse::{
@@ -91,6 +104,80 @@ pub fn jobline(data: &[u8]) {
 }
 
 /// See the module doc.
+pub fn line_reader(data: &[u8]) {
+    if data.len() < 3 {
+        return;
+    }
+    let bound = usize::from(data[0]) + 1;
+    let cap = usize::from(data[1] % 64) + 1;
+    let input = data[3..].repeat(usize::from(data[2] % 64) + 1);
+    // Expected answers, line by line, from the unbounded reader.
+    let mut expected: Vec<(u64, Option<bool>)> = Vec::new();
+    let mut rest = &input[..];
+    let mut no = 0u64;
+    while !rest.is_empty() {
+        let end = rest
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(rest.len(), |i| i + 1);
+        let (line, tail) = rest.split_at(end);
+        rest = tail;
+        no += 1;
+        let body = line.strip_suffix(b"\n").unwrap_or(line);
+        let body = body.strip_suffix(b"\r").unwrap_or(body);
+        if body.len() > bound {
+            expected.push((no, None));
+            continue;
+        }
+        let mut single = LineReader::new(line);
+        match single.next_line() {
+            Ok(Some(_)) => expected.push((no, Some(true))),
+            Ok(None) => {}
+            Err(_) => expected.push((no, Some(false))),
+        }
+    }
+    let r = std::io::BufReader::with_capacity(cap, &input[..]);
+    let mut reader = LineReader::with_max_line(r, bound);
+    let mut got: Vec<(u64, Option<bool>)> = Vec::new();
+    for _ in 0..=input.len() {
+        match reader.next_line() {
+            Ok(Some(line)) => got.push((line.line_no, Some(true))),
+            Ok(None) => break,
+            Err(e) => {
+                let msg = e.to_string();
+                assert!(!msg.contains('\n'), "multi-line error: {msg}");
+                let long = msg.contains(&format!("longer than {bound} bytes"));
+                got.push((reader.line_no(), if long { None } else { Some(false) }));
+            }
+        }
+    }
+    assert_eq!(got, expected, "answers by line number (None: too long)");
+}
+
+/// See the module doc.
+pub fn hostlist(data: &[u8]) {
+    if data.len() < 2 {
+        return;
+    }
+    let limit = usize::from(u16::from_le_bytes([data[0], data[1]])) + 1;
+    let text = String::from_utf8_lossy(&data[2..]);
+    let small = hostlist::expand(&text, limit);
+    if let Ok(names) = &small {
+        assert!(names.len() <= limit, "{} names over the limit {limit}", names.len());
+        assert!(names.iter().all(|n| !n.is_empty()), "an empty name");
+    }
+    let big = hostlist::expand(&text, hostlist::MAX_NAMES);
+    match (&small, &big) {
+        (Ok(a), Ok(b)) => assert_eq!(a, b, "the limit changed the names"),
+        (Err(HostlistError::TooManyNames { .. }), _) => {}
+        (Err(HostlistError::TooLong { .. }), Err(HostlistError::TooLong { .. })) => {}
+        (Ok(a), Err(e)) => panic!("{} names under {limit} but {e} under the larger limit", a.len()),
+        (Err(e), _) => panic!("unexpected error {e}"),
+    }
+    let _ = hostlist::summarize(big.as_deref().unwrap_or(&[]), 20);
+}
+
+/// See the module doc.
 pub fn squeue_sacct(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     for parsed in [
@@ -105,8 +192,12 @@ pub fn squeue_sacct(data: &[u8]) {
                 "row with job id {:?}",
                 row.job_id
             );
-            assert!(!row.state.is_empty(), "row with an empty state");
-            let _ = map_state(&row.state);
+            // An empty State cell is kept: that job is UNKNOWN (case
+            // sacct-empty-state), never another state.
+            let m = map_state(&row.state);
+            if row.state.trim().is_empty() {
+                assert!(!m.known && m.state == tao_core::State::Unknown);
+            }
         }
     }
     for word in text.split(['\n', '|']) {

@@ -18,11 +18,13 @@ use std::path::Path;
 
 type Property = fn(&[u8]);
 
-const TARGETS: [(&str, Property); 4] = [
+const TARGETS: [(&str, Property); 6] = [
     ("jobline", properties::jobline),
     ("squeue_sacct", properties::squeue_sacct),
     ("redact", properties::redact),
     ("classify", properties::classify),
+    ("line_reader", properties::line_reader),
+    ("hostlist", properties::hostlist),
 ];
 
 fn fuzz_dir() -> &'static Path {
