@@ -163,7 +163,11 @@ pub fn hostlist(data: &[u8]) {
     let text = String::from_utf8_lossy(&data[2..]);
     let small = hostlist::expand(&text, limit);
     if let Ok(names) = &small {
-        assert!(names.len() <= limit, "{} names over the limit {limit}", names.len());
+        assert!(
+            names.len() <= limit,
+            "{} names over the limit {limit}",
+            names.len()
+        );
         assert!(names.iter().all(|n| !n.is_empty()), "an empty name");
     }
     let big = hostlist::expand(&text, hostlist::MAX_NAMES);
@@ -171,7 +175,10 @@ pub fn hostlist(data: &[u8]) {
         (Ok(a), Ok(b)) => assert_eq!(a, b, "the limit changed the names"),
         (Err(HostlistError::TooManyNames { .. }), _) => {}
         (Err(HostlistError::TooLong { .. }), Err(HostlistError::TooLong { .. })) => {}
-        (Ok(a), Err(e)) => panic!("{} names under {limit} but {e} under the larger limit", a.len()),
+        (Ok(a), Err(e)) => panic!(
+            "{} names under {limit} but {e} under the larger limit",
+            a.len()
+        ),
         (Err(e), _) => panic!("unexpected error {e}"),
     }
     let _ = hostlist::summarize(big.as_deref().unwrap_or(&[]), 20);

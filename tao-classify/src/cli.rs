@@ -24,7 +24,7 @@ usage: tao-record list --live | tao-poll --evidence | tao-classify [OPTIONS] | t
 
 options:
   --log FILE          use FILE (a job's main.out/main.err) as the evidence; repeatable
-  --max-attempts N    retry budget: retry infra faults while attempt < N (default 10)
+  --max-attempts N    retry budget (1-100): retry infra faults while attempt < N (default 10)
   --rules FILE        add or replace rules from a TOML file; repeatable
   --list-rules        print the rule catalogue as JSON lines and exit
   -q, --quiet         print no warnings (errors are always printed)

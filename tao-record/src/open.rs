@@ -138,7 +138,8 @@ pub struct OpenArgs {
     pub mounts: Vec<String>,
     /// Non-secret environment variable for the job, K=V; repeatable. Reserved names are
     /// refused (the job script's own, rendezvous, SLURM_*, BASH*, LD_*, tao_*, PATH, IFS, ...:
-    /// tao-jobline(7)), and so are names that look like secrets (use --secret).
+    /// tao-jobline(7)), and so are names that look like secrets (use --secret). The value
+    /// reaches the job byte for byte: newlines, tabs, CR and ESC are kept (only NUL is refused).
     #[arg(long = "env", value_name = "K=V")]
     pub env: Vec<String>,
     /// Name of a secret read from the environment at submit time; repeatable. Names only;

@@ -41,9 +41,13 @@ into a mode-600 sidecar; a pyxis job's image is converted to .sqsh first on a CP
 partition if the cache lacks it; a multi-node job (or one with 2+ GPUs per node) first \
 passes a communication probe; then sbatch --hold, the log directory, scontrol release. \
 Output: each line with slurm.job_id, slurm.login_host and state set, or with an `error`. A \
-submit whose reply was lost is reconciled by the job name before anything is submitted \
-again; when several Slurm jobs carry one name, the oldest live one is kept and the extras \
-are cancelled, with a warning naming them.
+submit whose reply was lost (a cut connection, or an sbatch error after which the job may \
+exist: `Socket timed out on send/recv operation`, `Zero Bytes were transmitted or \
+received`, `Connection reset by peer`) is reconciled by the job name over the whole \
+--reconcile-wait window: adopted if it appears, submitted again only if it never does; \
+when several Slurm jobs carry one name, the oldest live one is kept and the extras are \
+cancelled, with a warning naming them. Archived records (tao-record gc) are refused; a \
+resources.exclude host list may expand to at most 65536 node names.
 
 cancel cancels the jobs of the lines on standard input and prints each with state \
 CANCELED. preflight checks the variables, the login, the Slurm commands, the runtime and \

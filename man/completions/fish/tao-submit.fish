@@ -34,9 +34,9 @@ complete -c tao-submit -n "__fish_tao_submit_needs_command" -l transport -d 'How
 openssh\t''
 local\t''"
 complete -c tao-submit -n "__fish_tao_submit_needs_command" -l state-dir -d 'Record store directory, to check each line\'s record exists' -r -F
-complete -c tao-submit -n "__fish_tao_submit_needs_command" -l reconcile-wait -d 'Seconds to look for a job by name after an ambiguous submit (connection lost after sending, empty reply) before submitting again' -r
-complete -c tao-submit -n "__fish_tao_submit_needs_command" -l probe-timeout -d 'Hard timeout of one probe run in seconds; a probe still running then counts as a hang' -r
-complete -c tao-submit -n "__fish_tao_submit_needs_command" -l probe-queue-wait -d 'Seconds a probe job may wait in the queue before the probe is given up (the job is then not submitted)' -r
+complete -c tao-submit -n "__fish_tao_submit_needs_command" -l reconcile-wait -d 'Seconds to look for a job by name after an ambiguous submit (connection lost after sending, empty reply, sbatch\'s "Socket timed out") before submitting again; 0-3600' -r
+complete -c tao-submit -n "__fish_tao_submit_needs_command" -l probe-timeout -d 'Hard timeout of one probe run in seconds (5-3600); a probe still running then counts as a hang' -r
+complete -c tao-submit -n "__fish_tao_submit_needs_command" -l probe-queue-wait -d 'Seconds a probe job may wait in the queue before the probe is given up (the job is then not submitted); 1-86400' -r
 complete -c tao-submit -n "__fish_tao_submit_needs_command" -l probe-launcher -d 'How the probe starts on each node [default: torchrun for runtime pyxis, python3 otherwise]' -r -f -a "torchrun\t'`torchrun` with one process per GPU (the container or host must have PyTorch)'
 python3\t'`python3` once per node (gloo with PyTorch, plain TCP sockets without)'"
 complete -c tao-submit -n "__fish_tao_submit_needs_command" -s q -l quiet -d 'Print no warnings (errors are always printed)'
@@ -50,7 +50,7 @@ complete -c tao-submit -n "__fish_tao_submit_needs_command" -s V -l version -d '
 complete -c tao-submit -n "__fish_tao_submit_needs_command" -f -a "cancel" -d 'Cancel the Slurm jobs of the job lines on stdin; emit each with state CANCELED'
 complete -c tao-submit -n "__fish_tao_submit_needs_command" -f -a "preflight" -d 'Check the variables, the login, the Slurm commands, the runtime and the storage'
 complete -c tao-submit -n "__fish_tao_submit_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c tao-submit -n "__fish_tao_submit_using_subcommand cancel" -l wait -d 'Seconds to wait for cancelled jobs to end before reporting them as still running' -r
+complete -c tao-submit -n "__fish_tao_submit_using_subcommand cancel" -l wait -d 'Seconds to wait for cancelled jobs to end before reporting them as still running; 0-3600' -r
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand cancel" -l hosts -d 'Login hosts, comma-separated `host[:port]` or ~/.ssh/config aliases; the first that answers is used' -r
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand cancel" -l user -d 'Remote user name' -r
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand cancel" -l key -d 'Private key (mode 600); without it the ssh-agent (SSH_AUTH_SOCK) is used' -r -F
@@ -61,7 +61,7 @@ complete -c tao-submit -n "__fish_tao_submit_using_subcommand cancel" -l transpo
 openssh\t''
 local\t''"
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand cancel" -l state-dir -d 'Record store directory, to check each line\'s record exists' -r -F
-complete -c tao-submit -n "__fish_tao_submit_using_subcommand cancel" -l reconcile-wait -d 'Seconds to look for a job by name after an ambiguous submit (connection lost after sending, empty reply) before submitting again' -r
+complete -c tao-submit -n "__fish_tao_submit_using_subcommand cancel" -l reconcile-wait -d 'Seconds to look for a job by name after an ambiguous submit (connection lost after sending, empty reply, sbatch\'s "Socket timed out") before submitting again; 0-3600' -r
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand cancel" -s q -l quiet -d 'Print no warnings (errors are always printed)'
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand cancel" -s v -l verbose -d 'Print what the tool does (connections, submissions); -vv also the remote commands'
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand cancel" -l accept-new-host-key -d 'Add an unknown login-node host key to known_hosts instead of refusing it (a changed key is always refused)'
@@ -81,7 +81,7 @@ complete -c tao-submit -n "__fish_tao_submit_using_subcommand preflight" -l tran
 openssh\t''
 local\t''"
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand preflight" -l state-dir -d 'Record store directory, to check each line\'s record exists' -r -F
-complete -c tao-submit -n "__fish_tao_submit_using_subcommand preflight" -l reconcile-wait -d 'Seconds to look for a job by name after an ambiguous submit (connection lost after sending, empty reply) before submitting again' -r
+complete -c tao-submit -n "__fish_tao_submit_using_subcommand preflight" -l reconcile-wait -d 'Seconds to look for a job by name after an ambiguous submit (connection lost after sending, empty reply, sbatch\'s "Socket timed out") before submitting again; 0-3600' -r
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand preflight" -l lines -d 'Read job lines on stdin, check their mount sources and results root, and print each with a `preflight` object'
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand preflight" -l install-enroot-credentials -d 'Write the Enroot credentials for nvcr.io from NGC_KEY on the cluster (mode 600, over SSH stdin)'
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand preflight" -s q -l quiet -d 'Print no warnings (errors are always printed)'
