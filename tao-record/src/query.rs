@@ -475,11 +475,12 @@ mod tests {
         std::fs::write(store.record_path("r-00002"), "{\"id\": \"r-0").unwrap();
         let mut out = Vec::new();
         let mut warnings = Vec::new();
-        let (printed, missing) = list(&store, &Filter::default(), &mut out, &mut |w| {
+        let listed = list(&store, &Filter::default(), &mut out, &mut |w| {
             warnings.push(w.to_string())
         })
         .unwrap();
-        assert_eq!((printed, missing), (n as u64 - 1, 0));
+        assert_eq!((listed.printed, listed.missing), (n as u64 - 1, 0));
+        assert_eq!(listed.corrupt, [store.record_path("r-00002")]);
         assert_eq!(warnings.len(), 1, "{warnings:?}");
         let ids: Vec<String> = String::from_utf8(out)
             .unwrap()
@@ -500,7 +501,7 @@ mod tests {
             live: true,
             ..Default::default()
         };
-        let (printed, _) = list(&store, &live, &mut out, &mut |_| {}).unwrap();
+        let printed = list(&store, &live, &mut out, &mut |_| {}).unwrap().printed;
         assert_eq!(
             printed as usize,
             (0..n).filter(|i| i % 3 != 0 && *i != 2).count()
