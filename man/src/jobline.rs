@@ -3,13 +3,13 @@
 //! environment.
 //!
 //! Source of the prose: docs/CONTRACT.md and DESIGN.md. The Slurm state
-//! table is rendered from `tao_poll::native::TABLE`, the table tao-poll
-//! maps with, and the exit statuses from `tao_core::exit`, so the page
+//! table is rendered from `tao_core::state::native::TABLE`, the table tao-poll
+//! and tao-submit map with, and the exit statuses from `tao_core::exit`, so the page
 //! cannot drift from either.
 
 use roff::Roff;
+use tao_core::state::native::TABLE;
 use tao_core::{exit, State};
-use tao_poll::native::TABLE;
 
 use crate::page::{finish, heading, see_also, tagged_list, text, verbatim, MANUAL};
 
@@ -55,7 +55,7 @@ fn state_meaning(s: State) -> &'static str {
 }
 
 /// The Slurm-to-vocabulary table as a tbl(1) table, one row per native
-/// state of `tao_poll::native::TABLE`.
+/// state of `tao_core::state::native::TABLE`.
 fn state_table(out: &mut String) {
     out.push_str(".TS\ntab(|);\nlb lb lb lb\nl l l l.\n");
     out.push_str("Slurm state|code|state|requeue may follow\n");

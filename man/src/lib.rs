@@ -8,7 +8,7 @@
 //! hand-written ENVIRONMENT, FILES, EXIT STATUS, EXAMPLES and SEE ALSO of
 //! [`extras`] are appended; clap_complete renders the bash, zsh and fish
 //! completions. [`jobline`] writes tao-jobline(7), the protocol page,
-//! with its state table taken from tao-poll's own (`tao_poll::native::TABLE`)
+//! with its state table taken from the tools' own (`tao_core::state::native::TABLE`)
 //! and its exit statuses from `tao_core::exit`; [`siteprofile`] writes
 //! tao-site-profile(5), the site-profile TOML format.
 //!

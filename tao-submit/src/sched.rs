@@ -419,6 +419,25 @@ mod tests {
     }
 
     #[test]
+    fn end_states_come_from_the_one_state_table() {
+        for st in [
+            "LAUNCH_FAILED",
+            "RECONFIG_FAIL",
+            "PREEMPTED",
+            "PR",
+            "BF",
+            "CANCELLED by 0",
+            "CANCELLED+",
+            "OUT_OF_ME+",
+        ] {
+            assert!(is_end_state(st), "{st}");
+        }
+        for st in ["PENDING", "RUNNING", "COMPLETING", "REQUEUED", "", "?"] {
+            assert!(!is_end_state(st), "{st}");
+        }
+    }
+
+    #[test]
     fn nodes_and_hostlists() {
         let t = "NodeName=n1 Arch=x86_64 State=IDLE\nNodeName=n2 Arch=x86_64\n\n";
         assert_eq!(parse_node_names(t), ["n1", "n2"]);
