@@ -337,11 +337,22 @@ fn check(env: &Env, case: &Case, reader: Reader, runs: usize) {
 #[test]
 fn help_head() {
     let env = Env::new();
-    for case in cases(&env) {
-        check(&env, &case, Reader::Closed, 1);
-        check(&env, &case, Reader::OneByte, RUNS);
-        check(&env, &case, Reader::OneLine, RUNS);
-    }
+    let cases = cases(&env);
+    // Four cases at a time (each run is a process; the runs of one case
+    // stay in order).
+    let per = cases.len().div_ceil(4);
+    std::thread::scope(|sc| {
+        for chunk in cases.chunks(per) {
+            let env = &env;
+            sc.spawn(move || {
+                for case in chunk {
+                    check(env, case, Reader::Closed, 1);
+                    check(env, case, Reader::OneByte, RUNS);
+                    check(env, case, Reader::OneLine, RUNS);
+                }
+            });
+        }
+    });
 }
 
 #[test]
