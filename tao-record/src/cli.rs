@@ -120,10 +120,10 @@ tao-submit | tao-record mark";
 /// Arguments of `retry`.
 #[derive(Debug, clap::Args)]
 pub struct RetryArgs {
-    /// Retry budget: a job is run at most N times in all (attempt 1 is the first try), N >= 1
+    /// Retry budget: a job is run at most N times in all (attempt 1 is the first try), 1-100
     /// (1 = never retry).
     #[arg(long, value_name = "N", default_value_t = tao_core::DEFAULT_MAX_ATTEMPTS,
-          value_parser = clap::value_parser!(u32).range(1..))]
+          value_parser = clap::value_parser!(u32).range(1..=100))]
     pub max_attempts: u32,
 }
 

@@ -43,9 +43,9 @@ complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l image -d 
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l runtime -d 'Runtime: pyxis or none [env: TAO_RUNTIME; default: the site profile\'s]' -r -f -a "pyxis\t''
 none\t''"
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l command -d 'Command run in the container; may use {config_path}, {job_id}, {results_dir} [default: "ARCH ACTION -e {config_path}" when --spec, --network-arch and --action are given]' -r
-complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l nodes -d 'Number of nodes [default: 1]' -r
-complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l gpus-per-node -l gpus -d 'GPUs per node [default: 4]. `--gpus` is an alias. At or above the site profile\'s max_gpus_per_node the nodes are exclusive and the node count is derived from the total (16 on 4-GPU nodes: 4 nodes of 4); a total that does not split evenly is refused' -r
-complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l cpus-per-task -d 'CPUs per task [default: 16]' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l nodes -d 'Number of nodes, 1-4096 [default: 1]' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l gpus-per-node -l gpus -d 'GPUs per node, 0-65536 [default: 4]. `--gpus` is an alias. At or above the site profile\'s max_gpus_per_node the nodes are exclusive and the node count is derived from the total (16 on 4-GPU nodes: 4 nodes of 4); a total that does not split evenly is refused' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l cpus-per-task -d 'CPUs per task, 1-4096 [default: 16]' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l time -d 'Wall time, a Slurm time string (sbatch --time: MINUTES, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS; minutes and seconds below 60 and hours below 24 after a day count), at most the partition\'s max_time in the site profile; 0, -1, INFINITE or UNLIMITED only where that max_time is UNLIMITED [default: 04:00:00]' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l child-timeout -d 'Time after which the job\'s command is stopped so the job can finish cleanly; below --time [default: 95% of --time; none under an unlimited --time]' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l partition -d 'Partition, or a comma-separated list; one the site profile lists, when it lists any [env: SLURM_PARTITION; default: the site profile\'s]' -r
@@ -56,12 +56,12 @@ complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l storage-t
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l results-root -d 'Results root on the cluster: /abs or lustre:///abs [env: SLURM_BASE_RESULTS_DIR]' -r -F
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l spec -d 'Spec file (YAML) staged as {config_path}' -r -F
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l mount -d 'Container mount SRC:DST[:FLAGS]; repeatable [env: SLURM_CONTAINER_MOUNTS, comma-separated]' -r
-complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l env -d 'Non-secret environment variable for the job, K=V; repeatable. Reserved names are refused (the job script\'s own, rendezvous, SLURM_*, BASH*, LD_*, tao_*, PATH, IFS, ...: tao-jobline(7)), and so are names that look like secrets (use --secret)' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l env -d 'Non-secret environment variable for the job, K=V; repeatable. Reserved names are refused (the job script\'s own, rendezvous, SLURM_*, BASH*, LD_*, tao_*, PATH, IFS, ...: tao-jobline(7)), and so are names that look like secrets (use --secret). The value reaches the job byte for byte: newlines, tabs, CR and ESC are kept (only NUL is refused)' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l secret -d 'Name of a secret read from the environment at submit time; repeatable. Names only; the reserved names of --env are refused here too, and a name may not be both' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l execution -d 'JSON file with the model lifecycle (pre_commands, command, post_commands, launcher, supporting_files)' -r -F
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l supporting-file -d 'A file the job needs (a training script, a helper module), staged checksum-closed to `$TAO_ACTION_HELPERS/<file name>`; repeatable. Its sha256 and size are recorded now and verified at submit and in the job' -r -F
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l retry-of -d 'Make the next attempt of this failed (ERROR or CANCELED) record' -r
-complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l attempt -d 'Attempt number of a first try opened by hand [default: 1]' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l attempt -d 'Attempt number of a first try opened by hand, 1-1000 [default: 1]' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l exclusive -d 'Ask for whole nodes (sbatch --exclusive)'
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l no-requeue -d 'Do not let Slurm requeue the job [default from SLURM_USE_REQUEUE, else requeue]'
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l print-id -d 'Print only the id (for JOB_ID=$(tao-record open ... --print-id))'
@@ -80,7 +80,7 @@ complete -c tao-record -n "__fish_tao_record_using_subcommand mark" -l text -d '
 complete -c tao-record -n "__fish_tao_record_using_subcommand mark" -s q -l quiet -d 'Print no warnings (errors are always printed)'
 complete -c tao-record -n "__fish_tao_record_using_subcommand mark" -s v -l verbose -d 'Print what the tool does (records written, transitions applied); repeatable'
 complete -c tao-record -n "__fish_tao_record_using_subcommand mark" -s h -l help -d 'Print help'
-complete -c tao-record -n "__fish_tao_record_using_subcommand retry" -l max-attempts -d 'Retry budget: a job is run at most N times in all (attempt 1 is the first try), N >= 1 (1 = never retry)' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand retry" -l max-attempts -d 'Retry budget: a job is run at most N times in all (attempt 1 is the first try), 1-100 (1 = never retry)' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand retry" -s q -l quiet -d 'Print no warnings (errors are always printed)'
 complete -c tao-record -n "__fish_tao_record_using_subcommand retry" -s v -l verbose -d 'Print what the tool does (records written, transitions applied); repeatable'
 complete -c tao-record -n "__fish_tao_record_using_subcommand retry" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -96,7 +96,7 @@ complete -c tao-record -n "__fish_tao_record_using_subcommand history" -s v -l v
 complete -c tao-record -n "__fish_tao_record_using_subcommand history" -s h -l help -d 'Print help'
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l state -d 'Only records in this state; repeatable' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l id -d 'Only this record; repeatable (an unknown id is an error, exit 65)' -r
-complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l since -d 'Only records opened since: a duration back from now (30m, 12h, 7d) or an RFC 3339 time' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l since -d 'Only records opened since: a duration back from now (30m, 12h, 7d; at most 100 years) or an RFC 3339 time' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l retry-of -d 'Only the retry chain that contains ID (first attempt first)' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l live -d 'Only live records: PENDING, RUNNING, UNKNOWN'
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l json -d 'Print job lines even on a terminal (the default on a pipe)'
@@ -104,7 +104,7 @@ complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l table -l 
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -s q -l quiet -d 'Print no warnings (errors are always printed)'
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -s v -l verbose -d 'Print what the tool does (records written, transitions applied); repeatable'
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -s h -l help -d 'Print help'
-complete -c tao-record -n "__fish_tao_record_using_subcommand gc" -l older-than -d 'Archive COMPLETE, ERROR and CANCELED records whose last transition is older than this (30d, 12h, ...)' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand gc" -l older-than -d 'Archive COMPLETE, ERROR and CANCELED records whose last transition is older than this (30d, 12h, ...; at most 100 years)' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand gc" -s q -l quiet -d 'Print no warnings (errors are always printed)'
 complete -c tao-record -n "__fish_tao_record_using_subcommand gc" -s v -l verbose -d 'Print what the tool does (records written, transitions applied); repeatable'
 complete -c tao-record -n "__fish_tao_record_using_subcommand gc" -s h -l help -d 'Print help'
