@@ -1282,6 +1282,7 @@ fn retry_stage_opens_due_retries_once_within_the_budget() {
     let out = run("{not json\n", &[]);
     assert_eq!(out.status.code(), Some(65));
     assert!(out.stdout.is_empty());
+}
 
 /// A corrupt record makes `list` exit non-zero (65) with its path named,
 /// on stderr even with `-q`, after printing every other record: a cron
