@@ -83,16 +83,17 @@ pub struct OpenArgs {
     /// [default: "ARCH ACTION -e {config_path}" when --spec, --network-arch and --action are given].
     #[arg(long, value_name = "TEXT")]
     pub command: Option<String>,
-    /// Number of nodes, 1-4096 [default: 1].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    /// Number of nodes, 1-4294967295 (the request rules of tao-core, which tao-render
+    /// applies too, decide what a partition allows) [default: 1].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4294967295))]
     pub nodes: Option<u32>,
-    /// GPUs per node, 0-65536 [default: 4]. `--gpus` is an alias. At or above the site profile's
+    /// GPUs per node, 0-4294967295 [default: 4]. `--gpus` is an alias. At or above the site profile's
     /// max_gpus_per_node the nodes are exclusive and the node count is derived from the
     /// total (16 on 4-GPU nodes: 4 nodes of 4); a total that does not split evenly is refused.
-    #[arg(long, visible_alias = "gpus", value_name = "N", value_parser = clap::value_parser!(u32).range(0..=65536))]
+    #[arg(long, visible_alias = "gpus", value_name = "N", value_parser = clap::value_parser!(u32).range(0..=4294967295))]
     pub gpus_per_node: Option<u32>,
-    /// CPUs per task, 1-4096 [default: 16].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    /// CPUs per task, 1-4294967295 [default: 16].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4294967295))]
     pub cpus_per_task: Option<u32>,
     /// Wall time, a Slurm time string (sbatch --time: MINUTES, MM:SS, HH:MM:SS, D-HH,
     /// D-HH:MM, D-HH:MM:SS; minutes and seconds below 60 and hours below 24 after a day
