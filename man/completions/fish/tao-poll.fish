@@ -27,9 +27,9 @@ end
 complete -c tao-poll -n "__fish_tao_poll_needs_command" -l transport -d 'How to reach the login node: libssh2 (default), openssh (the system ssh over a ControlMaster connection; reuses a master you opened) or local (run on the login node itself, no SSH)' -r -f -a "libssh2\t''
 openssh\t''
 local\t''"
-complete -c tao-poll -n "__fish_tao_poll_needs_command" -l interval -d 'Seconds between polls with --watch' -r
-complete -c tao-poll -n "__fish_tao_poll_needs_command" -l evidence-lines -d 'Lines per evidence tail' -r
-complete -c tao-poll -n "__fish_tao_poll_needs_command" -l requeue -d 'Whether Slurm requeues jobs (lines without resources.requeue); NODE_FAIL and PREEMPTED are provisional while it may' -r
+complete -c tao-poll -n "__fish_tao_poll_needs_command" -l interval -d 'Seconds between polls with --watch; 1-86400' -r
+complete -c tao-poll -n "__fish_tao_poll_needs_command" -l evidence-lines -d 'Lines per evidence tail; 1-10000' -r
+complete -c tao-poll -n "__fish_tao_poll_needs_command" -l requeue -d 'Whether Slurm requeues jobs (lines without resources.requeue); NODE_FAIL and the launch failures are provisional while it may (BOOT_FAIL and PREEMPTED are final either way)' -r
 complete -c tao-poll -n "__fish_tao_poll_needs_command" -l replay-squeue -d 'Saved `squeue` output (ours: `-h -t all -O ...`; or any with its header line); `-` reads stdin' -r -F
 complete -c tao-poll -n "__fish_tao_poll_needs_command" -l replay-sacct -d 'Saved `sacct` output (`-P` with or without header, or a default table); `-` reads stdin' -r -F
 complete -c tao-poll -n "__fish_tao_poll_needs_command" -l replay-scontrol -d 'Saved `scontrol show job` output (used when sacct says accounting is disabled); `-` reads stdin' -r -F
@@ -47,7 +47,7 @@ complete -c tao-poll -n "__fish_tao_poll_needs_command" -s V -l version -d 'Prin
 complete -c tao-poll -n "__fish_tao_poll_needs_command" -a "logs" -d 'Print the last lines of a job\'s main.out (or main.err), redacted'
 complete -c tao-poll -n "__fish_tao_poll_needs_command" -a "report" -d 'Write one self-contained HTML file: per job and its retry chain, KPI curves over epochs (from status.json) and a timeline of the attempts'
 complete -c tao-poll -n "__fish_tao_poll_needs_command" -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c tao-poll -n "__fish_tao_poll_using_subcommand logs" -s n -l lines -d 'Number of lines' -r
+complete -c tao-poll -n "__fish_tao_poll_using_subcommand logs" -s n -l lines -d 'Number of lines; 0-1000000' -r
 complete -c tao-poll -n "__fish_tao_poll_using_subcommand logs" -l state-dir -d 'Read the record from this store directory instead of TAO_STATE_DIR' -r -F
 complete -c tao-poll -n "__fish_tao_poll_using_subcommand logs" -l transport -d 'How to reach the login node: libssh2 (default), openssh (the system ssh over a ControlMaster connection; reuses a master you opened) or local (run on the login node itself, no SSH)' -r -f -a "libssh2\t''
 openssh\t''
