@@ -657,8 +657,10 @@ fn missing_output_directory_fails_on_22_05_and_is_created_on_24_11() {
     .trim()
     .to_string();
     let line = serde_json::json!({"id": new_id("nodir"), "slurm": {"job_id": sid}});
-    let v = poll_until(&env, &line, Duration::from_secs(120), |v| {
-        matches!(state(v), "COMPLETE" | "ERROR")
+    // The end state comes from squeue first; the exit code only once sacct
+    // shows the end too (accounting lags), so wait for both.
+    let v = poll_until(&env, &line, Duration::from_secs(180), |v| {
+        matches!(state(v), "COMPLETE" | "ERROR") && v["slurm"]["exit_code"].is_string()
     });
     match slurm_version().as_str() {
         "22.05" => {
