@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use tao_core::{Error, JobLine, LineReader, LineWriter, Result};
 
-use crate::{Lint, Redactor};
+use crate::{LineRedactors, Lint, Redactor};
 
 const TOOL: &str = "tao-redact";
 
@@ -176,9 +176,9 @@ where
             .map_err(|e| Error::io("writing standard output", e))?;
         return Ok(0);
     }
-    let mut b = Redactor::builder();
+    let mut extra = Vec::new();
     for path in &a.rules {
-        b = b.rules_file(path)?;
+        extra.extend(crate::rules::read_rules_file(path)?);
     }
     for name in &a.secret_env {
         if std::env::var_os(name).is_none_or(|v| v.is_empty()) {
@@ -188,7 +188,8 @@ where
             );
         }
     }
-    let red = b.secret_env(&a.secret_env).build()?;
+    let reds = LineRedactors::with(TOOL, extra, a.secret_env.clone());
+    let red = reds.for_names(&[])?;
     for name in red.skipped_secrets() {
         tao_core::cli::warn(
             TOOL,
@@ -213,7 +214,7 @@ where
         return Ok(0);
     }
     let blocked = if a.files.is_empty() {
-        lint_stdin(&red)?
+        lint_stdin(&reds)?
     } else {
         lint_files(&red, &a.files)?
     };
@@ -227,18 +228,19 @@ where
 
 fn report(source: &str, lint: &Lint) {
     for f in &lint.findings {
-        tao_core::cli::warn(
-            TOOL,
-            &format!(
+        let msg = match &f.step {
+            None => format!(
                 "{source}: script line {}, column {}: {}: {}",
                 f.line, f.column, f.rule, f.preview
             ),
-        );
+            Some(_) => format!("{source}: {}: {}", f.rule, f.preview),
+        };
+        tao_core::cli::warn(TOOL, &msg);
     }
 }
 
 /// Lint job lines from stdin; returns the number of blocked scripts.
-fn lint_stdin(red: &Redactor) -> Result<usize> {
+fn lint_stdin(reds: &LineRedactors) -> Result<usize> {
     let stdin = tao_core::cli::piped_stdin(
         "tao-record show ID | tao-render | tao-redact lint",
         Some("name script files (tao-redact lint job.sbatch)"),
@@ -251,12 +253,14 @@ fn lint_stdin(red: &Redactor) -> Result<usize> {
             writer.write(&line)?;
             continue;
         }
-        let text = line.get_str(&["script", "text"]).ok_or_else(|| Error::BadLine {
-            line: line.line_no,
-            message: "missing string field `script.text`; pipe the job line through `tao-render` first"
-                .into(),
-        })?;
-        let lint = red.lint(text);
+        if line.get_str(&["script", "text"]).is_none() {
+            return Err(Error::BadLine {
+                line: line.line_no,
+                message: "missing string field `script.text`; pipe the job line through `tao-render` first"
+                    .into(),
+            });
+        }
+        let lint = crate::lint_job(&line, reds)?;
         tao_core::cli::note(
             TOOL,
             &format!(

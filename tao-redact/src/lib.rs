@@ -26,12 +26,14 @@ use aho_corasick::AhoCorasick;
 use tao_core::{Error, Result};
 
 pub mod cli;
+pub mod job;
 pub mod lint;
 pub mod rules;
 mod scan;
 pub mod stream;
 pub mod validate;
 
+pub use job::{lint_job, secret_names, LineRedactors};
 pub use lint::{Finding, Lint};
 pub use rules::Rule;
 
@@ -74,10 +76,7 @@ impl RedactorBuilder {
     /// [`Error::Config`] (exit 78) if it is not a valid catalogue or reuses
     /// an id.
     pub fn rules_file(mut self, path: &std::path::Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::io(format!("reading rules file '{}'", path.display()), e))?;
-        let rules = rules::parse_catalogue(&text, &format!("'{}'", path.display()))?;
-        self.extra.extend(rules);
+        self.extra.extend(rules::read_rules_file(path)?);
         Ok(self)
     }
 
@@ -130,7 +129,7 @@ impl RedactorBuilder {
     /// Errors: [`Error::Config`] if an extra rule reuses a built-in id;
     /// [`Error::Internal`] if the built-in catalogue is broken.
     pub fn build(self) -> Result<Redactor> {
-        let mut rules = rules::builtin()?;
+        let mut rules = rules::builtin_cached()?;
         for r in self.extra {
             if rules.iter().any(|b| b.id == r.id) {
                 return Err(Error::Config(format!(

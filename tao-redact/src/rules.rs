@@ -85,6 +85,29 @@ pub fn builtin() -> Result<Vec<Rule>> {
     parse_catalogue(BUILTIN_TOML, "built-in rules").map_err(|e| Error::Internal(e.to_string()))
 }
 
+/// Read and compile a rules file (`--rules FILE`).
+///
+/// Errors: [`Error::Io`] (exit 74) if `path` cannot be read;
+/// [`Error::Config`] (exit 78) if it is not a valid catalogue.
+pub fn read_rules_file(path: &std::path::Path) -> Result<Vec<Rule>> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::io(format!("reading rules file '{}'", path.display()), e))?;
+    parse_catalogue(&text, &format!("'{}'", path.display()))
+}
+
+/// [`builtin`], compiled once per process and cloned (a tool that builds a
+/// redactor per set of secret names compiles the catalogue once).
+///
+/// Errors: as [`builtin`].
+pub fn builtin_cached() -> Result<Vec<Rule>> {
+    static CACHE: std::sync::OnceLock<std::result::Result<Vec<Rule>, String>> =
+        std::sync::OnceLock::new();
+    CACHE
+        .get_or_init(|| builtin().map_err(|e| e.to_string()))
+        .clone()
+        .map_err(Error::Internal)
+}
+
 /// Parse and compile a catalogue in the `rules/builtin.toml` format.
 /// `origin` names the file in error messages.
 ///
