@@ -28,8 +28,9 @@ pub struct Options<'a> {
     pub requeue: bool,
     /// Attach evidence tails of this many lines to ERROR lines (`--evidence`).
     pub evidence: Option<u32>,
-    /// Filter for evidence text (tao-redact's masking of a multi-line text).
-    pub redact: &'a dyn Fn(&str) -> String,
+    /// Filter for evidence text of a job line (tao-redact's masking of a
+    /// multi-line text, with the values of that line's own `secrets`).
+    pub redact: &'a dyn Fn(&JobLine, &str) -> String,
     /// Print on stderr, per job, which reply decided its state (`--explain`).
     pub explain: bool,
 }
@@ -570,10 +571,9 @@ pub fn poll(lines: Vec<JobLine>, conn: &mut dyn Connector, opts: &Options) -> Po
                     if state == State::Error && opts.evidence.is_some() {
                         if let Some(Ok(f)) = fr {
                             if let (Some(o), Some(e)) = (&f.out, &f.err) {
-                                line.fields.insert(
-                                    "evidence".into(),
-                                    json!({"out": tail_json(o, opts.redact), "err": tail_json(e, opts.redact)}),
-                                );
+                                let redact = |t: &str| (opts.redact)(line, t);
+                                let ev = json!({"out": tail_json(o, &redact), "err": tail_json(e, &redact)});
+                                line.fields.insert("evidence".into(), ev);
                             }
                         }
                     }

@@ -36,6 +36,7 @@ pub mod validate;
 pub use job::{lint_job, secret_names, LineRedactors};
 pub use lint::{Finding, Lint};
 pub use rules::Rule;
+pub use stream::Filter;
 
 /// Names whose values are always masked by value when set.
 pub const DEFAULT_SECRET_ENV: &[&str] = &["HF_TOKEN", "NGC_KEY"];
@@ -56,8 +57,16 @@ pub struct Redactor {
     /// Rules without keywords (run on every line).
     always: Vec<usize>,
     exact: Option<AhoCorasick>,
+    /// The exact values (same order as their labels), for
+    /// [`Redactor::trailing_prefix`].
+    values: Vec<Vec<u8>>,
     skipped: Vec<String>,
 }
+
+/// A fragment that ends a stream early (a log still being written) is
+/// checked for a cut exact value only when at least this many bytes of it
+/// are there: fewer could be anything.
+pub const MIN_PREFIX_LEN: usize = 4;
 
 /// Builds a [`Redactor`]: the built-in rules, optional extra rules files and
 /// exact secret values.
@@ -167,6 +176,7 @@ impl RedactorBuilder {
             prefilter,
             always,
             exact,
+            values,
             skipped: self.skipped,
         })
     }
@@ -192,6 +202,26 @@ impl Redactor {
     /// Errors: as [`Redactor::from_env`].
     pub fn with_secret_env(names: &[String]) -> Result<Redactor> {
         Self::builder().secret_env(names).build()
+    }
+
+    /// The end of `frag` that is the start (at least [`MIN_PREFIX_LEN`]
+    /// bytes, not all) of an exact secret value: `(offset in frag, label
+    /// index)` of the longest such end. A stream that stops in the middle
+    /// of a secret (the job is still writing it) masks that part.
+    pub(crate) fn trailing_prefix(&self, frag: &[u8]) -> Option<(usize, usize)> {
+        let mut best: Option<(usize, usize)> = None;
+        for (i, v) in self.values.iter().enumerate() {
+            let max = (v.len() - 1).min(frag.len());
+            for k in (MIN_PREFIX_LEN..=max).rev() {
+                if frag[frag.len() - k..] == v[..k] {
+                    if best.is_none_or(|(o, _)| frag.len() - k < o) {
+                        best = Some((frag.len() - k, self.rules.len() + i));
+                    }
+                    break;
+                }
+            }
+        }
+        best
     }
 
     /// Names of secrets whose values were too short to mask by value.
