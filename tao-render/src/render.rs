@@ -138,6 +138,44 @@ fn internal(e: askama::Error) -> Error {
     ))
 }
 
+/// Whether a job script was rendered for the record `id` whose job
+/// directory is `job_dir`: the lines base.sbatch writes for them, each
+/// exactly once: `#SBATCH --job-name=<id>`, `tao_job_id=<id, quoted>` and
+/// `tao_secrets=<job_dir>/env/secrets.env, quoted` (where the job reads its
+/// secrets sidecar). tao-submit checks this before it stages anything, so
+/// a script copied from another record (or edited to read another job's
+/// secrets) is refused.
+///
+/// Errors: a message naming the line that is missing, repeated or names
+/// another record.
+pub fn check_binding(text: &str, id: &str, job_dir: &str) -> std::result::Result<(), String> {
+    let want = [
+        ("#SBATCH --job-name=", id.to_string()),
+        ("tao_job_id=", tao_core::shell::quote(id)),
+        (
+            "tao_secrets=",
+            tao_core::shell::quote(&format!("{job_dir}/env/secrets.env")),
+        ),
+    ];
+    for (prefix, value) in want {
+        let found: Vec<&str> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix(prefix))
+            .collect();
+        match found.as_slice() {
+            [v] if *v == value => {}
+            [] => return Err(format!("the script has no `{prefix}` line")),
+            [v] => {
+                return Err(format!(
+                    "the script's `{prefix}{v}` is not `{prefix}{value}`: it was rendered for another record"
+                ))
+            }
+            _ => return Err(format!("the script has {} `{prefix}` lines", found.len())),
+        }
+    }
+    Ok(())
+}
+
 /// Render one job line with default options (see [`render_line_with`]).
 pub fn render_line(line: &JobLine, profile: &SiteProfile) -> Result<Script> {
     render_line_with(line, profile, RenderOptions::default())

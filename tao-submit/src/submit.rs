@@ -1198,8 +1198,8 @@ mod tests {
             &serde_json::json!({
                 "id": "tao-a1",
                 "storage": {"job_dir": "/b/jobs/tao-a1", "results_dir": "/b/results/tao-a1"},
-                "script": {"text": "x"},
-                "lint": {"ok": true, "sha256": tao_core::sha256_hex(b"x")},
+                "script": {"text": crate::stage::bound_script("tao-a1", "/b/jobs/tao-a1", "x")},
+                "lint": {"ok": true, "sha256": tao_core::sha256_hex(crate::stage::bound_script("tao-a1", "/b/jobs/tao-a1", "x").as_bytes())},
                 "resources": {"exclude": ["n[1-2]"]},
             })
             .to_string(),
@@ -1234,8 +1234,8 @@ mod tests {
             &serde_json::json!({
                 "id": "tao-a1",
                 "storage": {"job_dir": jd, "results_dir": dir.path().join("r")},
-                "script": {"text": "x"},
-                "lint": {"ok": true, "sha256": tao_core::sha256_hex(b"x")},
+                "script": {"text": crate::stage::bound_script("tao-a1", jd.to_str().unwrap(), "x")},
+                "lint": {"ok": true, "sha256": tao_core::sha256_hex(crate::stage::bound_script("tao-a1", jd.to_str().unwrap(), "x").as_bytes())},
             })
             .to_string(),
             1,
