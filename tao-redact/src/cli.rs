@@ -2,7 +2,8 @@
 //! control of its help text, as ripgrep does) and the two commands it runs.
 //!
 //! Exit statuses (tao_core::exit): 0 ok; 2 usage; 3 lint blocked at least
-//! one script; 65 a job line without `script.text`, not JSON, or a script
+//! one script (a literal secret, xtrace on a job with secrets, a syntax
+//! error); 65 a job line without `script.text`, not JSON, or a script
 //! file that is not UTF-8; 74 local I/O; 78 a bad `--rules` file.
 
 use std::io::Write;
@@ -52,6 +53,17 @@ a script with a literal secret gets lint.ok = false and one finding per
 secret {rule, line, column, preview} (the preview is masked, never the
 secret); the line goes on either way. References are fine: \"$HF_TOKEN\",
 ${NGC_KEY}, printf '%s' \"$HF_TOKEN\", placeholders like <your-key>.
+On a job line lint also blocks, each as one finding naming the step
+({rule, line, column, preview, step}):
+  xtrace   on a job whose `secrets` is not empty: `set -x`, `set -o xtrace`,
+           `bash -x`/`sh -x`, BASH_XTRACEFD, or SHELLOPTS with xtrace in a
+           command, a pre/post step, the spec, `env` or the script (bash
+           would print every expanded secret into the job's logs)
+  syntax   `bash -n` fails on a step text as the job runs it (`pre_N`,
+           `main`, `post_N`; `line` is the line in that step) or on the
+           script (`script`)
+The values of HF_TOKEN, NGC_KEY and of every name in the line's `secrets`
+(read from this environment) are findings wherever they appear.
 With FILE arguments, each file is a script and one line
 {\"file\": FILE, \"lint\": {...}} is printed per file.
 
@@ -69,7 +81,8 @@ Options:
 Exit status:
   0   ok (filter: stream copied; lint: every script clean)
   2   usage error
-  3   lint blocked at least one script (the lines still went out)
+  3   lint blocked at least one script: a literal secret, xtrace on a job
+      with secrets, or a shell syntax error (the lines still went out)
   65  bad input: a job line that is not JSON or has no `script.text`
       (pipe it through tao-render first), a script file that is not UTF-8
   74  local I/O error
