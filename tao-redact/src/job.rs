@@ -76,6 +76,7 @@ pub struct LineRedactors {
     extra_names: Vec<String>,
     cache: Mutex<HashMap<Vec<String>, Arc<Redactor>>>,
     warned: Mutex<Vec<String>>,
+    warn_unset: bool,
 }
 
 impl LineRedactors {
@@ -92,7 +93,15 @@ impl LineRedactors {
             extra_names,
             cache: Mutex::new(HashMap::new()),
             warned: Mutex::new(Vec::new()),
+            warn_unset: true,
         }
+    }
+
+    /// No warning for names that are not set (tao-record open: secrets are
+    /// read at submit, not at open).
+    pub fn without_unset_warnings(mut self) -> Self {
+        self.warn_unset = false;
+        self
     }
 
     /// The redactor for the names `names` (plus the defaults and the extra
@@ -112,7 +121,7 @@ impl LineRedactors {
             return Ok(Arc::clone(r));
         }
         for n in &key[DEFAULT_SECRET_ENV.len()..] {
-            if std::env::var_os(n).is_none_or(|v| v.is_empty()) {
+            if self.warn_unset && std::env::var_os(n).is_none_or(|v| v.is_empty()) {
                 let mut warned = self.warned.lock().unwrap_or_else(|e| e.into_inner());
                 if !warned.contains(n) {
                     warned.push(n.clone());
