@@ -673,7 +673,13 @@ fn evidence_masks_the_values_of_the_lines_own_secrets() {
     let out = cmd()
         .env("WANDB_API_KEY", wandb)
         .env("MY_DB_PASSWORD", pw)
-        .args(["--evidence", "--replay-squeue", &sqf, "--replay-sacct", &saf])
+        .args([
+            "--evidence",
+            "--replay-squeue",
+            &sqf,
+            "--replay-sacct",
+            &saf,
+        ])
         .args(["--replay-root", root.to_str().unwrap()])
         .write_stdin(input)
         .output()

@@ -795,9 +795,8 @@ pub fn refuse_literal_secrets(request: &Map<String, Value>) -> Result<()> {
     {
         for f in files {
             if let Some(local) = f.get("local_path").and_then(Value::as_str) {
-                let bytes = std::fs::read(local).map_err(|e| {
-                    Error::io(format!("reading supporting file {local:?}"), e)
-                })?;
+                let bytes = std::fs::read(local)
+                    .map_err(|e| Error::io(format!("reading supporting file {local:?}"), e))?;
                 texts.push((
                     format!("supporting file {local:?}"),
                     String::from_utf8_lossy(&bytes).into_owned(),

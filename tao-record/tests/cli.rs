@@ -349,14 +349,28 @@ fn a_literal_secret_in_the_spec_or_a_supporting_file_is_refused_and_nothing_is_r
     let pw_spec = dir.path().join("pw.yaml");
     std::fs::write(&pw_spec, "db: plain words are my db password\n").unwrap();
     for (args, vars, what) in [
-        (vec!["--spec", spec.to_str().unwrap()], vec![], "--spec file \"spec.yaml\" (line 3)"),
         (
-            vec!["--spec", clean.to_str().unwrap(), "--supporting-file", helper.to_str().unwrap()],
+            vec!["--spec", spec.to_str().unwrap()],
+            vec![],
+            "--spec file \"spec.yaml\" (line 3)",
+        ),
+        (
+            vec![
+                "--spec",
+                clean.to_str().unwrap(),
+                "--supporting-file",
+                helper.to_str().unwrap(),
+            ],
             vec![],
             "supporting file",
         ),
         (
-            vec!["--spec", pw_spec.to_str().unwrap(), "--secret", "MY_DB_PASSWORD"],
+            vec![
+                "--spec",
+                pw_spec.to_str().unwrap(),
+                "--secret",
+                "MY_DB_PASSWORD",
+            ],
             vec![("MY_DB_PASSWORD", "plain words are my db password")],
             "env:MY_DB_PASSWORD",
         ),
@@ -366,13 +380,22 @@ fn a_literal_secret_in_the_spec_or_a_supporting_file_is_refused_and_nothing_is_r
             c.env(k, v);
         }
         let out = c
-            .args(["open", "--runtime", "none", "--command", "train -e {config_path}"])
+            .args([
+                "open",
+                "--runtime",
+                "none",
+                "--command",
+                "train -e {config_path}",
+            ])
             .args(&args)
             .output()
             .unwrap();
         let err = String::from_utf8(out.stderr).unwrap();
         assert_eq!(out.status.code(), Some(3), "{args:?}: {err}");
-        assert!(err.contains(what) && err.contains("looks like a secret"), "{err}");
+        assert!(
+            err.contains(what) && err.contains("looks like a secret"),
+            "{err}"
+        );
         assert!(!err.contains(fake) && !err.contains("plain words"), "{err}");
         assert!(out.stdout.is_empty());
         assert_eq!(err.lines().count(), 1, "{err}");

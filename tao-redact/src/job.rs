@@ -153,7 +153,10 @@ impl LineRedactors {
     /// that prints text of several jobs through one filter uses).
     ///
     /// Errors: as [`LineRedactors::for_names`].
-    pub fn for_lines<'a>(&self, lines: impl IntoIterator<Item = &'a JobLine>) -> Result<Arc<Redactor>> {
+    pub fn for_lines<'a>(
+        &self,
+        lines: impl IntoIterator<Item = &'a JobLine>,
+    ) -> Result<Arc<Redactor>> {
         let mut names: Vec<String> = Vec::new();
         for l in lines {
             for n in secret_names(l) {
@@ -213,7 +216,9 @@ pub fn step_texts(line: &JobLine) -> Vec<StepText> {
     if let Some(e) = exec {
         if let Some(Value::Array(post)) = e.get("post_commands") {
             for (i, p) in post.iter().enumerate() {
-                let t = p.as_str().or_else(|| p.get("command").and_then(Value::as_str));
+                let t = p
+                    .as_str()
+                    .or_else(|| p.get("command").and_then(Value::as_str));
                 if let Some(t) = t {
                     out.push(StepText {
                         name: format!("post_{}", i + 1),
@@ -260,10 +265,18 @@ pub fn find_xtrace(text: &str) -> Vec<(u64, u64, String)> {
         let mut push = |start: usize, what: &[u8]| hits.push((start, what.to_vec()));
         for c in res[0].captures_iter(line) {
             let opts = c.get(1).expect("group 1 always participates");
-            let words: Vec<&[u8]> = opts.as_bytes().split(|b| b.is_ascii_whitespace()).filter(|w| !w.is_empty()).collect();
+            let words: Vec<&[u8]> = opts
+                .as_bytes()
+                .split(|b| b.is_ascii_whitespace())
+                .filter(|w| !w.is_empty())
+                .collect();
             let mut hit = false;
             for (k, w) in words.iter().enumerate() {
-                if w.starts_with(b"-") && !w.starts_with(b"--") && w[1..] != *b"o" && w.contains(&b'x') {
+                if w.starts_with(b"-")
+                    && !w.starts_with(b"--")
+                    && w[1..] != *b"o"
+                    && w.contains(&b'x')
+                {
                     hit = true;
                 }
                 if *w == b"-o" && words.get(k + 1) == Some(&&b"xtrace"[..]) {
@@ -278,12 +291,18 @@ pub fn find_xtrace(text: &str) -> Vec<(u64, u64, String)> {
         }
         for c in res[1].captures_iter(line) {
             let opts = c.get(1).expect("group 1 always participates");
-            let hit = opts.as_bytes().split(|b| b.is_ascii_whitespace()).any(|w| {
-                w.starts_with(b"-") && !w.starts_with(b"--") && w.contains(&b'x')
-            }) || opts.as_bytes().windows(6).any(|w| w == b"xtrace");
+            let hit = opts
+                .as_bytes()
+                .split(|b| b.is_ascii_whitespace())
+                .any(|w| w.starts_with(b"-") && !w.starts_with(b"--") && w.contains(&b'x'))
+                || opts.as_bytes().windows(6).any(|w| w == b"xtrace");
             if hit {
                 let m = c.get(0).expect("group 0");
-                let lead = m.as_bytes().iter().position(|b| b.is_ascii_alphabetic()).unwrap_or(0);
+                let lead = m
+                    .as_bytes()
+                    .iter()
+                    .position(|b| b.is_ascii_alphabetic())
+                    .unwrap_or(0);
                 push(m.start() + lead, &line[m.start() + lead..m.end()]);
             }
         }
@@ -331,7 +350,12 @@ pub fn syntax_error(text: &str) -> Option<(u64, String)> {
         Err(e) => {
             static WARNED: OnceLock<()> = OnceLock::new();
             WARNED.get_or_init(|| {
-                tao_core::cli::warn("tao-redact", &format!("cannot run `bash -n` ({e}): the syntax gate is skipped; install bash"));
+                tao_core::cli::warn(
+                    "tao-redact",
+                    &format!(
+                        "cannot run `bash -n` ({e}): the syntax gate is skipped; install bash"
+                    ),
+                );
             });
             return None;
         }
@@ -347,7 +371,11 @@ pub fn syntax_error(text: &str) -> Option<(u64, String)> {
         return None;
     }
     let err = String::from_utf8_lossy(&out.stderr);
-    let first = err.lines().find(|l| l.contains("line ")).or_else(|| err.lines().next()).unwrap_or("syntax error");
+    let first = err
+        .lines()
+        .find(|l| l.contains("line "))
+        .or_else(|| err.lines().next())
+        .unwrap_or("syntax error");
     let line = first
         .split("line ")
         .nth(1)

@@ -23,6 +23,8 @@ pub enum Validator {
     NgcLegacy,
     /// [`crate::validate::is_basic_credential`] on the secret (RFC 7617).
     BasicAuth,
+    /// [`crate::validate::vendor_context_is_key`] on the `name` group.
+    VendorKey,
 }
 
 /// One compiled rule.
@@ -180,13 +182,14 @@ fn compile(spec: RuleSpec, origin: &str) -> Result<Rule> {
         Some("assignment") => Validator::Assignment,
         Some("ngc-legacy") => Validator::NgcLegacy,
         Some("basic-auth") => Validator::BasicAuth,
+        Some("vendor-key") => Validator::VendorKey,
         Some(other) => {
             return Err(Error::Config(format!(
-                "{origin}: rule '{id}': unknown validate '{other}'; use \"assignment\", \"ngc-legacy\" or \"basic-auth\""
+                "{origin}: rule '{id}': unknown validate '{other}'; use \"assignment\", \"ngc-legacy\", \"basic-auth\" or \"vendor-key\""
             )))
         }
     };
-    if validator == Validator::Assignment && name_group.is_none() {
+    if matches!(validator, Validator::Assignment | Validator::VendorKey) && name_group.is_none() {
         return Err(Error::Config(format!(
             "{origin}: rule '{id}': validate = \"assignment\" needs a capture group named `name`"
         )));

@@ -405,6 +405,7 @@ fn accept(rule: &Rule, name: Option<&[u8]>, secret: &[u8]) -> bool {
         Validator::None => true,
         Validator::NgcLegacy => validate::is_ngc_legacy_key(secret),
         Validator::BasicAuth => validate::is_basic_credential(secret),
+        Validator::VendorKey => validate::vendor_context_is_key(name.unwrap_or(b"")),
         Validator::Assignment => validate::assignment_value_is_secret(name.unwrap_or(b""), secret),
     }
 }

@@ -264,7 +264,9 @@ impl<'r> Filter<'r> {
                 Some((at, label)) if frag[at..].iter().all(|&b| b != b'\n') => {
                     self.s.line(&frag[..at], self.at_line_start);
                     self.s.out.extend_from_slice(b"[REDACTED:");
-                    self.s.out.extend_from_slice(self.s.red.labels[label].as_bytes());
+                    self.s
+                        .out
+                        .extend_from_slice(self.s.red.labels[label].as_bytes());
                     self.s.out.push(b']');
                 }
                 _ => self.s.line(frag, self.at_line_start),
@@ -411,7 +413,8 @@ mod tests {
             .unwrap();
         let mut f = Filter::new(&red);
         let mut out = Vec::new();
-        f.push(b"line one\nprogress 10% pw=c0rrect-h0", &mut out).unwrap();
+        f.push(b"line one\nprogress 10% pw=c0rrect-h0", &mut out)
+            .unwrap();
         assert_eq!(out, b"line one\n");
         let mut early = Filter::new(&red);
         let mut cut = Vec::new();

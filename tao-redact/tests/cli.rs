@@ -580,12 +580,30 @@ fn lint_blocks_xtrace_in_any_step_of_a_job_with_secrets() {
     let cases = [
         (serde_json::json!({"command": "set -x; train"}), "main"),
         (serde_json::json!({"command": "bash -x run.sh"}), "main"),
-        (serde_json::json!({"execution": {"pre_commands": ["cd /w", "set -o xtrace"], "command": "train"}}), "pre_2"),
-        (serde_json::json!({"execution": {"command": "train", "post_commands": [{"command": "sh -x up.sh", "scope": "leader"}]}}), "post_1"),
-        (serde_json::json!({"command": "export BASH_XTRACEFD=2; train"}), "main"),
-        (serde_json::json!({"command": "SHELLOPTS=xtrace train"}), "main"),
-        (serde_json::json!({"command": "train", "spec": {"name": "s.yaml", "text": "hook: set -x\n"}}), "spec"),
-        (serde_json::json!({"command": "train", "env": {"SHELLOPTS": "braceexpand:xtrace"}}), "env.SHELLOPTS"),
+        (
+            serde_json::json!({"execution": {"pre_commands": ["cd /w", "set -o xtrace"], "command": "train"}}),
+            "pre_2",
+        ),
+        (
+            serde_json::json!({"execution": {"command": "train", "post_commands": [{"command": "sh -x up.sh", "scope": "leader"}]}}),
+            "post_1",
+        ),
+        (
+            serde_json::json!({"command": "export BASH_XTRACEFD=2; train"}),
+            "main",
+        ),
+        (
+            serde_json::json!({"command": "SHELLOPTS=xtrace train"}),
+            "main",
+        ),
+        (
+            serde_json::json!({"command": "train", "spec": {"name": "s.yaml", "text": "hook: set -x\n"}}),
+            "spec",
+        ),
+        (
+            serde_json::json!({"command": "train", "env": {"SHELLOPTS": "braceexpand:xtrace"}}),
+            "env.SHELLOPTS",
+        ),
     ];
     for (fields, step) in cases {
         let mut f = fields.clone();
@@ -603,12 +621,18 @@ fn lint_blocks_xtrace_in_any_step_of_a_job_with_secrets() {
         assert_eq!(finding["step"], step, "{fields}: {line}");
         let warn: Vec<&str> = stderr.lines().filter(|l| l.contains("xtrace")).collect();
         assert_eq!(warn.len(), 1, "one line naming the step: {stderr}");
-        assert!(warn[0].contains(&format!("step {step}")) || warn[0].contains(step), "{stderr}");
+        assert!(
+            warn[0].contains(&format!("step {step}")) || warn[0].contains(step),
+            "{stderr}"
+        );
     }
     // Without secrets xtrace is the user's business; `set +x` is always fine.
     let out = cmd()
         .arg("lint")
-        .write_stdin(format!("{}\n", job_with(serde_json::json!({"command": "set -x; train"}), script)))
+        .write_stdin(format!(
+            "{}\n",
+            job_with(serde_json::json!({"command": "set -x; train"}), script)
+        ))
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
@@ -618,7 +642,12 @@ fn lint_blocks_xtrace_in_any_step_of_a_job_with_secrets() {
         .write_stdin(format!("{}\n", job_with(f, script)))
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// Issue 16, the syntax gate: `bash -n` on the script and on each step as
@@ -640,11 +669,20 @@ fn lint_syntax_gate_names_the_step_and_the_line() {
     assert_eq!(finding["rule"], "syntax", "{line}");
     assert_eq!(finding["step"], "main", "{line}");
     assert_eq!(finding["line"], 3, "{line}");
-    assert!(stderr.contains("step main line 3: bash -n: syntax error"), "{stderr}");
+    assert!(
+        stderr.contains("step main line 3: bash -n: syntax error"),
+        "{stderr}"
+    );
     // The script itself.
     let out = cmd()
         .arg("lint")
-        .write_stdin(format!("{}\n", job_with(serde_json::json!({"command": "true"}), "#!/bin/bash\nif true; then\necho\n")))
+        .write_stdin(format!(
+            "{}\n",
+            job_with(
+                serde_json::json!({"command": "true"}),
+                "#!/bin/bash\nif true; then\necho\n"
+            )
+        ))
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(3));

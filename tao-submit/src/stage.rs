@@ -495,9 +495,15 @@ mod tests {
     fn stamped(script: &str, extra: Value) -> JobLine {
         let mut l = line(extra);
         l.set_path(&["script", "text"], json!(script));
-        l.set_path(&["script", "sha256"], json!(tao_core::sha256_hex(script.as_bytes())));
+        l.set_path(
+            &["script", "sha256"],
+            json!(tao_core::sha256_hex(script.as_bytes())),
+        );
         // What `jq '.lint = {ok: true, sha256: .script.sha256}'` forges.
-        l.set_path(&["lint"], json!({"ok": true, "sha256": tao_core::sha256_hex(script.as_bytes())}));
+        l.set_path(
+            &["lint"],
+            json!({"ok": true, "sha256": tao_core::sha256_hex(script.as_bytes())}),
+        );
         l
     }
 
@@ -506,7 +512,11 @@ mod tests {
     #[test]
     fn a_forged_lint_stamp_does_not_pass() {
         let tok = "hf_FAKEtaoRedactTestTokenQwErTyUiOpAs";
-        let script = bound_script("tao-x1", "/b/jobs/tao-x1", &format!("export HF_TOKEN={tok}"));
+        let script = bound_script(
+            "tao-x1",
+            "/b/jobs/tao-x1",
+            &format!("export HF_TOKEN={tok}"),
+        );
         let e = Plan::from_line(&stamped(&script, json!({}))).unwrap_err();
         assert_eq!(e.code(), tao_core::exit::LINT_BLOCKED, "{e}");
         assert!(e.to_string().contains("huggingface-token"), "{e}");
@@ -657,11 +667,7 @@ mod tests {
         std::fs::write(&text_helper, "print('it''s')\n").unwrap();
         let base = dir.path().join("remote");
         let b = base.display().to_string();
-        let script = &*bound_script(
-            "tao-x1",
-            &format!("{b}/jobs/tao-x1"),
-            "echo 'q' \"$x\" `y`",
-        );
+        let script = &*bound_script("tao-x1", &format!("{b}/jobs/tao-x1"), "echo 'q' \"$x\" `y`");
         let sha = tao_core::sha256_hex(script.as_bytes());
         let mut l = line(json!({
             "spec": {"name": "spec.yaml", "text": "a: 'b'\n"},
