@@ -10,7 +10,7 @@ mod util;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 use util::*;
 
 /// Node-failure tests take a node down: one at a time.
@@ -762,4 +762,37 @@ fn demo_training_progress_advances_epoch_by_epoch() {
     assert_eq!(p["kpi"], final_kpi, "{last}");
     assert_eq!(p["history"]["loss"].as_array().unwrap().len(), 6, "{p}");
     sh(&format!("rm -rf {code}"));
+}
+
+/// Issue 16: the sidecar outlived a job killed before its trap ran. The
+/// test job's script (like a job SIGKILLed before its trap) never removes
+/// it; once tao-poll sees the job in an end state, its sweep does. Lines
+/// without `secrets` are not swept (no extra round trip).
+#[test]
+fn an_ended_jobs_sidecar_is_swept_by_tao_poll() {
+    let Some(env) = need_cluster() else { return };
+    let job = submit(&env, "sweep", "echo done", "", false);
+    let job_dir = job.line["storage"]["job_dir"].as_str().unwrap().to_string();
+    let env_dir = format!("{job_dir}/env");
+    sh(&format!(
+        "mkdir -p {env_dir} && (umask 077; printf \"export MY_DB_PASSWORD='plain words are my db password'\\n\" > {env_dir}/secrets.env) && chown -R {} {env_dir}",
+        env["SLURM_USER"]
+    ));
+    sh(&format!("scontrol release {}", job.sid));
+    let mut line = job.line.clone();
+    line["secrets"] = json!(["MY_DB_PASSWORD"]);
+    // Still queued or running: the sidecar stays.
+    let (v, _) = poll_once(&env, &line, &[]);
+    if !matches!(state(&v), "COMPLETE" | "ERROR" | "CANCELED") {
+        assert!(std::path::Path::new(&format!("{env_dir}/secrets.env")).exists());
+    }
+    let v = poll_until(&env, &line, Duration::from_secs(180), |v| {
+        state(v) == "COMPLETE"
+    });
+    assert_eq!(state(&v), "COMPLETE", "{v}");
+    let left: Vec<String> = std::fs::read_dir(&env_dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(left.is_empty(), "job dir env/ after the sweep: {left:?}");
 }
