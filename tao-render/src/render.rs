@@ -70,6 +70,8 @@ pub(crate) struct Common {
     /// The line names secrets: a missing sidecar is an error (exit 75 on a
     /// requeued attempt, whose sidecar the previous attempt removed).
     needs_secrets: bool,
+    /// Space-separated secret names for the output masker.
+    secret_names: String,
     child_timeout: u64,
     kill_after: u64,
 }
@@ -212,6 +214,7 @@ pub fn render_line_with(
         log_dir_prefix: plan.log_dir_prefix.clone(),
         secrets_file: plan.secrets_file.clone(),
         needs_secrets: plan.needs_secrets,
+        secret_names: plan.secret_names.clone(),
         child_timeout: plan.effective.child_timeout_s,
         kill_after: job::defaults::KILL_AFTER,
     };
@@ -358,6 +361,7 @@ pub fn render_convert(req: &ConvertRequest, profile: &SiteProfile) -> Result<Scr
         log_dir_prefix: format!("{job_dir}/slurm-logs/{}-", req.id),
         secrets_file: format!("{job_dir}/env/secrets.env"),
         needs_secrets: false,
+        secret_names: String::new(),
         child_timeout: wall * job::defaults::CHILD_PERMILLE / 1000,
         kill_after: job::defaults::KILL_AFTER,
     };
@@ -554,6 +558,7 @@ pub fn render_probe(req: &ProbeRequest) -> Result<Script> {
         log_dir_prefix: format!("{job_dir}/slurm-logs/{}-", req.id),
         secrets_file: format!("{job_dir}/env/secrets.env"),
         needs_secrets: false,
+        secret_names: String::new(),
         child_timeout: req.timeout_s,
         kill_after: 10,
     };
