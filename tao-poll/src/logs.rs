@@ -14,7 +14,7 @@
 //! finds the job gone. Every byte goes through one push filter
 //! (`tao_redact::Filter`) built for the job's line: the values of HF_TOKEN,
 //! NGC_KEY and of the line's own `secrets` are masked, a partial line waits
-//! for its newline (up to 1 MiB; a longer line is printed in windows that
+//! for its newline (up to 4 MiB; a longer line is printed in windows that
 //! keep the last 64 KiB back), so a secret split across two reads is never
 //! printed in part and memory stays bounded whatever the log holds.
 //!
@@ -272,7 +272,7 @@ pub const FIRST_READ_CAP: u64 = 16 << 20;
 
 /// Standard output, through tao-redact's push filter unless `--no-redact`.
 /// The filter holds back a partial line (at most
-/// `tao_redact::stream::BUF_SIZE` bytes, 1 MiB) until its newline arrives,
+/// `tao_redact::stream::BUF_SIZE` bytes, 4 MiB) until its newline arrives,
 /// so a secret split across two reads is never printed in part, and a log
 /// written with `\r` only is printed in windows instead of piling up.
 struct Output<'r, W: Write> {

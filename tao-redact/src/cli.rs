@@ -223,7 +223,15 @@ where
         return Ok(0);
     }
     if !a.lint {
-        red.filter(std::io::stdin().lock(), stdout.lock())?;
+        // Straight to fd 1 (a dup of it): Rust's stdout is line-buffered,
+        // and its newline search over every write costs a pass over the
+        // output of a long line. Our filter writes whole batches anyway.
+        use std::os::fd::AsFd;
+        let out = stdout
+            .as_fd()
+            .try_clone_to_owned()
+            .map_err(|e| Error::io("duplicating standard output", e))?;
+        red.filter(std::io::stdin().lock(), std::fs::File::from(out))?;
         return Ok(0);
     }
     let blocked = if a.files.is_empty() {

@@ -53,6 +53,12 @@ pub struct Rule {
     pub validator: Validator,
     /// Whether placeholders and `$VAR` references are skipped.
     pub placeholders: bool,
+    /// In a fragment longer than 64 KiB: how many bytes before and after
+    /// the start of each keyword the regex runs over (a match must start
+    /// within `.0` bytes before its keyword and be found within `.1` bytes
+    /// after it; a match reaching the end of that span is extended over
+    /// the whole fragment). Default 512 and 512 (`scan::LOCAL_REACH`).
+    pub local_reach: (usize, usize),
 }
 
 #[derive(Debug, Deserialize)]
@@ -77,6 +83,7 @@ struct RuleSpec {
     min_entropy: Option<f64>,
     validate: Option<String>,
     placeholders: Option<bool>,
+    local_reach: Option<[usize; 2]>,
 }
 
 /// The built-in rules, compiled.
@@ -200,6 +207,21 @@ fn compile(spec: RuleSpec, origin: &str) -> Result<Rule> {
         .filter(|k| !k.is_empty())
         .map(|k| k.to_ascii_lowercase())
         .collect();
+    let local_reach = match spec.local_reach {
+        None => (crate::scan::LOCAL_REACH, crate::scan::LOCAL_REACH),
+        Some([b, a])
+            if (1..=crate::scan::LOCAL_REACH).contains(&b)
+                && (1..=crate::scan::LOCAL_REACH).contains(&a) =>
+        {
+            (b, a)
+        }
+        Some(x) => {
+            return Err(Error::Config(format!(
+                "{origin}: rule '{id}': local_reach {x:?} must be two byte counts from 1 to {}",
+                crate::scan::LOCAL_REACH
+            )))
+        }
+    };
     Ok(Rule {
         id,
         description: spec.description,
@@ -212,6 +234,7 @@ fn compile(spec: RuleSpec, origin: &str) -> Result<Rule> {
         min_entropy: spec.min_entropy.unwrap_or(0.0),
         validator,
         placeholders: spec.placeholders.unwrap_or(true),
+        local_reach,
     })
 }
 

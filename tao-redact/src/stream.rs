@@ -23,7 +23,7 @@ use crate::scan::{ScanState, Scratch};
 use crate::Redactor;
 
 /// Size of the read buffer (bytes); also the largest window of a long line.
-pub const BUF_SIZE: usize = 1 << 20;
+pub const BUF_SIZE: usize = 4 << 20;
 
 /// The longest single secret (bytes) guaranteed to be caught when it
 /// straddles a window boundary of a line longer than [`BUF_SIZE`].
