@@ -42,7 +42,7 @@ fn sbatch_refused_after_staging_removes_the_sidecar() {
     let out = f
         .cmd()
         .env("MY_DB_PASSWORD", PW)
-        .write_stdin(stdin_of(&[line.clone()]))
+        .write_stdin(stdin_of(std::slice::from_ref(&line)))
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
@@ -118,7 +118,7 @@ fn cancel_of_a_pending_job_removes_the_sidecar() {
     let out = f
         .cmd()
         .env("MY_DB_PASSWORD", PW)
-        .write_stdin(stdin_of(&[line.clone()]))
+        .write_stdin(stdin_of(std::slice::from_ref(&line)))
         .output()
         .unwrap();
     assert_eq!(
