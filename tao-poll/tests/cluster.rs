@@ -796,3 +796,53 @@ fn an_ended_jobs_sidecar_is_swept_by_tao_poll() {
         .collect();
     assert!(left.is_empty(), "job dir env/ after the sweep: {left:?}");
 }
+
+/// Issue 16: `tao-poll logs` built its redactor from the environment only,
+/// and `--follow` could print the first part of a value split across two
+/// reads. The job writes the value of a secret its line names in two
+/// pieces, seconds apart, on stdout; `logs` and `logs --follow` (started
+/// while it runs) print neither piece.
+#[test]
+fn logs_mask_the_lines_own_secret_even_split_across_reads() {
+    let Some(env) = need_cluster() else { return };
+    let (a, b) = ("plain words are", " my db password");
+    let pw = format!("{a}{b}");
+    let body =
+        format!("echo start; printf 'login %s' '{a}'; sleep 5; printf '%s ok\\n' '{b}'; echo end");
+    let job = submit(&env, "split", &body, "", true);
+    let mut line = job.line.clone();
+    line["secrets"] = json!(["MY_DB_PASSWORD"]);
+    poll_until(&env, &job.line, Duration::from_secs(180), |v| {
+        state(v) == "RUNNING" || state(v) == "COMPLETE"
+    });
+    let out = tao_poll(&env)
+        .env("MY_DB_PASSWORD", &pw)
+        .args(["logs", "-", "--follow"])
+        .write_stdin(format!("{line}\n"))
+        .timeout(Duration::from_secs(180))
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!text.contains(a) && !text.contains(b.trim()), "{text}");
+    assert!(
+        text.contains("login [REDACTED:env:MY_DB_PASSWORD] ok\n"),
+        "{text}"
+    );
+    let out = tao_poll(&env)
+        .env("MY_DB_PASSWORD", &pw)
+        .args(["logs", "-"])
+        .write_stdin(format!("{line}\n"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        !text.contains(a) && text.contains("[REDACTED:env:MY_DB_PASSWORD]"),
+        "{text}"
+    );
+}
