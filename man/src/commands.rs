@@ -168,7 +168,14 @@ lint reads job lines on stdin and checks each line's `script.text`. A clean scri
 lint = {ok: true, sha256: <sha256 of script.text>, findings: []}; a script with a literal \
 secret gets lint.ok = false and one finding per secret {rule, line, column, preview} (the \
 preview is masked, never the secret); the line goes on either way. References are fine: \
-\"$HF_TOKEN\", ${NGC_KEY}, printf '%s' \"$HF_TOKEN\", placeholders like <your-key>. With \
+\"$HF_TOKEN\", ${NGC_KEY}, printf '%s' \"$HF_TOKEN\", placeholders like <your-key>. On a \
+job line lint also blocks, each as one finding naming the step ({rule, line, column, preview, \
+step}): xtrace (`set -x`, `set -o xtrace`, `bash -x`/`sh -x`, BASH_XTRACEFD, SHELLOPTS with \
+xtrace) in a command, a pre/post step, the spec, `env` or the script of a job whose `secrets` \
+is not empty; and syntax, when `bash -n` fails on a step text as the job runs it (pre_N, \
+main, post_N; `line` is the line in that step) or on the script. The values of HF_TOKEN, \
+NGC_KEY and of every name in the line's `secrets` (read from this environment) are findings \
+wherever they appear. Exit status 3 when any script is blocked. With \
 FILE arguments, each file is a script and one line {\"file\": FILE, \"lint\": {...}} is \
 printed per file.",
                 )

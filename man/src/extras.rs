@@ -99,7 +99,7 @@ fn record() -> Extra {
             (exit::OK, "Success."),
             (exit::SOME_FAILED, "mark: some lines were refused (an observation older than the record's last one, a transition the state machine forbids, an unknown id); they are printed with an error object, the others were applied."),
             (exit::USAGE, "Usage error (bad option, bad --state, --at not RFC 3339)."),
-            (exit::LINT_BLOCKED, "open: --command, an execution step, an --env value or a mount holds what tao-redact's rules call a secret; nothing was recorded (pass it with --secret NAME and use $NAME)."),
+            (exit::LINT_BLOCKED, "open: --command, an execution step, an --env value, a mount, the --spec file or a supporting file holds what tao-redact's rules call a secret; nothing was recorded (pass it with --secret NAME and use $NAME)."),
             (exit::DATAERR, "Bad input data: a malformed job line (reported with its line number; lines before it were applied; a line over 64 MiB is one too), an unknown --id, a spec file or parent record that cannot be used, a spec holding a NUL byte; list: a record file that cannot be read (named on standard error, the other records still printed)."),
             (exit::IOERR, "Local I/O error (the record store, or standard output lost by open, mark or gc: a record may have changed, so a lost report is not success). show, history and list change nothing: a closed standard output ends them quietly with status 0; so does --help."),
             (exit::CONFIG, "Configuration error (a bad environment value or site profile)."),
@@ -155,7 +155,7 @@ fn redact() -> Extra {
         exit_status: vec![
             (exit::OK, "Filter: the stream was copied. lint: every script is clean."),
             (exit::USAGE, "Usage error."),
-            (exit::LINT_BLOCKED, "lint blocked at least one script (every line still went out, the blocked ones with lint.ok false)."),
+            (exit::LINT_BLOCKED, "lint blocked at least one script: a literal secret, xtrace on a job with secrets, or a shell syntax error in the script or a step (every line still went out, the blocked ones with lint.ok false)."),
             (exit::DATAERR, "Bad input: a job line that is not JSON or has no script.text (pipe it through tao-render first), or a script file that is not UTF-8."),
             (exit::IOERR, "Local I/O error. A closed standard output ends the filter quietly with status 0."),
             (exit::CONFIG, "A bad --rules file."),

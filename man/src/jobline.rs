@@ -132,7 +132,7 @@ pub fn render() -> String {
         (exit::USAGE, "Usage error."),
         (
             exit::LINT_BLOCKED,
-            "tao-redact lint blocked a script that carries a literal secret.",
+            "tao-redact lint (or tao-submit's own lint) blocked a script: a literal secret, xtrace on a job with secrets, or a shell syntax error.",
         ),
         (
             exit::DATAERR,

@@ -148,14 +148,21 @@ pub fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Args> {
 }
 
 /// The redactor used for evidence text: tao-redact's catalogue (the one
-/// place secret patterns live) plus the exact values of HF_TOKEN and NGC_KEY
-/// from the environment, so a `--log` file's secrets never reach a record.
+/// place secret patterns live) plus the exact values of HF_TOKEN, NGC_KEY
+/// and of every secret the job line names (`secrets`), read from the
+/// environment by name (`tao_redact::LineRedactors`), so neither a `--log`
+/// file's nor the evidence's secrets reach a record.
 ///
 /// Errors: [`Error::Internal`] if tao-redact's built-in catalogue is broken.
 pub fn default_redactor() -> Result<Redactor> {
-    let red = tao_redact::Redactor::from_env()?;
-    Ok(Box::new(move |line: &[u8]| {
-        red.redact_line(line).into_owned()
+    let reds = tao_redact::LineRedactors::new("tao-classify");
+    // Fail now (exit 70) rather than on the first line if the catalogue is broken.
+    reds.for_names(&[])?;
+    Ok(Box::new(move |job: &JobLine, text: &[u8]| {
+        match reds.for_line(job) {
+            Ok(red) => red.redact_line(text).into_owned(),
+            Err(_) => b"[REDACTED:unavailable]".to_vec(),
+        }
     }))
 }
 

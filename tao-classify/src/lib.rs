@@ -38,11 +38,13 @@ pub use catalogue::{Catalogue, Class, Rule, RuleSpec};
 pub use policy::{Classification, EvidenceKind, EvidenceRef, DEFAULT_MAX_ATTEMPTS};
 pub use scan::{Best, Hit};
 
-/// A redaction function applied to every evidence line (whole, before it is
-/// cut to 400 bytes) before it is written: bytes in, bytes out. The binary
-/// uses tao-redact's [`tao_redact::Redactor`] (secrets masked as
-/// `[REDACTED:<rule>]`, plus the exact values of HF_TOKEN and NGC_KEY).
-pub type Redactor = Box<dyn Fn(&[u8]) -> Vec<u8> + Send + Sync>;
+/// A redaction function applied to every evidence line of a job line
+/// (whole, before it is cut to 400 bytes) before it is written: the job
+/// line (whose `secrets` name the values to mask) and bytes in, bytes out.
+/// The binary uses tao-redact's [`tao_redact::LineRedactors`] (secrets
+/// masked as `[REDACTED:<rule>]`, plus the exact values of HF_TOKEN,
+/// NGC_KEY and of the line's own `secrets`).
+pub type Redactor = Box<dyn Fn(&JobLine, &[u8]) -> Vec<u8> + Send + Sync>;
 
 /// The cached result of scanning the `--log` files: the best hit and
 /// whether any file had a byte, or the I/O failure (context, kind, text).
@@ -196,7 +198,7 @@ pub fn classify(
     }
     if let Some(redact) = &opts.redact {
         for hit in [&mut best.0, &mut reason_hit.0].into_iter().flatten() {
-            hit.raw = redact(&hit.raw);
+            hit.raw = redact(line, &hit.raw);
         }
     }
     let facts = policy::Facts {
@@ -211,9 +213,38 @@ pub fn classify(
         reason_hit: reason_hit.0,
     };
     let c = policy::decide(cat, &facts);
+    if let Some(redact) = &opts.redact {
+        redact_evidence(line, redact);
+    }
     let value = serde_json::to_value(&c).map_err(|e| Error::Internal(e.to_string()))?;
     line.fields.insert("classification".into(), value);
     Ok(Some(c))
+}
+
+/// Mask the `evidence` tails the line carries (what tao-record mark would
+/// store): each `evidence.{out,err}.lines[i]` string through `redact`.
+fn redact_evidence(line: &mut JobLine, redact: &Redactor) {
+    let Some(ev) = line.fields.get("evidence") else {
+        return;
+    };
+    let mut ev = ev.clone();
+    let mut changed = false;
+    for key in ["out", "err"] {
+        if let Some(Value::Array(lines)) = ev.get_mut(key).and_then(|t| t.get_mut("lines")) {
+            for l in lines.iter_mut() {
+                if let Value::String(text) = l {
+                    let masked = redact(line, text.as_bytes());
+                    if masked != text.as_bytes() {
+                        *text = String::from_utf8_lossy(&masked).into_owned();
+                        changed = true;
+                    }
+                }
+            }
+        }
+    }
+    if changed {
+        line.fields.insert("evidence".into(), ev);
+    }
 }
 
 /// Scan the `evidence` field's tails (`out` then `err`).
@@ -367,7 +398,7 @@ mod tests {
         let opts = Options::new(
             3,
             vec![],
-            Some(Box::new(|s: &[u8]| {
+            Some(Box::new(|_: &JobLine, s: &[u8]| {
                 String::from_utf8_lossy(s)
                     .replace("hf_abcdefghijklmnopqrstuvwxyzABCDEFGH", "[REDACTED:hf]")
                     .into_bytes()

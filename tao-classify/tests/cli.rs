@@ -305,3 +305,33 @@ fn site_rules_and_list_rules() {
         .code(78)
         .stderr(predicate::str::contains("site.toml"));
 }
+
+/// Issue 16: tao-classify built its redactor from the environment only
+/// (HF_TOKEN, NGC_KEY), so the value of a secret the line itself names
+/// (`--secret MY_DB_PASSWORD`) went into `classification.evidence.text`
+/// and from there into the record. Both the deciding text and the tails
+/// the line carries are masked now.
+#[test]
+fn evidence_of_a_line_masks_its_own_secrets() {
+    let pw = "plain words are my db password";
+    let input = error_line(
+        "FAILED",
+        1,
+        &format!(
+            r#","secrets":["MY_DB_PASSWORD"],"evidence":{{"out":{{"first_line":1,"lines":["ok"]}},"err":{{"first_line":1,"lines":["PermissionError: [Errno 13] Permission denied: login {pw}"]}}}}"#
+        ),
+    );
+    let out = cmd()
+        .env("MY_DB_PASSWORD", pw)
+        .write_stdin(format!("{input}\n"))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out.clone()).unwrap();
+    assert!(!text.contains(pw), "{text}");
+    let v = &lines(&out)[0];
+    let ev = v["classification"]["evidence"]["text"].as_str().unwrap();
+    assert!(ev.contains("[REDACTED:env:MY_DB_PASSWORD]"), "{ev}");
+}

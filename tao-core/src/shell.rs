@@ -43,6 +43,35 @@ where
     out
 }
 
+/// The secrets sidecar of a job: `<job_dir>/env/secrets.env`
+/// (tao-jobline(7), storage layout). tao-submit writes it, the job sources
+/// it and removes it on exit.
+pub fn sidecar_path(job_dir: &str) -> String {
+    format!("{}/env/secrets.env", job_dir.trim_end_matches('/'))
+}
+
+/// A POSIX shell command that removes the secrets sidecar of each job dir
+/// in `job_dirs`, and the temporary files an interrupted write left
+/// (`secrets.env.tao-tmp.*`): `shred -u` where available, else `rm -f` (the
+/// job script's own `tao_remove_secrets` does the same). Used on every
+/// path where the job will not run it: sbatch refused after staging, an
+/// ambiguous submit whose jobs were cancelled, `tao-submit cancel`, and
+/// tao-poll's sweep of jobs in an end state. Prints one line
+/// `@@tao-sidecar-left <path>` per sidecar still there afterwards (a
+/// read-only filesystem, another owner); exits 0 either way.
+pub fn remove_sidecars_command<S: AsRef<str>>(job_dirs: &[S]) -> String {
+    let mut s = String::from("for f in");
+    for d in job_dirs {
+        s.push(' ');
+        quote_into(&sidecar_path(d.as_ref()), &mut s);
+    }
+    s.push_str(
+        "; do for t in \"$f\" \"$f\".tao-tmp.*; do if [ -f \"$t\" ]; then shred -u -- \"$t\" 2>/dev/null || rm -f -- \"$t\"; fi; done; \
+         if [ -e \"$f\" ]; then printf '@@tao-sidecar-left %s\\n' \"$f\"; fi; done; true",
+    );
+    s
+}
+
 /// Whether `s` contains a NUL byte, which no shell word can carry.
 pub fn has_nul(s: &str) -> bool {
     s.as_bytes().contains(&0)
@@ -74,5 +103,26 @@ mod tests {
             String::from_utf8_lossy(&out.stdout),
             "a'b\"c$(d)`e`\n;f\\g ü"
         );
+    }
+
+    #[test]
+    fn sidecars_are_removed_with_their_temporary_files() {
+        let dir = std::env::temp_dir().join(format!("tao-core-sidecar-{}", std::process::id()));
+        let a = dir.join("a b");
+        std::fs::create_dir_all(a.join("env")).unwrap();
+        std::fs::write(a.join("env/secrets.env"), "export X='y'\n").unwrap();
+        std::fs::write(a.join("env/secrets.env.tao-tmp.12"), "export X='y'\n").unwrap();
+        let none = dir.join("none");
+        let cmd = remove_sidecars_command(&[a.to_str().unwrap(), none.to_str().unwrap()]);
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(&cmd)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+        assert_eq!(std::fs::read_dir(a.join("env")).unwrap().count(), 0);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(sidecar_path("/b/jobs/x/"), "/b/jobs/x/env/secrets.env");
     }
 }

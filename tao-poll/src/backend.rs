@@ -66,6 +66,15 @@ pub trait Backend {
     fn expected_starts(&mut self) -> std::collections::HashMap<String, String> {
         std::collections::HashMap::new()
     }
+
+    /// Remove the secrets sidecars (`<job_dir>/env/secrets.env`) of the
+    /// jobs in `job_dirs`, which have ended for good
+    /// (`tao_core::shell::remove_sidecars_command`); returns the paths
+    /// still there afterwards. The default (replay) touches nothing.
+    fn sweep_sidecars(&mut self, job_dirs: &[String]) -> Vec<String> {
+        let _ = job_dirs;
+        Vec::new()
+    }
 }
 
 /// Parse `squeue --start -h -o '%i|%S'` output: job id -> expected start
@@ -531,6 +540,18 @@ impl Backend for SshBackend {
 
     fn expected_starts(&mut self) -> std::collections::HashMap<String, String> {
         std::mem::take(&mut self.starts)
+    }
+
+    fn sweep_sidecars(&mut self, job_dirs: &[String]) -> Vec<String> {
+        let cmd = tao_core::shell::remove_sidecars_command(job_dirs);
+        match self.remote.exec("sh -s", Some(cmd.as_bytes())) {
+            Ok(o) => String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .filter_map(|l| l.strip_prefix("@@tao-sidecar-left "))
+                .map(str::to_string)
+                .collect(),
+            Err(e) => vec![format!("(sweep failed: {e})")],
+        }
     }
 }
 

@@ -230,12 +230,17 @@ pub fn parse_bool(s: &str) -> std::result::Result<bool, String> {
     }
 }
 
-/// The redaction used for evidence (tao-redact's filter, with HF_TOKEN/NGC_KEY values).
-///
-/// Errors: as `tao_redact::Redactor::from_env`.
-pub fn redactor() -> Result<impl Fn(&str) -> String> {
-    let r = tao_redact::Redactor::from_env()?;
-    Ok(move |text: &str| String::from_utf8_lossy(&r.redact_text(text.as_bytes())).into_owned())
+/// The redaction used for the evidence of a job line: tao-redact's
+/// catalogue plus the values of HF_TOKEN, NGC_KEY and of every secret the
+/// line itself names (`secrets`), read from this environment by name
+/// (`tao_redact::LineRedactors`, the one construction rule). A redactor
+/// that cannot be built (a broken built-in catalogue) masks the whole text.
+pub fn redactor() -> impl Fn(&JobLine, &str) -> String {
+    let reds = tao_redact::LineRedactors::new("tao-poll");
+    move |line: &JobLine, text: &str| match reds.for_line(line) {
+        Ok(r) => String::from_utf8_lossy(&r.redact_text(text.as_bytes())).into_owned(),
+        Err(_) => "[REDACTED:unavailable]".to_string(),
+    }
 }
 
 /// Read the input lines: job ids from arguments, else job lines from stdin.
@@ -327,7 +332,7 @@ fn run_status(args: &StatusArgs, transport: Option<&str>) -> Result<i32> {
         ));
     }
     let (lines, input_err) = read_input(&args.ids);
-    let redact = redactor()?;
+    let redact = redactor();
     let opts = Options {
         requeue: args.requeue,
         evidence: args.evidence.then_some(args.evidence_lines),

@@ -11,8 +11,12 @@
 //! written since the last read (`tail -c +OFFSET`, at most 1 MiB a round)
 //! together with the job's live state (`squeue -h -j ID -o %T` lists only
 //! pending, running and completing jobs), and stops after the round that
-//! finds the job gone. Partial lines wait for their newline so redaction
-//! always sees whole lines.
+//! finds the job gone. Every byte goes through one push filter
+//! (`tao_redact::Filter`) built for the job's line: the values of HF_TOKEN,
+//! NGC_KEY and of the line's own `secrets` are masked, a partial line waits
+//! for its newline (up to 4 MiB; a longer line is printed in windows that
+//! keep the last 64 KiB back), so a secret split across two reads is never
+//! printed in part and memory stays bounded whatever the log holds.
 //!
 //! No log file yet: the job's state is asked in the same command. While
 //! the job is queued (PENDING) or running, `--follow` waits for the file
@@ -134,21 +138,17 @@ pub fn run(args: &LogsArgs, transport: Option<&str>) -> Result<i32> {
         Some(h) => tao_ssh::connect_host(&opts, h)?,
         None => tao_ssh::connect(&opts)?,
     };
+    // The values of HF_TOKEN, NGC_KEY and of the line's own `secrets`, by
+    // name from this environment (tao_redact::LineRedactors).
     let redactor = if args.no_redact {
         None
     } else {
-        Some(tao_redact::Redactor::from_env()?)
+        Some(tao_redact::LineRedactors::new("tao-poll").for_line(&line)?)
     };
     let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    let mut emit = |bytes: &[u8]| -> Result<()> {
-        let data: std::borrow::Cow<[u8]> = match &redactor {
-            Some(r) => r.redact_text(bytes),
-            None => std::borrow::Cow::Borrowed(bytes),
-        };
-        out.write_all(&data)
-            .and_then(|_| out.flush())
-            .map_err(|e| Error::io("writing standard output", e))
+    let mut out = Output {
+        w: stdout.lock(),
+        filter: redactor.as_deref().map(tao_redact::Filter::new),
     };
     let q = quote(&t.path);
     let cluster = t
@@ -164,10 +164,14 @@ pub fn run(args: &LogsArgs, transport: Option<&str>) -> Result<i32> {
     // Printed instead of the tail when there is no log file yet, followed
     // by the job's live state (one command, one round trip).
     let missing = format!("@@tao-poll-missing-{nonce} ");
+    // One byte range [0, size) for the tail and for the follow offset, so
+    // bytes written meanwhile are read once, by the next round; the tail
+    // reads at most FIRST_READ_CAP bytes before that size.
     let first_cmd = format!(
-        "if [ -f {q} ]; then wc -c < {q} && tail -n {} {q}; else printf '%s' {}; {state_cmd}; fi",
+        "if [ -f {q} ]; then n=$(wc -c < {q}) && s=$((n > {cap} ? n - {cap} + 1 : 1)) && printf '%s\\n' \"$n\" && tail -c +\"$s\" {q} | head -c $((n - s + 1)) | tail -n {}; else printf '%s' {}; {state_cmd}; fi",
         args.lines,
-        quote(&missing)
+        quote(&missing),
+        cap = FIRST_READ_CAP,
     );
     let mut announced = false;
     let mut saw_end = false;
@@ -229,12 +233,11 @@ pub fn run(args: &LogsArgs, transport: Option<&str>) -> Result<i32> {
         .parse()
         .unwrap_or(0);
     let body = &text[(nl + 1).min(text.len())..];
-    emit(body)?;
+    out.push(body)?;
     if !args.follow {
-        return Ok(0);
+        return out.finish();
     }
     let marker = format!("\n@@tao-poll-{nonce} ");
-    let mut pending: Vec<u8> = Vec::new();
     let mut last_round = false;
     loop {
         std::thread::sleep(Duration::from_secs(2));
@@ -251,11 +254,7 @@ pub fn run(args: &LogsArgs, transport: Option<&str>) -> Result<i32> {
         let data = &o.stdout[..pos];
         let live = job_is_live(&String::from_utf8_lossy(&o.stdout[pos + marker.len()..]));
         offset += data.len() as u64;
-        pending.extend_from_slice(data);
-        if let Some(cut) = pending.iter().rposition(|b| *b == b'\n') {
-            let whole: Vec<u8> = pending.drain(..=cut).collect();
-            emit(&whole)?;
-        }
+        out.push(data)?;
         if last_round && data.is_empty() {
             break;
         }
@@ -264,11 +263,43 @@ pub fn run(args: &LogsArgs, transport: Option<&str>) -> Result<i32> {
             last_round = true;
         }
     }
-    if !pending.is_empty() {
-        pending.push(b'\n');
-        emit(&pending)?;
+    out.finish()
+}
+
+/// Most bytes before the log's current size that the first read of `logs`
+/// looks at for its `-n` lines (16 MiB: a log of megabyte-long progress
+/// lines still shows its tail, and the reply stays bounded).
+pub const FIRST_READ_CAP: u64 = 16 << 20;
+
+/// Standard output, through tao-redact's push filter unless `--no-redact`.
+/// The filter holds back a partial line (at most
+/// `tao_redact::stream::BUF_SIZE` bytes, 4 MiB) until its newline arrives,
+/// so a secret split across two reads is never printed in part, and a log
+/// written with `\r` only is printed in windows instead of piling up.
+struct Output<'r, W: Write> {
+    w: W,
+    filter: Option<tao_redact::Filter<'r>>,
+}
+
+impl<W: Write> Output<'_, W> {
+    fn push(&mut self, data: &[u8]) -> Result<()> {
+        match &mut self.filter {
+            Some(f) => f.push(data, &mut self.w),
+            None => self
+                .w
+                .write_all(data)
+                .and_then(|_| self.w.flush())
+                .map_err(|e| Error::io("writing standard output", e)),
+        }
     }
-    Ok(0)
+
+    /// Write what is held back; the exit status (0).
+    fn finish(&mut self) -> Result<i32> {
+        if let Some(f) = &mut self.filter {
+            f.finish(&mut self.w)?;
+        }
+        Ok(0)
+    }
 }
 
 /// Whether squeue's `%T` for a job says it is still queued or running

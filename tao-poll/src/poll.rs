@@ -28,8 +28,9 @@ pub struct Options<'a> {
     pub requeue: bool,
     /// Attach evidence tails of this many lines to ERROR lines (`--evidence`).
     pub evidence: Option<u32>,
-    /// Filter for evidence text (tao-redact's masking of a multi-line text).
-    pub redact: &'a dyn Fn(&str) -> String,
+    /// Filter for evidence text of a job line (tao-redact's masking of a
+    /// multi-line text, with the values of that line's own `secrets`).
+    pub redact: &'a dyn Fn(&JobLine, &str) -> String,
     /// Print on stderr, per job, which reply decided its state (`--explain`).
     pub explain: bool,
 }
@@ -266,6 +267,11 @@ fn write_pending(
         start.map(|s| json!(s)).unwrap_or(Value::Null),
     );
     line.fields.insert("pending".into(), Value::Object(o));
+}
+
+/// Whether the line names secrets (its job has a sidecar to sweep).
+fn has_secrets(line: &JobLine) -> bool {
+    matches!(line.get_path(&["secrets"]), Some(Value::Array(a)) if !a.is_empty())
 }
 
 /// The raw numeric id of the attempt (the `%j` of log paths).
@@ -508,6 +514,8 @@ pub fn poll(lines: Vec<JobLine>, conn: &mut dyn Connector, opts: &Options) -> Po
         } else {
             backend.read_files(&reqs, tail)
         };
+        // Job dirs of jobs that ended for good: their sidecars go (below).
+        let mut sweep: Vec<String> = Vec::new();
         for (k, ((i, p), o)) in jobs.iter().zip(outcomes).enumerate() {
             let line = &mut out.lines[*i];
             let fr = req_of[k].map(|r| files.as_ref().map(|v| &v[r]));
@@ -523,6 +531,11 @@ pub fn poll(lines: Vec<JobLine>, conn: &mut dyn Connector, opts: &Options) -> Po
                         let (st, why) = completed_verdict(f, &raw_id(p, None));
                         let msg = format!("finished ({message}); {why}");
                         write_observation(line, st, &msg, None, login.as_deref());
+                        if has_secrets(line) {
+                            if let Some(jd) = &p.job_dir {
+                                sweep.push(jd.clone());
+                            }
+                        }
                     }
                     Some(Err(f)) => errors[*i] = Some((f.code.clone(), f.message.clone())),
                     _ => write_observation(line, State::Unknown, &message, None, login.as_deref()),
@@ -567,17 +580,32 @@ pub fn poll(lines: Vec<JobLine>, conn: &mut dyn Connector, opts: &Options) -> Po
                             write_progress(line, f.progress.as_ref());
                         }
                     }
+                    if state.is_final() && !ob.provisional && has_secrets(line) {
+                        if let Some(jd) = &p.job_dir {
+                            sweep.push(jd.clone());
+                        }
+                    }
                     if state == State::Error && opts.evidence.is_some() {
                         if let Some(Ok(f)) = fr {
                             if let (Some(o), Some(e)) = (&f.out, &f.err) {
-                                line.fields.insert(
-                                    "evidence".into(),
-                                    json!({"out": tail_json(o, opts.redact), "err": tail_json(e, opts.redact)}),
-                                );
+                                let redact = |t: &str| (opts.redact)(line, t);
+                                let ev = json!({"out": tail_json(o, &redact), "err": tail_json(e, &redact)});
+                                line.fields.insert("evidence".into(), ev);
                             }
                         }
                     }
                 }
+            }
+        }
+        // The sweep: a job in an end state will never source its secrets
+        // sidecar; one killed before its trap ran (or cancelled while
+        // pending) left it on shared storage. Best effort, one command.
+        if !sweep.is_empty() {
+            for f in backend.sweep_sidecars(&sweep) {
+                tao_core::cli::warn(
+                    TOOL,
+                    &format!("the secrets sidecar {f:?} of an ended job could not be removed; remove it by hand"),
+                );
             }
         }
     }

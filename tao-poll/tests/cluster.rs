@@ -10,7 +10,7 @@ mod util;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 use util::*;
 
 /// Node-failure tests take a node down: one at a time.
@@ -779,4 +779,87 @@ fn demo_training_progress_advances_epoch_by_epoch() {
     assert_eq!(p["kpi"], final_kpi, "{last}");
     assert_eq!(p["history"]["loss"].as_array().unwrap().len(), 6, "{p}");
     sh(&format!("rm -rf {code}"));
+}
+
+/// Issue 16: the sidecar outlived a job killed before its trap ran. The
+/// test job's script (like a job SIGKILLed before its trap) never removes
+/// it; once tao-poll sees the job in an end state, its sweep does. Lines
+/// without `secrets` are not swept (no extra round trip).
+#[test]
+fn an_ended_jobs_sidecar_is_swept_by_tao_poll() {
+    let Some(env) = need_cluster() else { return };
+    let job = submit(&env, "sweep", "echo done", "", false);
+    let job_dir = job.line["storage"]["job_dir"].as_str().unwrap().to_string();
+    let env_dir = format!("{job_dir}/env");
+    sh(&format!(
+        "mkdir -p {env_dir} && (umask 077; printf \"export MY_DB_PASSWORD='plain words are my db password'\\n\" > {env_dir}/secrets.env) && chown -R {} {env_dir}",
+        env["SLURM_USER"]
+    ));
+    sh(&format!("scontrol release {}", job.sid));
+    let mut line = job.line.clone();
+    line["secrets"] = json!(["MY_DB_PASSWORD"]);
+    // Still queued or running: the sidecar stays.
+    let (v, _) = poll_once(&env, &line, &[]);
+    if !matches!(state(&v), "COMPLETE" | "ERROR" | "CANCELED") {
+        assert!(std::path::Path::new(&format!("{env_dir}/secrets.env")).exists());
+    }
+    let v = poll_until(&env, &line, Duration::from_secs(180), |v| {
+        state(v) == "COMPLETE"
+    });
+    assert_eq!(state(&v), "COMPLETE", "{v}");
+    let left: Vec<String> = std::fs::read_dir(&env_dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(left.is_empty(), "job dir env/ after the sweep: {left:?}");
+}
+
+/// Issue 16: `tao-poll logs` built its redactor from the environment only,
+/// and `--follow` could print the first part of a value split across two
+/// reads. The job writes the value of a secret its line names in two
+/// pieces, seconds apart, on stdout; `logs` and `logs --follow` (started
+/// while it runs) print neither piece.
+#[test]
+fn logs_mask_the_lines_own_secret_even_split_across_reads() {
+    let Some(env) = need_cluster() else { return };
+    let (a, b) = ("plain words are", " my db password");
+    let pw = format!("{a}{b}");
+    let body =
+        format!("echo start; printf 'login %s' '{a}'; sleep 5; printf '%s ok\\n' '{b}'; echo end");
+    let job = submit(&env, "split", &body, "", true);
+    let mut line = job.line.clone();
+    line["secrets"] = json!(["MY_DB_PASSWORD"]);
+    poll_until(&env, &job.line, Duration::from_secs(180), |v| {
+        state(v) == "RUNNING" || state(v) == "COMPLETE"
+    });
+    let out = tao_poll(&env)
+        .env("MY_DB_PASSWORD", &pw)
+        .args(["logs", "-", "--follow"])
+        .write_stdin(format!("{line}\n"))
+        .timeout(Duration::from_secs(180))
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!text.contains(a) && !text.contains(b.trim()), "{text}");
+    assert!(
+        text.contains("login [REDACTED:env:MY_DB_PASSWORD] ok\n"),
+        "{text}"
+    );
+    let out = tao_poll(&env)
+        .env("MY_DB_PASSWORD", &pw)
+        .args(["logs", "-"])
+        .write_stdin(format!("{line}\n"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        !text.contains(a) && text.contains("[REDACTED:env:MY_DB_PASSWORD]"),
+        "{text}"
+    );
 }

@@ -643,6 +643,54 @@ fn evidence_tails_are_bounded_and_redacted() {
     assert_eq!(ev["err"]["lines"][0], "CUDA error: out of memory");
 }
 
+/// Issue 16: the evidence redactor was built from the environment only
+/// (HF_TOKEN, NGC_KEY): a job opened with `--secret WANDB_API_KEY` whose log
+/// prints the value got it into the evidence, then the record. Fake values
+/// of the real formats (a 40-hex W&B key; a custom password of no format).
+#[test]
+fn evidence_masks_the_values_of_the_lines_own_secrets() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    let wandb = "0123456789abcdef0123456789abcdeffedcba98";
+    let pw = "plain words are my db password";
+    write(
+        &root,
+        "b/jobs/w/slurm-logs/w-97/main.out",
+        &format!("wandb: login {wandb}\nconnecting as {pw}!\nTraceback: boom\n"),
+    );
+    write(
+        &root,
+        "b/jobs/w/slurm-logs/w-97/main.err",
+        &format!("key={wandb}\n"),
+    );
+    let saf = write(
+        dir.path(),
+        "sacct.txt",
+        "97|97|FAILED|1:0|n1|1795979121|1795979122|1795979130|00:00:08|NonZeroExitCode\n",
+    );
+    let sqf = write(dir.path(), "squeue.txt", "");
+    let input = "{\"id\":\"w\",\"secrets\":[\"WANDB_API_KEY\",\"MY_DB_PASSWORD\"],\"storage\":{\"job_dir\":\"/b/jobs/w\",\"results_dir\":\"/b/results/w\"},\"slurm\":{\"job_id\":\"97\"}}\n";
+    let out = cmd()
+        .env("WANDB_API_KEY", wandb)
+        .env("MY_DB_PASSWORD", pw)
+        .args([
+            "--evidence",
+            "--replay-squeue",
+            &sqf,
+            "--replay-sacct",
+            &saf,
+        ])
+        .args(["--replay-root", root.to_str().unwrap()])
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains("Traceback: boom"), "{stdout}");
+    assert!(!stdout.contains(wandb), "W&B key leaked: {stdout}");
+    assert!(!stdout.contains(pw), "password leaked: {stdout}");
+    assert!(stdout.contains("[REDACTED:env:MY_DB_PASSWORD]"), "{stdout}");
+}
+
 #[test]
 fn unreadable_rows_are_reported_never_dropped() {
     let dir = tempfile::tempdir().unwrap();

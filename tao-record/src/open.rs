@@ -744,10 +744,12 @@ fn bind_storage(fields: &mut Map<String, Value>, id: &str) {
     }
 }
 
-/// Refuse a request whose command, execution steps, env values or mounts
-/// hold what tao-redact's built-in rules call a secret (a literal token in
-/// `--command`): the record would keep it in plain text, before any lint
-/// runs. Secrets travel by name only (`--secret NAME`, then `$NAME`).
+/// Refuse a request whose command, execution steps, env values, mounts,
+/// spec text or supporting files (read from their `local_path`) hold what
+/// tao-redact's rules call a secret (a literal token in `--command` or in
+/// the `--spec` file), or the value of HF_TOKEN, NGC_KEY or a secret the
+/// request names: the record would keep it in plain text (and the job
+/// directory a copy), before any lint runs. Secrets travel by name only (`--secret NAME`, then `$NAME`).
 ///
 /// Errors: [`Error::LintBlocked`] (exit 3) naming the field, the rule and
 /// the masked line; nothing is written.
@@ -774,11 +776,50 @@ pub fn refuse_literal_secrets(request: &Map<String, Value>) -> Result<()> {
             walk(key, v, &mut texts);
         }
     }
+    // The spec is staged and bound like a command: scanned like one.
+    if let Some(t) = request
+        .get("spec")
+        .and_then(|s| s.get("text"))
+        .and_then(Value::as_str)
+    {
+        let name = request
+            .get("spec")
+            .and_then(|s| s.get("name"))
+            .and_then(Value::as_str)
+            .unwrap_or("spec");
+        texts.push((format!("--spec file {name:?}"), t.to_string()));
+    }
+    // Supporting files are staged next to the job: their bytes too.
+    if let Some(Value::Array(files)) = request
+        .get("execution")
+        .and_then(|e| e.get("supporting_files"))
+    {
+        for f in files {
+            if let Some(local) = f.get("local_path").and_then(Value::as_str) {
+                let bytes = std::fs::read(local)
+                    .map_err(|e| Error::io(format!("reading supporting file {local:?}"), e))?;
+                texts.push((
+                    format!("supporting file {local:?}"),
+                    String::from_utf8_lossy(&bytes).into_owned(),
+                ));
+            }
+        }
+    }
+    // The catalogue plus the values of HF_TOKEN, NGC_KEY and of the
+    // request's own `secrets` (tao_redact::LineRedactors, the one rule).
+    let red = tao_redact::LineRedactors::new("tao-record")
+        .without_unset_warnings()
+        .for_line(&tao_core::JobLine::from_map(request.clone()))?;
     for (path, text) in texts {
-        let lint = tao_redact::lint_script(&text);
+        let lint = red.lint(&text);
         if let Some(f) = lint.findings.first() {
+            let what = if path.starts_with("--spec") || path.starts_with("supporting") {
+                format!("{path} (line {})", f.line)
+            } else {
+                format!("`{path}`")
+            };
             return Err(Error::LintBlocked(format!(
-                "`{path}` holds what looks like a secret ({}: {}); nothing was recorded: pass it by name with --secret NAME and use $NAME instead",
+                "{what} holds what looks like a secret ({}: {}); nothing was recorded: pass it by name with --secret NAME and use $NAME instead",
                 f.rule, f.preview
             )));
         }

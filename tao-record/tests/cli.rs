@@ -331,6 +331,85 @@ fn a_literal_secret_in_the_command_or_env_is_refused_and_nothing_is_recorded() {
     );
 }
 
+/// Issue 16: a spec file holding a literal token was accepted by `open`,
+/// stored in the record and passed lint; the same token in `--command` was
+/// refused. Spec files and supporting files are scanned like commands.
+#[test]
+fn a_literal_secret_in_the_spec_or_a_supporting_file_is_refused_and_nothing_is_recorded() {
+    let env = Env::new();
+    let fake = "hf_FAKEtaoRedactTestTokenQwErTyUiOpAs";
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("spec.yaml");
+    std::fs::write(&spec, format!("train:\n  epochs: 1\n  hub_token: {fake}\n")).unwrap();
+    let helper = dir.path().join("helper.py");
+    std::fs::write(&helper, format!("import os\nTOKEN = \"{fake}\"\n")).unwrap();
+    let clean = dir.path().join("clean.yaml");
+    std::fs::write(&clean, "train:\n  epochs: 1\n").unwrap();
+    // The value of a secret the request names, in a spec: refused too.
+    let pw_spec = dir.path().join("pw.yaml");
+    std::fs::write(&pw_spec, "db: plain words are my db password\n").unwrap();
+    for (args, vars, what) in [
+        (
+            vec!["--spec", spec.to_str().unwrap()],
+            vec![],
+            "--spec file \"spec.yaml\" (line 3)",
+        ),
+        (
+            vec![
+                "--spec",
+                clean.to_str().unwrap(),
+                "--supporting-file",
+                helper.to_str().unwrap(),
+            ],
+            vec![],
+            "supporting file",
+        ),
+        (
+            vec![
+                "--spec",
+                pw_spec.to_str().unwrap(),
+                "--secret",
+                "MY_DB_PASSWORD",
+            ],
+            vec![("MY_DB_PASSWORD", "plain words are my db password")],
+            "env:MY_DB_PASSWORD",
+        ),
+    ] {
+        let mut c = env.cmd();
+        for (k, v) in &vars {
+            c.env(k, v);
+        }
+        let out = c
+            .args([
+                "open",
+                "--runtime",
+                "none",
+                "--command",
+                "train -e {config_path}",
+            ])
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {err}");
+        assert!(
+            err.contains(what) && err.contains("looks like a secret"),
+            "{err}"
+        );
+        assert!(!err.contains(fake) && !err.contains("plain words"), "{err}");
+        assert!(out.stdout.is_empty());
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    assert!(
+        !env.state().join("records").exists()
+            || std::fs::read_dir(env.state().join("records"))
+                .unwrap()
+                .next()
+                .is_none(),
+        "nothing recorded"
+    );
+}
+
 #[test]
 fn dry_run_prints_the_line_and_writes_no_record() {
     let env = Env::new();

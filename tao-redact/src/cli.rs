@@ -2,7 +2,8 @@
 //! control of its help text, as ripgrep does) and the two commands it runs.
 //!
 //! Exit statuses (tao_core::exit): 0 ok; 2 usage; 3 lint blocked at least
-//! one script; 65 a job line without `script.text`, not JSON, or a script
+//! one script (a literal secret, xtrace on a job with secrets, a syntax
+//! error); 65 a job line without `script.text`, not JSON, or a script
 //! file that is not UTF-8; 74 local I/O; 78 a bad `--rules` file.
 
 use std::io::Write;
@@ -10,7 +11,7 @@ use std::path::PathBuf;
 
 use tao_core::{Error, JobLine, LineReader, LineWriter, Result};
 
-use crate::{Lint, Redactor};
+use crate::{LineRedactors, Lint, Redactor};
 
 const TOOL: &str = "tao-redact";
 
@@ -52,6 +53,17 @@ a script with a literal secret gets lint.ok = false and one finding per
 secret {rule, line, column, preview} (the preview is masked, never the
 secret); the line goes on either way. References are fine: \"$HF_TOKEN\",
 ${NGC_KEY}, printf '%s' \"$HF_TOKEN\", placeholders like <your-key>.
+On a job line lint also blocks, each as one finding naming the step
+({rule, line, column, preview, step}):
+  xtrace   on a job whose `secrets` is not empty: `set -x`, `set -o xtrace`,
+           `bash -x`/`sh -x`, BASH_XTRACEFD, or SHELLOPTS with xtrace in a
+           command, a pre/post step, the spec, `env` or the script (bash
+           would print every expanded secret into the job's logs)
+  syntax   `bash -n` fails on a step text as the job runs it (`pre_N`,
+           `main`, `post_N`; `line` is the line in that step) or on the
+           script (`script`)
+The values of HF_TOKEN, NGC_KEY and of every name in the line's `secrets`
+(read from this environment) are findings wherever they appear.
 With FILE arguments, each file is a script and one line
 {\"file\": FILE, \"lint\": {...}} is printed per file.
 
@@ -69,7 +81,8 @@ Options:
 Exit status:
   0   ok (filter: stream copied; lint: every script clean)
   2   usage error
-  3   lint blocked at least one script (the lines still went out)
+  3   lint blocked at least one script: a literal secret, xtrace on a job
+      with secrets, or a shell syntax error (the lines still went out)
   65  bad input: a job line that is not JSON or has no `script.text`
       (pipe it through tao-render first), a script file that is not UTF-8
   74  local I/O error
@@ -176,9 +189,9 @@ where
             .map_err(|e| Error::io("writing standard output", e))?;
         return Ok(0);
     }
-    let mut b = Redactor::builder();
+    let mut extra = Vec::new();
     for path in &a.rules {
-        b = b.rules_file(path)?;
+        extra.extend(crate::rules::read_rules_file(path)?);
     }
     for name in &a.secret_env {
         if std::env::var_os(name).is_none_or(|v| v.is_empty()) {
@@ -188,7 +201,8 @@ where
             );
         }
     }
-    let red = b.secret_env(&a.secret_env).build()?;
+    let reds = LineRedactors::with(TOOL, extra, a.secret_env.clone());
+    let red = reds.for_names(&[])?;
     for name in red.skipped_secrets() {
         tao_core::cli::warn(
             TOOL,
@@ -209,11 +223,19 @@ where
         return Ok(0);
     }
     if !a.lint {
-        red.filter(std::io::stdin().lock(), stdout.lock())?;
+        // Straight to fd 1 (a dup of it): Rust's stdout is line-buffered,
+        // and its newline search over every write costs a pass over the
+        // output of a long line. Our filter writes whole batches anyway.
+        use std::os::fd::AsFd;
+        let out = stdout
+            .as_fd()
+            .try_clone_to_owned()
+            .map_err(|e| Error::io("duplicating standard output", e))?;
+        red.filter(std::io::stdin().lock(), std::fs::File::from(out))?;
         return Ok(0);
     }
     let blocked = if a.files.is_empty() {
-        lint_stdin(&red)?
+        lint_stdin(&reds)?
     } else {
         lint_files(&red, &a.files)?
     };
@@ -227,18 +249,19 @@ where
 
 fn report(source: &str, lint: &Lint) {
     for f in &lint.findings {
-        tao_core::cli::warn(
-            TOOL,
-            &format!(
+        let msg = match &f.step {
+            None => format!(
                 "{source}: script line {}, column {}: {}: {}",
                 f.line, f.column, f.rule, f.preview
             ),
-        );
+            Some(_) => format!("{source}: {}: {}", f.rule, f.preview),
+        };
+        tao_core::cli::warn(TOOL, &msg);
     }
 }
 
 /// Lint job lines from stdin; returns the number of blocked scripts.
-fn lint_stdin(red: &Redactor) -> Result<usize> {
+fn lint_stdin(reds: &LineRedactors) -> Result<usize> {
     let stdin = tao_core::cli::piped_stdin(
         "tao-record show ID | tao-render | tao-redact lint",
         Some("name script files (tao-redact lint job.sbatch)"),
@@ -251,12 +274,14 @@ fn lint_stdin(red: &Redactor) -> Result<usize> {
             writer.write(&line)?;
             continue;
         }
-        let text = line.get_str(&["script", "text"]).ok_or_else(|| Error::BadLine {
-            line: line.line_no,
-            message: "missing string field `script.text`; pipe the job line through `tao-render` first"
-                .into(),
-        })?;
-        let lint = red.lint(text);
+        if line.get_str(&["script", "text"]).is_none() {
+            return Err(Error::BadLine {
+                line: line.line_no,
+                message: "missing string field `script.text`; pipe the job line through `tao-render` first"
+                    .into(),
+            });
+        }
+        let lint = crate::lint_job(&line, reds)?;
         tao_core::cli::note(
             TOOL,
             &format!(

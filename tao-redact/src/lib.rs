@@ -26,14 +26,17 @@ use aho_corasick::AhoCorasick;
 use tao_core::{Error, Result};
 
 pub mod cli;
+pub mod job;
 pub mod lint;
 pub mod rules;
 mod scan;
 pub mod stream;
 pub mod validate;
 
+pub use job::{lint_job, secret_names, LineRedactors};
 pub use lint::{Finding, Lint};
 pub use rules::Rule;
+pub use stream::Filter;
 
 /// Names whose values are always masked by value when set.
 pub const DEFAULT_SECRET_ENV: &[&str] = &["HF_TOKEN", "NGC_KEY"];
@@ -54,8 +57,16 @@ pub struct Redactor {
     /// Rules without keywords (run on every line).
     always: Vec<usize>,
     exact: Option<AhoCorasick>,
+    /// The exact values (same order as their labels), for
+    /// [`Redactor::trailing_prefix`].
+    values: Vec<Vec<u8>>,
     skipped: Vec<String>,
 }
+
+/// A fragment that ends a stream early (a log still being written) is
+/// checked for a cut exact value only when at least this many bytes of it
+/// are there: fewer could be anything.
+pub const MIN_PREFIX_LEN: usize = 4;
 
 /// Builds a [`Redactor`]: the built-in rules, optional extra rules files and
 /// exact secret values.
@@ -74,10 +85,7 @@ impl RedactorBuilder {
     /// [`Error::Config`] (exit 78) if it is not a valid catalogue or reuses
     /// an id.
     pub fn rules_file(mut self, path: &std::path::Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::io(format!("reading rules file '{}'", path.display()), e))?;
-        let rules = rules::parse_catalogue(&text, &format!("'{}'", path.display()))?;
-        self.extra.extend(rules);
+        self.extra.extend(rules::read_rules_file(path)?);
         Ok(self)
     }
 
@@ -130,7 +138,7 @@ impl RedactorBuilder {
     /// Errors: [`Error::Config`] if an extra rule reuses a built-in id;
     /// [`Error::Internal`] if the built-in catalogue is broken.
     pub fn build(self) -> Result<Redactor> {
-        let mut rules = rules::builtin()?;
+        let mut rules = rules::builtin_cached()?;
         for r in self.extra {
             if rules.iter().any(|b| b.id == r.id) {
                 return Err(Error::Config(format!(
@@ -168,6 +176,7 @@ impl RedactorBuilder {
             prefilter,
             always,
             exact,
+            values,
             skipped: self.skipped,
         })
     }
@@ -193,6 +202,26 @@ impl Redactor {
     /// Errors: as [`Redactor::from_env`].
     pub fn with_secret_env(names: &[String]) -> Result<Redactor> {
         Self::builder().secret_env(names).build()
+    }
+
+    /// The end of `frag` that is the start (at least [`MIN_PREFIX_LEN`]
+    /// bytes, not all) of an exact secret value: `(offset in frag, label
+    /// index)` of the longest such end. A stream that stops in the middle
+    /// of a secret (the job is still writing it) masks that part.
+    pub(crate) fn trailing_prefix(&self, frag: &[u8]) -> Option<(usize, usize)> {
+        let mut best: Option<(usize, usize)> = None;
+        for (i, v) in self.values.iter().enumerate() {
+            let max = (v.len() - 1).min(frag.len());
+            for k in (MIN_PREFIX_LEN..=max).rev() {
+                if frag[frag.len() - k..] == v[..k] {
+                    if best.is_none_or(|(o, _)| frag.len() - k < o) {
+                        best = Some((frag.len() - k, self.rules.len() + i));
+                    }
+                    break;
+                }
+            }
+        }
+        best
     }
 
     /// Names of secrets whose values were too short to mask by value.

@@ -30,6 +30,12 @@ pub struct Finding {
     /// The line with every secret masked as `[REDACTED:<rule>]`, cut to at
     /// most [`PREVIEW_CHARS`] characters around the finding.
     pub preview: String,
+    /// Where the finding is when not in the script text itself: a step
+    /// (`main`, `pre_1`, `post_2`), `spec`, `env.NAME`, or `script` for a
+    /// whole-script check; `line` is then the line within that text.
+    /// Absent for literal secrets of the script.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<String>,
 }
 
 /// The `lint` field of a job line.
@@ -94,6 +100,7 @@ impl Redactor {
                     line: i as u64 + 1,
                     column,
                     preview,
+                    step: None,
                 });
             }
         }
@@ -157,6 +164,7 @@ mod tests {
                 line: 2,
                 column: 15,
                 preview: "  éx HF_TOKEN=[REDACTED:huggingface-token] run".into(),
+                step: None,
             }]
         );
     }

@@ -23,6 +23,8 @@ pub enum Validator {
     NgcLegacy,
     /// [`crate::validate::is_basic_credential`] on the secret (RFC 7617).
     BasicAuth,
+    /// [`crate::validate::vendor_context_is_key`] on the `name` group.
+    VendorKey,
 }
 
 /// One compiled rule.
@@ -51,6 +53,12 @@ pub struct Rule {
     pub validator: Validator,
     /// Whether placeholders and `$VAR` references are skipped.
     pub placeholders: bool,
+    /// In a fragment longer than 64 KiB: how many bytes before and after
+    /// the start of each keyword the regex runs over (a match must start
+    /// within `.0` bytes before its keyword and be found within `.1` bytes
+    /// after it; a match reaching the end of that span is extended over
+    /// the whole fragment). Default 512 and 512 (`scan::LOCAL_REACH`).
+    pub local_reach: (usize, usize),
 }
 
 #[derive(Debug, Deserialize)]
@@ -75,6 +83,7 @@ struct RuleSpec {
     min_entropy: Option<f64>,
     validate: Option<String>,
     placeholders: Option<bool>,
+    local_reach: Option<[usize; 2]>,
 }
 
 /// The built-in rules, compiled.
@@ -83,6 +92,29 @@ struct RuleSpec {
 /// unit test keeps that from shipping).
 pub fn builtin() -> Result<Vec<Rule>> {
     parse_catalogue(BUILTIN_TOML, "built-in rules").map_err(|e| Error::Internal(e.to_string()))
+}
+
+/// Read and compile a rules file (`--rules FILE`).
+///
+/// Errors: [`Error::Io`] (exit 74) if `path` cannot be read;
+/// [`Error::Config`] (exit 78) if it is not a valid catalogue.
+pub fn read_rules_file(path: &std::path::Path) -> Result<Vec<Rule>> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::io(format!("reading rules file '{}'", path.display()), e))?;
+    parse_catalogue(&text, &format!("'{}'", path.display()))
+}
+
+/// [`builtin`], compiled once per process and cloned (a tool that builds a
+/// redactor per set of secret names compiles the catalogue once).
+///
+/// Errors: as [`builtin`].
+pub fn builtin_cached() -> Result<Vec<Rule>> {
+    static CACHE: std::sync::OnceLock<std::result::Result<Vec<Rule>, String>> =
+        std::sync::OnceLock::new();
+    CACHE
+        .get_or_init(|| builtin().map_err(|e| e.to_string()))
+        .clone()
+        .map_err(Error::Internal)
 }
 
 /// Parse and compile a catalogue in the `rules/builtin.toml` format.
@@ -157,13 +189,14 @@ fn compile(spec: RuleSpec, origin: &str) -> Result<Rule> {
         Some("assignment") => Validator::Assignment,
         Some("ngc-legacy") => Validator::NgcLegacy,
         Some("basic-auth") => Validator::BasicAuth,
+        Some("vendor-key") => Validator::VendorKey,
         Some(other) => {
             return Err(Error::Config(format!(
-                "{origin}: rule '{id}': unknown validate '{other}'; use \"assignment\", \"ngc-legacy\" or \"basic-auth\""
+                "{origin}: rule '{id}': unknown validate '{other}'; use \"assignment\", \"ngc-legacy\", \"basic-auth\" or \"vendor-key\""
             )))
         }
     };
-    if validator == Validator::Assignment && name_group.is_none() {
+    if matches!(validator, Validator::Assignment | Validator::VendorKey) && name_group.is_none() {
         return Err(Error::Config(format!(
             "{origin}: rule '{id}': validate = \"assignment\" needs a capture group named `name`"
         )));
@@ -174,6 +207,21 @@ fn compile(spec: RuleSpec, origin: &str) -> Result<Rule> {
         .filter(|k| !k.is_empty())
         .map(|k| k.to_ascii_lowercase())
         .collect();
+    let local_reach = match spec.local_reach {
+        None => (crate::scan::LOCAL_REACH, crate::scan::LOCAL_REACH),
+        Some([b, a])
+            if (1..=crate::scan::LOCAL_REACH).contains(&b)
+                && (1..=crate::scan::LOCAL_REACH).contains(&a) =>
+        {
+            (b, a)
+        }
+        Some(x) => {
+            return Err(Error::Config(format!(
+                "{origin}: rule '{id}': local_reach {x:?} must be two byte counts from 1 to {}",
+                crate::scan::LOCAL_REACH
+            )))
+        }
+    };
     Ok(Rule {
         id,
         description: spec.description,
@@ -186,6 +234,7 @@ fn compile(spec: RuleSpec, origin: &str) -> Result<Rule> {
         min_entropy: spec.min_entropy.unwrap_or(0.0),
         validator,
         placeholders: spec.placeholders.unwrap_or(true),
+        local_reach,
     })
 }
 

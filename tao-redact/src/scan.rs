@@ -22,12 +22,13 @@ use crate::Redactor;
 pub(crate) const MAX_BLOCK_LINES: u32 = 400;
 
 /// Fragments (lines or windows) longer than this run each rule only
-/// around its keywords, so a 1 MiB window with a few keywords costs a few
+/// around its keywords, so a 4 MiB window with a few keywords costs a few
 /// short regex searches instead of one pass per rule over the window.
 pub(crate) const LOCAL_MIN: usize = 64 << 10;
 
 /// In a fragment longer than [`LOCAL_MIN`], a rule's regex runs over
-/// `LOCAL_REACH` bytes on each side of each of its keywords. A match must
+/// `LOCAL_REACH` bytes on each side of each of its keywords (a rule may set
+/// its own, shorter, `local_reach` in the catalogue). A match must
 /// start within that distance before its keyword (a name or a scheme is
 /// never that long); a match that reaches the end of the searched span is
 /// matched again over the whole fragment, so long secrets are not cut.
@@ -223,10 +224,8 @@ impl Redactor {
                         .iter()
                         .filter(|&&(r, _)| r == ri)
                         .map(|&(_, p)| {
-                            (
-                                p.saturating_sub(LOCAL_REACH),
-                                (p + LOCAL_REACH).min(hay.len()),
-                            )
+                            let (before, after) = self.rules[ri].local_reach;
+                            (p.saturating_sub(before), (p + after).min(hay.len()))
                         })
                         .collect();
                     near.sort_unstable();
@@ -405,6 +404,7 @@ fn accept(rule: &Rule, name: Option<&[u8]>, secret: &[u8]) -> bool {
         Validator::None => true,
         Validator::NgcLegacy => validate::is_ngc_legacy_key(secret),
         Validator::BasicAuth => validate::is_basic_credential(secret),
+        Validator::VendorKey => validate::vendor_context_is_key(name.unwrap_or(b"")),
         Validator::Assignment => validate::assignment_value_is_secret(name.unwrap_or(b""), secret),
     }
 }

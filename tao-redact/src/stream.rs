@@ -23,7 +23,7 @@ use crate::scan::{ScanState, Scratch};
 use crate::Redactor;
 
 /// Size of the read buffer (bytes); also the largest window of a long line.
-pub const BUF_SIZE: usize = 1 << 20;
+pub const BUF_SIZE: usize = 4 << 20;
 
 /// The longest single secret (bytes) guaranteed to be caught when it
 /// straddles a window boundary of a line longer than [`BUF_SIZE`].
@@ -191,47 +191,139 @@ impl<'r> Stream<'r> {
     }
 }
 
-/// Run the filter from `r` to `w` (see the module docs).
-pub(crate) fn run<R: Read, W: Write>(red: &Redactor, mut r: R, mut w: W) -> Result<()> {
-    let mut buf = vec![0u8; BUF_SIZE];
-    let mut len = 0;
-    let mut at_line_start = true;
-    let mut s = Stream::new(red);
-    loop {
-        let n = match r.read(&mut buf[len..]) {
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(Error::io("reading standard input", e)),
-        };
-        if n == 0 {
-            if len > 0 {
-                s.line(&buf[..len], at_line_start);
-            }
-            return s.flush_to(&mut w);
+/// A push-fed filter: bytes go in as they arrive ([`Filter::push`]), the
+/// masked bytes of every complete line (and of the fixed-size windows of a
+/// line longer than [`BUF_SIZE`]) come out; [`Filter::finish`] writes the
+/// rest. What `tao-poll logs --follow` feeds with each round's bytes.
+///
+/// Memory: one buffer of [`BUF_SIZE`] bytes plus the output of one batch,
+/// whatever the input: a stream that never writes `\n` (progress bars
+/// that use only `\r`) is written out in windows, never accumulated. Bytes
+/// held back between pushes are at most `BUF_SIZE` (a partial line shorter
+/// than the buffer waits for its `\n`; a longer one is written up to its
+/// last [`MAX_SECRET`] bytes). A secret split across two pushes is therefore
+/// never printed in part: its first bytes wait in the buffer until the
+/// rest arrives.
+pub struct Filter<'r> {
+    buf: Vec<u8>,
+    len: usize,
+    at_line_start: bool,
+    s: Stream<'r>,
+}
+
+impl std::fmt::Debug for Filter<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Filter")
+            .field("pending", &self.len)
+            .finish()
+    }
+}
+
+impl<'r> Filter<'r> {
+    /// A filter masking what `red` masks.
+    pub fn new(red: &'r Redactor) -> Self {
+        Filter {
+            buf: vec![0u8; BUF_SIZE],
+            len: 0,
+            at_line_start: true,
+            s: Stream::new(red),
         }
-        let old = len;
-        len += n;
+    }
+
+    /// Bytes held back, waiting for the end of their line (at most
+    /// [`BUF_SIZE`]).
+    pub fn pending(&self) -> usize {
+        self.len
+    }
+
+    /// Feed `data`; write the masked complete lines (and long-line windows)
+    /// to `w`, flushing after each batch.
+    ///
+    /// Errors: [`Error::Io`] writing `w`.
+    pub fn push<W: Write>(&mut self, mut data: &[u8], w: &mut W) -> Result<()> {
+        while !data.is_empty() {
+            let n = data.len().min(self.buf.len() - self.len);
+            self.buf[self.len..self.len + n].copy_from_slice(&data[..n]);
+            data = &data[n..];
+            let old = self.len;
+            self.len += n;
+            self.step(old, w)?;
+        }
+        Ok(())
+    }
+
+    /// Write what is held back (the last line without its `\n`), masked.
+    ///
+    /// Errors: [`Error::Io`] writing `w`.
+    pub fn finish<W: Write>(&mut self, w: &mut W) -> Result<()> {
+        if self.len > 0 {
+            // A stream that stops inside a secret value (a log read while
+            // the job writes it): the cut value is masked too.
+            let frag = &self.buf[..self.len];
+            match self.s.red.trailing_prefix(frag) {
+                Some((at, label)) if frag[at..].iter().all(|&b| b != b'\n') => {
+                    self.s.line(&frag[..at], self.at_line_start);
+                    self.s.out.extend_from_slice(b"[REDACTED:");
+                    self.s
+                        .out
+                        .extend_from_slice(self.s.red.labels[label].as_bytes());
+                    self.s.out.push(b']');
+                }
+                _ => self.s.line(frag, self.at_line_start),
+            }
+            self.len = 0;
+            self.at_line_start = true;
+        }
+        self.s.flush_to(w)
+    }
+
+    /// Process the buffer after `buf[old..len]` arrived.
+    #[inline]
+    fn step<W: Write>(&mut self, old: usize, w: &mut W) -> Result<()> {
+        let len = self.len;
+        let buf = &mut self.buf;
+        let s = &mut self.s;
         if let Some(i) = memchr::memrchr(b'\n', &buf[old..len]) {
             let last = old + i + 1;
             let mut start = 0;
-            if !at_line_start {
+            if !self.at_line_start {
                 // The end of a long line: carried bytes hold no newline.
                 let le = line_end(&buf[..last], 0);
                 s.line(&buf[..le], false);
                 start = le;
             }
             s.lines(&buf[start..last]);
-            s.flush_to(&mut w)?;
+            s.flush_to(w)?;
             buf.copy_within(last..len, 0);
-            len -= last;
-            at_line_start = true;
+            self.len -= last;
+            self.at_line_start = true;
         } else if len == buf.len() {
-            let consumed = s.window(&buf[..len], len - MAX_SECRET, at_line_start);
-            s.flush_to(&mut w)?;
+            let consumed = s.window(&buf[..len], len - MAX_SECRET, self.at_line_start);
+            s.flush_to(w)?;
             buf.copy_within(consumed..len, 0);
-            len -= consumed;
-            at_line_start = false;
+            self.len -= consumed;
+            self.at_line_start = false;
         }
+        Ok(())
+    }
+}
+
+/// Run the filter from `r` to `w` (see the module docs): reads go straight
+/// into the [`Filter`]'s buffer (no copy).
+pub(crate) fn run<R: Read, W: Write>(red: &Redactor, mut r: R, mut w: W) -> Result<()> {
+    let mut f = Filter::new(red);
+    loop {
+        let len = f.len;
+        let n = match r.read(&mut f.buf[len..]) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Error::io("reading standard input", e)),
+        };
+        if n == 0 {
+            return f.finish(&mut w);
+        }
+        f.len += n;
+        f.step(len, &mut w)?;
     }
 }
 
@@ -311,5 +403,49 @@ mod tests {
             String::from_utf8(out).unwrap(),
             "before\n[REDACTED:pem-private-key]\n[REDACTED:pem-private-key]\n[REDACTED:pem-private-key]\n[REDACTED:pem-private-key]\nafter\n"
         );
+    }
+
+    #[test]
+    fn push_holds_a_split_secret_until_it_is_whole() {
+        let red = Redactor::builder()
+            .secret_value("MY_DB_PASSWORD", b"c0rrect-h0rse-battery")
+            .build()
+            .unwrap();
+        let mut f = Filter::new(&red);
+        let mut out = Vec::new();
+        f.push(b"line one\nprogress 10% pw=c0rrect-h0", &mut out)
+            .unwrap();
+        assert_eq!(out, b"line one\n");
+        let mut early = Filter::new(&red);
+        let mut cut = Vec::new();
+        early.push(b"pw=c0rrect-h0", &mut cut).unwrap();
+        early.finish(&mut cut).unwrap();
+        assert_eq!(cut, b"pw=[REDACTED:env:MY_DB_PASSWORD]");
+        f.push(b"rse-battery done\n", &mut out).unwrap();
+        f.finish(&mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(!text.contains("c0rrect-h0"), "{text}");
+        assert!(text.contains("[REDACTED:env:MY_DB_PASSWORD]"), "{text}");
+    }
+
+    #[test]
+    fn push_of_carriage_returns_only_stays_bounded() {
+        let red = Redactor::builder()
+            .secret_value("MY_DB_PASSWORD", b"c0rrect-h0rse-battery")
+            .build()
+            .unwrap();
+        let mut f = Filter::new(&red);
+        let mut sink = Vec::new();
+        let chunk = b"\r[=====>    ] 42% c0rrect-h0rse-battery ";
+        for _ in 0..100_000 {
+            f.push(chunk, &mut sink).unwrap();
+            assert!(f.pending() <= BUF_SIZE);
+            if sink.len() > (8 << 20) {
+                assert!(!String::from_utf8_lossy(&sink).contains("c0rrect"));
+                sink.clear();
+            }
+        }
+        f.finish(&mut sink).unwrap();
+        assert!(!String::from_utf8_lossy(&sink).contains("c0rrect"));
     }
 }

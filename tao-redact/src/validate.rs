@@ -154,12 +154,38 @@ fn trim_quotes(v: &[u8]) -> &[u8] {
     v
 }
 
+/// Whether the words between a vendor's name and a hex string (the `name`
+/// group of a keyword-scoped hex rule such as `wandb-api-key`) leave it a
+/// key: false when they say it is a git object or a digest (`commit`,
+/// `sha`, `hash`, `revision`, `rev `, `checkout`, `git`, `digest`, `md5`),
+/// so `wandb: code commit <40 hex>` is not called a W&B key.
+pub fn vendor_context_is_key(context: &[u8]) -> bool {
+    let lower = context.to_ascii_lowercase();
+    ![
+        &b"commit"[..],
+        b"sha",
+        b"hash",
+        b"revision",
+        b"rev ",
+        b"rev:",
+        b"rev=",
+        b"checkout",
+        b"git",
+        b"digest",
+        b"md5",
+    ]
+    .iter()
+    .any(|w| memchr::memmem::find(&lower, w).is_some())
+}
+
 /// Whether a name matched by an assignment rule is a password-like name
-/// (`PASSWORD`, `db_passwd`, `PWD`), which gets the lower thresholds of
+/// (`PASSWORD`, `db_passwd`, `PWD`, `DB_PASS`), which gets the lower thresholds of
 /// [`assignment_value_is_secret`].
 pub fn is_password_name(name: &[u8]) -> bool {
     let lower = name.to_ascii_lowercase();
-    memchr::memmem::find(&lower, b"passw").is_some() || lower.ends_with(b"pwd")
+    memchr::memmem::find(&lower, b"passw").is_some()
+        || lower.ends_with(b"pwd")
+        || lower.ends_with(b"pass")
 }
 
 /// Whether `name = value` (a literal assigned to a secret-looking name) is

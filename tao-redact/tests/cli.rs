@@ -560,3 +560,132 @@ fn filter_exits_quietly_when_the_reader_goes_away() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A job line with its own fields (command, execution, secrets, env) and a
+/// script text, as tao-render writes it.
+fn job_with(fields: Value, script: &str) -> String {
+    let mut v = serde_json::json!({"id": "tao-x", "script": {"template": "single", "sha256": "00", "text": script}});
+    for (k, x) in fields.as_object().unwrap() {
+        v[k] = x.clone();
+    }
+    v.to_string()
+}
+
+/// Issue 16: lint approved `set -x; ...` on a job with secrets; the
+/// rendered script then printed `++ printf %s <value>` into main.err.
+/// Every xtrace form in any step (and env) is one finding naming the step.
+#[test]
+fn lint_blocks_xtrace_in_any_step_of_a_job_with_secrets() {
+    let script = "#!/bin/bash\necho run\n";
+    let cases = [
+        (serde_json::json!({"command": "set -x; train"}), "main"),
+        (serde_json::json!({"command": "bash -x run.sh"}), "main"),
+        (
+            serde_json::json!({"execution": {"pre_commands": ["cd /w", "set -o xtrace"], "command": "train"}}),
+            "pre_2",
+        ),
+        (
+            serde_json::json!({"execution": {"command": "train", "post_commands": [{"command": "sh -x up.sh", "scope": "leader"}]}}),
+            "post_1",
+        ),
+        (
+            serde_json::json!({"command": "export BASH_XTRACEFD=2; train"}),
+            "main",
+        ),
+        (
+            serde_json::json!({"command": "SHELLOPTS=xtrace train"}),
+            "main",
+        ),
+        (
+            serde_json::json!({"command": "train", "spec": {"name": "s.yaml", "text": "hook: set -x\n"}}),
+            "spec",
+        ),
+        (
+            serde_json::json!({"command": "train", "env": {"SHELLOPTS": "braceexpand:xtrace"}}),
+            "env.SHELLOPTS",
+        ),
+    ];
+    for (fields, step) in cases {
+        let mut f = fields.clone();
+        f["secrets"] = serde_json::json!(["WANDB_API_KEY"]);
+        let out = cmd()
+            .arg("lint")
+            .write_stdin(format!("{}\n", job_with(f, script)))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{fields}: {stderr}");
+        let line = &stdout_lines(&out.stdout)[0];
+        let finding = &line["lint"]["findings"][0];
+        assert_eq!(finding["rule"], "xtrace", "{fields}: {line}");
+        assert_eq!(finding["step"], step, "{fields}: {line}");
+        let warn: Vec<&str> = stderr.lines().filter(|l| l.contains("xtrace")).collect();
+        assert_eq!(warn.len(), 1, "one line naming the step: {stderr}");
+        assert!(
+            warn[0].contains(&format!("step {step}")) || warn[0].contains(step),
+            "{stderr}"
+        );
+    }
+    // Without secrets xtrace is the user's business; `set +x` is always fine.
+    let out = cmd()
+        .arg("lint")
+        .write_stdin(format!(
+            "{}\n",
+            job_with(serde_json::json!({"command": "set -x; train"}), script)
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let f = serde_json::json!({"command": "set +x; train", "secrets": ["HF_TOKEN"]});
+    let out = cmd()
+        .arg("lint")
+        .write_stdin(format!("{}\n", job_with(f, script)))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Issue 16, the syntax gate: `bash -n` on the script and on each step as
+/// the job runs it, so a typo is exit 3 at lint naming the step and the
+/// line, not a failure after hours in the queue.
+#[test]
+fn lint_syntax_gate_names_the_step_and_the_line() {
+    let script = "#!/bin/bash\necho run\n";
+    let f = serde_json::json!({"execution": {"pre_commands": ["echo ok"], "command": "for f in a b; do\n  echo $f\ndone )"}});
+    let out = cmd()
+        .arg("lint")
+        .write_stdin(format!("{}\n", job_with(f, script)))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    let line = &stdout_lines(&out.stdout)[0];
+    let finding = &line["lint"]["findings"][0];
+    assert_eq!(finding["rule"], "syntax", "{line}");
+    assert_eq!(finding["step"], "main", "{line}");
+    assert_eq!(finding["line"], 3, "{line}");
+    assert!(
+        stderr.contains("step main line 3: bash -n: syntax error"),
+        "{stderr}"
+    );
+    // The script itself.
+    let out = cmd()
+        .arg("lint")
+        .write_stdin(format!(
+            "{}\n",
+            job_with(
+                serde_json::json!({"command": "true"}),
+                "#!/bin/bash\nif true; then\necho\n"
+            )
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let line = &stdout_lines(&out.stdout)[0];
+    assert_eq!(line["lint"]["findings"][0]["step"], "script", "{line}");
+}

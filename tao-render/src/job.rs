@@ -217,6 +217,9 @@ pub struct Plan {
     /// Whether the line names secrets (`secrets` non-empty): the script
     /// then requires the sidecar.
     pub needs_secrets: bool,
+    /// The secret names, space-separated (only those that are variable
+    /// names): the job's output masker (`tao_mask`) masks their values.
+    pub secret_names: String,
     /// results_dir.
     pub results_dir: String,
     /// Parent of results_dir (TAO appends the job id itself).
@@ -686,6 +689,12 @@ pub fn plan(line: &JobLine, profile: &SiteProfile, opts: RenderOptions) -> Resul
         log_dir_prefix: format!("{job_dir}/slurm-logs/{id}-"),
         secrets_file: format!("{job_dir}/env/secrets.env"),
         needs_secrets: !secrets.is_empty(),
+        secret_names: secrets
+            .iter()
+            .filter(|n| is_env_name(n))
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(" "),
         id,
         job_name,
         partition,

@@ -22,9 +22,9 @@ pub mod slurm_time;
 pub use image::{is_latest, normalise_image, sqsh_name};
 pub use job::RenderOptions;
 pub use render::{
-    convert_job_name, needs_probe, probe_request_for_line, probe_result, reconvert_job_name,
-    render_convert, render_line, render_line_with, render_probe, ConvertRequest, ProbeLauncher,
-    ProbeRequest, Script,
+    check_binding, convert_job_name, needs_probe, probe_request_for_line, probe_result,
+    reconvert_job_name, render_convert, render_line, render_line_with, render_probe,
+    ConvertRequest, ProbeLauncher, ProbeRequest, Script,
 };
 
 /// The tool name used in messages and in `error.tool`.

@@ -70,6 +70,8 @@ pub(crate) struct Common {
     /// The line names secrets: a missing sidecar is an error (exit 75 on a
     /// requeued attempt, whose sidecar the previous attempt removed).
     needs_secrets: bool,
+    /// Space-separated secret names for the output masker.
+    secret_names: String,
     child_timeout: u64,
     kill_after: u64,
 }
@@ -138,6 +140,44 @@ fn internal(e: askama::Error) -> Error {
     ))
 }
 
+/// Whether a job script was rendered for the record `id` whose job
+/// directory is `job_dir`: the lines base.sbatch writes for them, each
+/// exactly once: `#SBATCH --job-name=<id>`, `tao_job_id=<id, quoted>` and
+/// `tao_secrets=<job_dir>/env/secrets.env, quoted` (where the job reads its
+/// secrets sidecar). tao-submit checks this before it stages anything, so
+/// a script copied from another record (or edited to read another job's
+/// secrets) is refused.
+///
+/// Errors: a message naming the line that is missing, repeated or names
+/// another record.
+pub fn check_binding(text: &str, id: &str, job_dir: &str) -> std::result::Result<(), String> {
+    let want = [
+        ("#SBATCH --job-name=", id.to_string()),
+        ("tao_job_id=", tao_core::shell::quote(id)),
+        (
+            "tao_secrets=",
+            tao_core::shell::quote(&format!("{job_dir}/env/secrets.env")),
+        ),
+    ];
+    for (prefix, value) in want {
+        let found: Vec<&str> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix(prefix))
+            .collect();
+        match found.as_slice() {
+            [v] if *v == value => {}
+            [] => return Err(format!("the script has no `{prefix}` line")),
+            [v] => {
+                return Err(format!(
+                    "the script's `{prefix}{v}` is not `{prefix}{value}`: it was rendered for another record"
+                ))
+            }
+            _ => return Err(format!("the script has {} `{prefix}` lines", found.len())),
+        }
+    }
+    Ok(())
+}
+
 /// Render one job line with default options (see [`render_line_with`]).
 pub fn render_line(line: &JobLine, profile: &SiteProfile) -> Result<Script> {
     render_line_with(line, profile, RenderOptions::default())
@@ -174,6 +214,7 @@ pub fn render_line_with(
         log_dir_prefix: plan.log_dir_prefix.clone(),
         secrets_file: plan.secrets_file.clone(),
         needs_secrets: plan.needs_secrets,
+        secret_names: plan.secret_names.clone(),
         child_timeout: plan.effective.child_timeout_s,
         kill_after: job::defaults::KILL_AFTER,
     };
@@ -320,6 +361,7 @@ pub fn render_convert(req: &ConvertRequest, profile: &SiteProfile) -> Result<Scr
         log_dir_prefix: format!("{job_dir}/slurm-logs/{}-", req.id),
         secrets_file: format!("{job_dir}/env/secrets.env"),
         needs_secrets: false,
+        secret_names: String::new(),
         child_timeout: wall * job::defaults::CHILD_PERMILLE / 1000,
         kill_after: job::defaults::KILL_AFTER,
     };
@@ -516,6 +558,7 @@ pub fn render_probe(req: &ProbeRequest) -> Result<Script> {
         log_dir_prefix: format!("{job_dir}/slurm-logs/{}-", req.id),
         secrets_file: format!("{job_dir}/env/secrets.env"),
         needs_secrets: false,
+        secret_names: String::new(),
         child_timeout: req.timeout_s,
         kill_after: 10,
     };

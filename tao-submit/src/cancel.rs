@@ -12,6 +12,10 @@
 //! FAILED, ...) before scancel is not a failure of the cancel, but its
 //! outcome is not erased either: its line keeps its state, the message says
 //! how it ended, and tao-poll maps that to COMPLETE or ERROR.
+//!
+//! Once a line's jobs have all ended, its secrets sidecar
+//! (`<job_dir>/env/secrets.env`) is removed: a job cancelled while pending
+//! never ran the trap that removes it.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::{BufRead, Write};
@@ -389,6 +393,35 @@ fn cancel_group(
             .fields
             .insert("observed_by".into(), Value::String(TOOL.into()));
         done.push((t.line, true));
+    }
+    // Every job of these lines has ended (cancelled, or on its own): none
+    // will source its secrets sidecar, which a job cancelled while pending
+    // (or killed before its trap ran) leaves behind. One command for all.
+    let dirs: Vec<String> = done
+        .iter()
+        .filter(|(l, ok)| {
+            *ok && matches!(l.get_path(&["secrets"]), Some(Value::Array(a)) if !a.is_empty())
+        })
+        .filter_map(|(l, _)| l.get_str(&["storage", "job_dir"]).map(str::to_string))
+        .filter(|d| d.starts_with('/'))
+        .collect();
+    if !dirs.is_empty() {
+        let cmd = shell::remove_sidecars_command(&dirs);
+        let left = match sessions.run_on(&host, &cmd, None) {
+            Ok(o) => o
+                .stdout_text()
+                .lines()
+                .filter_map(|l| l.strip_prefix("@@tao-sidecar-left "))
+                .map(str::to_string)
+                .collect(),
+            Err(e) => vec![format!("({e})")],
+        };
+        for f in left {
+            tao_core::cli::warn(
+                TOOL,
+                &format!("the secrets sidecar {f:?} of a cancelled job could not be removed; remove it by hand"),
+            );
+        }
     }
     Ok(done)
 }

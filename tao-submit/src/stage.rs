@@ -90,6 +90,13 @@ pub fn is_clean_relative(s: &str) -> bool {
         && s.split('/').all(|c| !c.is_empty() && c != "." && c != "..")
 }
 
+/// The redactors of tao-submit's own lint (one per process; see
+/// `tao_redact::LineRedactors`).
+fn relint_redactors() -> &'static tao_redact::LineRedactors {
+    static R: std::sync::OnceLock<tao_redact::LineRedactors> = std::sync::OnceLock::new();
+    R.get_or_init(|| tao_redact::LineRedactors::new("tao-submit"))
+}
+
 impl Plan {
     /// Build the plan of one line, checking it on the launch host:
     /// `id`, `storage.job_dir` (= `<storage.base_dir>/jobs/<id>` when the
@@ -142,6 +149,29 @@ impl Plan {
                 line.line_no
             )));
         }
+        // Never trust the stamp: the same gate again, here, before any
+        // connection (a stamp is one `jq` away from `ok: true`).
+        let relint = tao_redact::lint_job(line, relint_redactors())?;
+        if let Some(f) = relint.findings.first() {
+            let at = match &f.step {
+                Some(_) => String::new(),
+                None => format!("script line {}, column {}: ", f.line, f.column),
+            };
+            return Err(Error::LintBlocked(format!(
+                "line {}: job {id:?}: tao-submit's own lint blocked the script ({} finding(s)), whatever its `lint` stamp says: {at}{}: {}; fix the job line, render and lint it again",
+                line.line_no,
+                relint.findings.len(),
+                f.rule,
+                f.preview
+            )));
+        }
+        // The script belongs to this record (its id and job directory).
+        tao_render::check_binding(&script, &id, &job_dir).map_err(|m| {
+            line_err(
+                line,
+                format!("{m} (job {id:?}, storage.job_dir {job_dir:?}); render this record's line again with tao-render"),
+            )
+        })?;
         if let Some(s) = line.get_str(&["script", "sha256"]) {
             if s != digest {
                 return Err(line_err(
@@ -458,12 +488,79 @@ fn read_helper(line: &JobLine, f: &Value) -> Result<Helper> {
     })
 }
 
+/// A script with the binding lines of record `id` (tests only).
+#[cfg(test)]
+pub(crate) fn bound_script(id: &str, job_dir: &str, body: &str) -> String {
+    format!(
+        "#!/bin/bash\n#SBATCH --job-name={id}\ntao_job_id={}\ntao_secrets={}\n{body}\n",
+        tao_core::shell::quote(id),
+        tao_core::shell::quote(&format!("{job_dir}/env/secrets.env"))
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn line(extra: Value) -> JobLine {
+    fn stamped(script: &str, extra: Value) -> JobLine {
+        let mut l = line(extra);
+        l.set_path(&["script", "text"], json!(script));
+        l.set_path(
+            &["script", "sha256"],
+            json!(tao_core::sha256_hex(script.as_bytes())),
+        );
+        // What `jq '.lint = {ok: true, sha256: .script.sha256}'` forges.
+        l.set_path(
+            &["lint"],
+            json!({"ok": true, "sha256": tao_core::sha256_hex(script.as_bytes())}),
+        );
+        l
+    }
+
+    /// Issue 16: a jq-forged stamp on a script with a literal token got
+    /// past the gate; tao-submit lints the script itself now.
+    #[test]
+    fn a_forged_lint_stamp_does_not_pass() {
+        let tok = "hf_FAKEtaoRedactTestTokenQwErTyUiOpAs";
+        let script = bound_script(
+            "tao-x1",
+            "/b/jobs/tao-x1",
+            &format!("export HF_TOKEN={tok}"),
+        );
+        let e = Plan::from_line(&stamped(&script, json!({}))).unwrap_err();
+        assert_eq!(e.code(), tao_core::exit::LINT_BLOCKED, "{e}");
+        assert!(e.to_string().contains("huggingface-token"), "{e}");
+        assert!(!e.to_string().contains(tok), "{e}");
+        // xtrace on a job with secrets, and a syntax error, likewise.
+        let script = bound_script("tao-x1", "/b/jobs/tao-x1", "echo hi");
+        let e = Plan::from_line(&stamped(
+            &script,
+            json!({"command": "set -x; train", "secrets": ["HF_TOKEN"]}),
+        ))
+        .unwrap_err();
+        assert_eq!(e.code(), tao_core::exit::LINT_BLOCKED, "{e}");
+        assert!(e.to_string().contains("xtrace"), "{e}");
+        let script = bound_script("tao-x1", "/b/jobs/tao-x1", "if true; then");
+        let e = Plan::from_line(&stamped(&script, json!({}))).unwrap_err();
+        assert!(e.to_string().contains("syntax"), "{e}");
+    }
+
+    /// Issue 16: a script rendered for another record (here: reading
+    /// another job's secrets sidecar) is refused.
+    #[test]
+    fn a_script_of_another_record_is_refused() {
+        let script = bound_script("tao-x2", "/b/jobs/tao-x2", "echo hi");
+        let e = Plan::from_line(&stamped(&script, json!({}))).unwrap_err();
+        assert!(e.to_string().contains("rendered for another record"), "{e}");
+        let script = bound_script("tao-x1", "/b/jobs/tao-x2", "echo hi");
+        let e = Plan::from_line(&stamped(&script, json!({}))).unwrap_err();
+        assert!(e.to_string().contains("tao_secrets="), "{e}");
         let script = "#!/bin/bash\necho hi\n";
+        assert!(Plan::from_line(&stamped(script, json!({}))).is_err());
+    }
+
+    fn line(extra: Value) -> JobLine {
+        let script = &bound_script("tao-x1", "/b/jobs/tao-x1", "echo hi");
         let mut v = json!({
             "id": "tao-x1",
             "storage": {"base_dir": "/b", "job_dir": "/b/jobs/tao-x1", "results_dir": "/b/results/tao-x1"},
@@ -584,7 +681,7 @@ mod tests {
         std::fs::write(&text_helper, "print('it''s')\n").unwrap();
         let base = dir.path().join("remote");
         let b = base.display().to_string();
-        let script = "#!/bin/bash\necho 'q' \"$x\" `y`\n";
+        let script = &*bound_script("tao-x1", &format!("{b}/jobs/tao-x1"), "echo 'q' \"$x\" `y`");
         let sha = tao_core::sha256_hex(script.as_bytes());
         let mut l = line(json!({
             "spec": {"name": "spec.yaml", "text": "a: 'b'\n"},

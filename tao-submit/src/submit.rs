@@ -809,6 +809,11 @@ fn settle_found(sessions: &mut Sessions, plan: &Plan, mut found: Vec<Found>) -> 
                 kept.job_id
             ),
         );
+        // The kept job sources the sidecar when it runs; when even the kept
+        // one has ended, no job of the name will, and it goes.
+        if sched::is_end_state(&kept.state) {
+            drop_sidecar(sessions, &kept.login_host, plan);
+        }
         found.push(kept);
     }
     let f = found
@@ -838,6 +843,28 @@ pub(crate) fn keep_one(mut found: Vec<Found>) -> (Found, Vec<Found>) {
         .unwrap_or(0);
     let kept = found.remove(i);
     (kept, found)
+}
+
+/// Remove the secrets sidecar of a job that will not run it (sbatch
+/// refused, no job after every attempt, every job of the name ended or
+/// cancelled):
+/// best effort, a warning naming the file when it stays.
+fn drop_sidecar(sessions: &mut Sessions, host: &str, plan: &Plan) {
+    if plan.secrets.is_empty() {
+        return;
+    }
+    let cmd = shell::remove_sidecars_command(&[&plan.job_dir]);
+    match sessions.run_on(host, &cmd, None) {
+        Ok(o) if !o.stdout_text().contains("@@tao-sidecar-left") => {}
+        Ok(_) | Err(_) => tao_core::cli::warn(
+            TOOL,
+            &format!(
+                "job {:?} will not run but its secrets sidecar {:?} could not be removed; remove it by hand",
+                plan.id,
+                shell::sidecar_path(&plan.job_dir)
+            ),
+        ),
+    }
 }
 
 /// Make the log directory of an adopted job exist, then release it if it
@@ -995,7 +1022,10 @@ fn submit_one(
         let stdin = plan.secrets_body()?;
         let reply = match sessions.run_on(&host, &script, stdin.as_deref()) {
             Ok(out) => {
-                staging_outcome(plan, &host, &out)?;
+                if let Err(e) = staging_outcome(plan, &host, &out) {
+                    drop_sidecar(sessions, &host, plan);
+                    return Err(e);
+                }
                 read_reply(&out.stdout_text(), &String::from_utf8_lossy(&out.stderr))
             }
             Err(e @ (Error::Unavailable(_) | Error::TempFail(_))) => {
@@ -1025,6 +1055,8 @@ fn submit_one(
                 // (a timed-out reply): one look by name before reporting.
                 let found = lookup_everywhere(sessions, plan, since)?;
                 if found.is_empty() {
+                    // sbatch refused the staged job: nothing will source it.
+                    drop_sidecar(sessions, &host, plan);
                     return Err(Error::Data(format!(
                         "job {:?} was not submitted: {msg}",
                         plan.id
@@ -1046,6 +1078,7 @@ fn submit_one(
             return settle_found(sessions, plan, found).map(fresh);
         }
         if attempt >= MAX_ATTEMPTS {
+            drop_sidecar(sessions, &host, plan);
             return Err(Error::TempFail(format!(
                 "job {:?}: {attempt} submit attempts gave no answer and no job by that name exists; run tao-submit again",
                 plan.id
@@ -1223,8 +1256,8 @@ mod tests {
             &serde_json::json!({
                 "id": "tao-a1",
                 "storage": {"job_dir": "/b/jobs/tao-a1", "results_dir": "/b/results/tao-a1"},
-                "script": {"text": "x"},
-                "lint": {"ok": true, "sha256": tao_core::sha256_hex(b"x")},
+                "script": {"text": crate::stage::bound_script("tao-a1", "/b/jobs/tao-a1", "x")},
+                "lint": {"ok": true, "sha256": tao_core::sha256_hex(crate::stage::bound_script("tao-a1", "/b/jobs/tao-a1", "x").as_bytes())},
                 "resources": {"exclude": ["n[1-2]"]},
             })
             .to_string(),
@@ -1259,8 +1292,8 @@ mod tests {
             &serde_json::json!({
                 "id": "tao-a1",
                 "storage": {"job_dir": jd, "results_dir": dir.path().join("r")},
-                "script": {"text": "x"},
-                "lint": {"ok": true, "sha256": tao_core::sha256_hex(b"x")},
+                "script": {"text": crate::stage::bound_script("tao-a1", jd.to_str().unwrap(), "x")},
+                "lint": {"ok": true, "sha256": tao_core::sha256_hex(crate::stage::bound_script("tao-a1", jd.to_str().unwrap(), "x").as_bytes())},
             })
             .to_string(),
             1,

@@ -590,3 +590,34 @@ fn archived_records_are_refused() {
         "a job was submitted for {id}"
     );
 }
+
+/// Issue 16: `jq '.lint = {ok: true, sha256: .script.sha256}'` on a script
+/// with a literal token got past the gate (it failed only at connect).
+/// tao-submit lints the script itself, before any connection: here the
+/// login host is a closed port, so reaching it would be exit 69.
+#[test]
+fn a_jq_forged_lint_stamp_is_refused_before_connecting() {
+    let Some(f) = Fixture::new() else { return };
+    let tok = "hf_FAKEtaoRedactTestTokenQwErTyUiOpAs";
+    let line = with_script(
+        f.line("forged", "true"),
+        "\ntrue\n",
+        &format!("\nexport HF_TOKEN={tok}\ntrue\n"),
+    );
+    assert!(line["script"]["text"].as_str().unwrap().contains(tok));
+    let out = f
+        .cmd()
+        .env("SLURM_HOSTNAME", "127.0.0.1:1")
+        .write_stdin(stdin_of(&[line]))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let got = lines_of(&out.stdout);
+    let msg = got[0]["error"]["message"].as_str().unwrap();
+    assert!(msg.contains("own lint blocked"), "{msg}");
+    assert!(msg.contains("huggingface-token"), "{msg}");
+    assert!(!msg.contains(tok), "{msg}");
+    assert!(!stderr.contains(tok), "{stderr}");
+    assert!(got[0]["slurm"].is_null(), "nothing submitted: {}", got[0]);
+}

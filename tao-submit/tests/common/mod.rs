@@ -284,7 +284,9 @@ impl Fixture {
         let base = self.c.var("SLURM_BASE_RESULTS_DIR").to_string();
         let job_dir = format!("{base}/jobs/{id}");
         let script = format!(
-            "#!/bin/bash\n#SBATCH --job-name={id}\n#SBATCH --partition=gpu\n#SBATCH --time=00:05:00\n#SBATCH --cpus-per-task=1\n#SBATCH --output={job_dir}/slurm-logs/{id}-%j/main.out\n#SBATCH --error={job_dir}/slurm-logs/{id}-%j/main.err\n# test script (tao-submit integration tests), not rendered by tao-render\n{body}\n"
+            "#!/bin/bash\n#SBATCH --job-name={id}\n#SBATCH --partition=gpu\n#SBATCH --time=00:05:00\n#SBATCH --cpus-per-task=1\n#SBATCH --output={job_dir}/slurm-logs/{id}-%j/main.out\n#SBATCH --error={job_dir}/slurm-logs/{id}-%j/main.err\n# test script (tao-submit integration tests), not rendered by tao-render\ntao_job_id={}\ntao_secrets={}\n{body}\n",
+            tao_core::shell::quote(&id),
+            tao_core::shell::quote(&format!("{job_dir}/env/secrets.env"))
         );
         let sha = tao_core::sha256_hex(script.as_bytes());
         let spec = "train:\n  num_epochs: 1\n";
