@@ -14,7 +14,7 @@
 //!   `scontrol show job` parsers and the state mapper on any text: no
 //!   panic; every row has a Slurm job id, and a row with an empty state is
 //!   UNKNOWN.
-//! - [`redact`]: `tao_redact::Redactor` on any bytes (the first byte is the
+//! - [`redact`]: `tao_secrets::Redactor` on any bytes (the first byte is the
 //!   read size): no panic; an exact secret value never survives
 //!   `redact_text`, `filter` or a lint preview, and lint flags it;
 //!   `filter`'s output does not depend on how the input is split into
@@ -47,7 +47,7 @@ use tao_poll::native::map_state;
 use tao_poll::parse::{
     looks_like_job_id, parse_sacct, parse_scontrol, parse_squeue, parse_squeue_legacy,
 };
-use tao_redact::Redactor;
+use tao_secrets::Redactor;
 
 /// See the module doc.
 pub fn jobline(data: &[u8]) {

@@ -371,11 +371,11 @@ mod tests {
     fn every_name_the_templates_assign_is_reserved() {
         // Names the templates export or assign at the top level (not `local`).
         let templates = [
-            include_str!("../../tao-render/templates/base.sbatch"),
-            include_str!("../../tao-render/templates/single.sbatch"),
-            include_str!("../../tao-render/templates/multi.sbatch"),
-            include_str!("../../tao-render/templates/rendezvous.sbatch"),
-            include_str!("../../tao-render/templates/probe.sbatch"),
+            include_str!("../../tao-script/templates/base.sbatch"),
+            include_str!("../../tao-script/templates/single.sbatch"),
+            include_str!("../../tao-script/templates/multi.sbatch"),
+            include_str!("../../tao-script/templates/rendezvous.sbatch"),
+            include_str!("../../tao-script/templates/probe.sbatch"),
         ];
         for t in templates {
             for line in t.lines() {

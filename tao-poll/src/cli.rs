@@ -233,10 +233,10 @@ pub fn parse_bool(s: &str) -> std::result::Result<bool, String> {
 /// The redaction used for the evidence of a job line: tao-redact's
 /// catalogue plus the values of HF_TOKEN, NGC_KEY and of every secret the
 /// line itself names (`secrets`), read from this environment by name
-/// (`tao_redact::LineRedactors`, the one construction rule). A redactor
+/// (`tao_secrets::LineRedactors`, the one construction rule). A redactor
 /// that cannot be built (a broken built-in catalogue) masks the whole text.
 pub fn redactor() -> impl Fn(&JobLine, &str) -> String {
-    let reds = tao_redact::LineRedactors::new("tao-poll");
+    let reds = tao_secrets::LineRedactors::new("tao-poll");
     move |line: &JobLine, text: &str| match reds.for_line(line) {
         Ok(r) => String::from_utf8_lossy(&r.redact_text(text.as_bytes())).into_owned(),
         Err(_) => "[REDACTED:unavailable]".to_string(),

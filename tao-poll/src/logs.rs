@@ -2,7 +2,7 @@
 //! `main.out` (or `main.err`), read over SSH, through tao-redact's filter.
 //!
 //! The job is a record id looked up read-only in the local store
-//! (`tao_record::Store::open_default()?.get(id)`), or a job line on stdin
+//! (`tao_store::Store::open_default()?.get(id)`), or a job line on stdin
 //! (`-` or no id). The file is
 //! `<storage.job_dir>/slurm-logs/<id>-<slurm.job_id>/main.out`
 //! (tao-jobline(7)); requeued attempts keep their Slurm id and append.
@@ -12,7 +12,7 @@
 //! together with the job's live state (`squeue -h -j ID -o %T` lists only
 //! pending, running and completing jobs), and stops after the round that
 //! finds the job gone. Every byte goes through one push filter
-//! (`tao_redact::Filter`) built for the job's line: the values of HF_TOKEN,
+//! (`tao_secrets::Filter`) built for the job's line: the values of HF_TOKEN,
 //! NGC_KEY and of the line's own `secrets` are masked, a partial line waits
 //! for its newline (up to 4 MiB; a longer line is printed in windows that
 //! keep the last 64 KiB back), so a secret split across two reads is never
@@ -126,8 +126,8 @@ pub fn run(args: &LogsArgs, transport: Option<&str>) -> Result<i32> {
         )?)?,
         Some(id) => {
             let store = match &args.state_dir {
-                Some(d) => tao_record::Store::open(d.clone())?,
-                None => tao_record::Store::open_default()?,
+                Some(d) => tao_store::Store::open(d.clone())?,
+                None => tao_store::Store::open_default()?,
             };
             store.get(id)?
         }
@@ -139,16 +139,16 @@ pub fn run(args: &LogsArgs, transport: Option<&str>) -> Result<i32> {
         None => tao_ssh::connect(&opts)?,
     };
     // The values of HF_TOKEN, NGC_KEY and of the line's own `secrets`, by
-    // name from this environment (tao_redact::LineRedactors).
+    // name from this environment (tao_secrets::LineRedactors).
     let redactor = if args.no_redact {
         None
     } else {
-        Some(tao_redact::LineRedactors::new("tao-poll").for_line(&line)?)
+        Some(tao_secrets::LineRedactors::new("tao-poll").for_line(&line)?)
     };
     let stdout = std::io::stdout();
     let mut out = Output {
         w: stdout.lock(),
-        filter: redactor.as_deref().map(tao_redact::Filter::new),
+        filter: redactor.as_deref().map(tao_secrets::Filter::new),
     };
     let q = quote(&t.path);
     let cluster = t
@@ -273,12 +273,12 @@ pub const FIRST_READ_CAP: u64 = 16 << 20;
 
 /// Standard output, through tao-redact's push filter unless `--no-redact`.
 /// The filter holds back a partial line (at most
-/// `tao_redact::stream::BUF_SIZE` bytes, 4 MiB) until its newline arrives,
+/// `tao_secrets::stream::BUF_SIZE` bytes, 4 MiB) until its newline arrives,
 /// so a secret split across two reads is never printed in part, and a log
 /// written with `\r` only is printed in windows instead of piling up.
 struct Output<'r, W: Write> {
     w: W,
-    filter: Option<tao_redact::Filter<'r>>,
+    filter: Option<tao_secrets::Filter<'r>>,
 }
 
 impl<W: Write> Output<'_, W> {

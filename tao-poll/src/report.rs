@@ -2,7 +2,7 @@
 //! picture of each job and its retry chain.
 //!
 //! For every id (a record id, looked up read-only in the local store like
-//! `logs`), the whole retry chain is taken (`tao_record::query::chain`:
+//! `logs`), the whole retry chain is taken (`tao_store::query::chain`:
 //! back along `retry_of`, forward along `retried_by`). For each attempt the
 //! report shows:
 //!
@@ -439,14 +439,14 @@ pub fn render(chains: &[Vec<Attempt>], now: chrono::DateTime<chrono::Utc>) -> St
 /// writing the file; connection errors as exit codes of `tao_core`.
 pub fn run(args: &ReportArgs, transport: Option<&str>) -> Result<i32> {
     let store = match &args.state_dir {
-        Some(d) => tao_record::Store::open(d.clone())?,
-        None => tao_record::Store::open_default()?,
+        Some(d) => tao_store::Store::open(d.clone())?,
+        None => tao_store::Store::open_default()?,
     };
     // Per chain, per attempt: the attempt, its status.json path, its login host.
     type Entry = (Attempt, Option<String>, Option<String>);
     let mut chains: Vec<Vec<Entry>> = Vec::new();
     for id in &args.ids {
-        let ids = tao_record::query::chain(&store, id)?;
+        let ids = tao_store::query::chain(&store, id)?;
         let mut chain = Vec::new();
         for (k, rid) in ids.iter().enumerate() {
             let rec = store.load(rid)?;

@@ -401,10 +401,10 @@ fn logs_tail_redacted_from_a_record_and_from_stdin() {
     });
     // From the record store, read-only.
     let state_dir = tempfile::tempdir().unwrap();
-    let store = tao_record::Store::open(state_dir.path().to_path_buf()).unwrap();
+    let store = tao_store::Store::open(state_dir.path().to_path_buf()).unwrap();
     let map = job.line.as_object().unwrap().clone();
     store
-        .create(&tao_record::store::Record::from_map(map))
+        .create(&tao_store::store::Record::from_map(map))
         .unwrap();
     let out = tao_poll(&env)
         .env("TAO_STATE_DIR", state_dir.path())

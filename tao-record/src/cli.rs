@@ -393,7 +393,7 @@ fn cmd_list(a: &ListArgs) -> Result<i32> {
     }
     if let Some(s) = &a.since {
         filter.since = Some(
-            query::parse_since(s, chrono::Utc::now())
+            validate::parse_since(s, chrono::Utc::now())
                 .map_err(|e| Error::Usage(format!("--since: {e}")))?,
         );
     }

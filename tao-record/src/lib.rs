@@ -10,9 +10,7 @@ pub mod cli;
 pub mod machine;
 pub mod mark;
 pub mod open;
-pub mod query;
 pub mod retry;
-pub mod store;
 pub mod validate;
 
-pub use store::{default_dir, Record, Store};
+pub use tao_store::{default_dir, query, store, Record, Store};

@@ -806,8 +806,8 @@ pub fn refuse_literal_secrets(request: &Map<String, Value>) -> Result<()> {
         }
     }
     // The catalogue plus the values of HF_TOKEN, NGC_KEY and of the
-    // request's own `secrets` (tao_redact::LineRedactors, the one rule).
-    let red = tao_redact::LineRedactors::new("tao-record")
+    // request's own `secrets` (tao_secrets::LineRedactors, the one rule).
+    let red = tao_secrets::LineRedactors::new("tao-record")
         .without_unset_warnings()
         .for_line(&tao_core::JobLine::from_map(request.clone()))?;
     for (path, text) in texts {

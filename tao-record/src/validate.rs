@@ -197,6 +197,20 @@ pub fn duration_secs(s: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("{s:?} is longer than 100 years ({MAX_DURATION_SECS} s)"))
 }
 
+/// Parse `--since`: a duration back from `now` (`30m`, `12h`, `7d`) or an
+/// RFC 3339 time.
+///
+/// Errors: the reason, for the caller to wrap.
+pub fn parse_since(s: &str, now: chrono::DateTime<chrono::Utc>) -> Result<chrono::DateTime<chrono::Utc>, String> {
+    if let Some(t) = tao_core::time::parse_rfc3339(s) {
+        return Ok(t);
+    }
+    let secs = duration_secs(s)
+        .map_err(|_| format!("{s:?} is neither a duration (30m, 12h, 7d) nor an RFC 3339 time"))?;
+    let secs = i64::try_from(secs).map_err(|_| format!("{s:?} is too long"))?;
+    Ok(now - chrono::Duration::seconds(secs))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -266,5 +280,19 @@ mod tests {
         assert_eq!(duration_secs("7d"), Ok(604800));
         assert!(duration_secs("7 days").is_err());
         assert!(duration_secs("x").is_err());
+    }
+
+    #[test]
+    fn since_forms() {
+        let now = tao_core::time::parse_rfc3339("2026-11-29T12:00:00Z").unwrap();
+        assert_eq!(
+            parse_since("2h", now).unwrap(),
+            tao_core::time::parse_rfc3339("2026-11-29T10:00:00Z").unwrap()
+        );
+        assert_eq!(
+            parse_since("2026-11-28T00:00:00Z", now).unwrap(),
+            tao_core::time::parse_rfc3339("2026-11-28T00:00:00Z").unwrap()
+        );
+        assert!(parse_since("yesterday", now).is_err());
     }
 }

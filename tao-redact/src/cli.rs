@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use tao_core::{Error, JobLine, LineReader, LineWriter, Result};
 
-use crate::{LineRedactors, Lint, Redactor};
+use tao_secrets::{LineRedactors, Lint, Redactor};
 
 const TOOL: &str = "tao-redact";
 
@@ -191,7 +191,7 @@ where
     }
     let mut extra = Vec::new();
     for path in &a.rules {
-        extra.extend(crate::rules::read_rules_file(path)?);
+        extra.extend(tao_secrets::rules::read_rules_file(path)?);
     }
     for name in &a.secret_env {
         if std::env::var_os(name).is_none_or(|v| v.is_empty()) {
@@ -208,7 +208,7 @@ where
             TOOL,
             &format!(
                 "{name} is shorter than {} bytes; its value is not masked by value (patterns still apply)",
-                crate::MIN_EXACT_LEN
+                tao_secrets::MIN_EXACT_LEN
             ),
         );
     }
@@ -281,7 +281,7 @@ fn lint_stdin(reds: &LineRedactors) -> Result<usize> {
                     .into(),
             });
         }
-        let lint = crate::lint_job(&line, reds)?;
+        let lint = tao_secrets::lint_job(&line, reds)?;
         tao_core::cli::note(
             TOOL,
             &format!(

@@ -1,9 +1,14 @@
-//! The `tao-redact` binary: parses arguments and hands over to the library
-//! (`tao_redact::cli::run`); errors become `tao-redact: error: ...` and the
-//! exit status of `tao_core::exit`. A closed stdout ends the filter quietly.
+//! The `tao-redact` binary: a thin command over the shared scanner library
+//! `tao_secrets` (rules, lint, streaming redaction, credential checks),
+//! which tao-submit, tao-poll, tao-record and tao-classify link directly.
+//! [`cli::run`] parses the arguments and runs the filter; errors become
+//! `tao-redact: error: ...` and the exit status of `tao_core::exit`. A
+//! closed stdout ends the filter quietly.
+
+mod cli;
 
 fn main() {
     tao_core::cli::main_with("tao-redact", tao_core::cli::PipePolicy::Quiet, || {
-        tao_redact::cli::run(std::env::args_os().skip(1))
+        cli::run(std::env::args_os().skip(1))
     })
 }

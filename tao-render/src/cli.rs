@@ -20,8 +20,9 @@ use std::io::{BufRead, Write};
 use tao_core::site::SiteProfile;
 use tao_core::{Error, JobLine, LineReader, LineWriter, Result};
 
-use crate::job::RenderOptions;
-use crate::{render_line_with, TOOL};
+use tao_script::job::RenderOptions;
+use crate::TOOL;
+use tao_script::render_line_with;
 
 /// Parsed command line.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -1,7 +1,15 @@
-//! The `tao-render` binary: parses arguments and hands over to the library.
+//! The `tao-render` binary: a job line in, the same line with an sbatch
+//! script out. A thin command ([`cli::main`]) over the shared rendering
+//! library `tao_script` (templates, escapers, resource rules), which
+//! tao-submit links too.
+
+mod cli;
+
+/// The tool name used in messages and in `error.tool`.
+pub const TOOL: &str = "tao-render";
 
 fn main() {
-    tao_core::cli::main_with(tao_render::TOOL, tao_core::cli::PipePolicy::Quiet, || {
-        tao_render::cli::main(std::env::args_os().skip(1))
+    tao_core::cli::main_with(TOOL, tao_core::cli::PipePolicy::Quiet, || {
+        cli::main(std::env::args_os().skip(1))
     })
 }

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use serde_json::{json, Value};
-use tao_render::render_line;
+use tao_script::render_line;
 
 /// The cluster under test: `$TAO_CLUSTER_DIR` (default the 22.05 cluster's
 /// /var/tmp/tao-cluster; env-24.11 points it at the 24.11 cluster, whose

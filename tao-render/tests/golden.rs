@@ -7,7 +7,7 @@ mod common;
 use common::*;
 use serde_json::json;
 use std::collections::BTreeMap;
-use tao_render::{
+use tao_script::{
     render_convert, render_line, render_probe, ConvertRequest, ProbeLauncher, ProbeRequest,
 };
 
@@ -278,8 +278,8 @@ fn probe_request_follows_the_job_line() {
     l["mounts"] = json!(["/lustre/fake/datasets:/datasets:ro"]);
     let jl = jobline(&l);
     let p = profile("cs-oci-ord");
-    assert!(tao_render::needs_probe(&jl, &p).unwrap());
-    let req = tao_render::probe_request_for_line(
+    assert!(tao_script::needs_probe(&jl, &p).unwrap());
+    let req = tao_script::probe_request_for_line(
         &jl,
         &p,
         "tao-20261129-k3f9x2-probe1",
@@ -313,5 +313,5 @@ fn probe_request_follows_the_job_line() {
 
     let mut one = line();
     one["resources"]["gpus_per_node"] = json!(1);
-    assert!(!tao_render::needs_probe(&jobline(&one), &profile("local")).unwrap());
+    assert!(!tao_script::needs_probe(&jobline(&one), &profile("local")).unwrap());
 }

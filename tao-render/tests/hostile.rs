@@ -26,8 +26,8 @@ fn seed() -> RngSeed {
     }
 }
 use serde_json::{json, Value};
-use tao_render::escape::DIRECTIVE_CHARS;
-use tao_render::render_line;
+use tao_script::escape::DIRECTIVE_CHARS;
+use tao_script::render_line;
 
 const CANARY: &str = "@CANARY@";
 
@@ -151,7 +151,7 @@ proptest! {
         let mounts_arg = format!("--container-mounts={mount},{}:{}", base.display(), base.display());
         for (i, (argv, env)) in dumps.iter().enumerate() {
             let n = argv.len();
-            prop_assert_eq!(&argv[n - 1], &tao_render::job::bind(&texts[i], &bindings));
+            prop_assert_eq!(&argv[n - 1], &tao_script::job::bind(&texts[i], &bindings));
             prop_assert_eq!(&argv[n - 2], scopes[i]);
             prop_assert_eq!(&argv[n - 3], "tao-step");
             prop_assert!(argv.contains(&mounts_arg), "mounts argument changed");
@@ -216,7 +216,7 @@ proptest! {
         let s = render_line(&jobline(&l), &profile("local")).unwrap();
         lint_script("hostile_job", &s.text);
 
-        let req = tao_render::ProbeRequest {
+        let req = tao_script::ProbeRequest {
             id: "tao-probe-x".into(),
             partition: "gpu".into(),
             account: None,
@@ -228,13 +228,13 @@ proptest! {
             job_dir: "/lustre/fake/tao/jobs/tao-probe-x".into(),
             program: "probe.py".into(),
             args: args.clone(),
-            launcher: tao_render::ProbeLauncher::Command(vec![args[0].clone()]),
+            launcher: tao_script::ProbeLauncher::Command(vec![args[0].clone()]),
             nccl_env: envs.iter().enumerate().map(|(i, v)| (format!("NCCL_X{i}"), v.clone())).collect(),
             image: None,
             mounts: vec![],
             exclude: vec![],
         };
-        let s = tao_render::render_probe(&req).unwrap();
+        let s = tao_script::render_probe(&req).unwrap();
         lint_script("hostile_probe", &s.text);
     }
 }

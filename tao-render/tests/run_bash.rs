@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use serde_json::{json, Value};
-use tao_render::{
+use tao_script::{
     render_convert, render_line, render_probe, ConvertRequest, ProbeLauncher, ProbeRequest,
 };
 
@@ -431,7 +431,7 @@ fn convert_with(
         force,
     };
     if let Some(bytes) = cached {
-        let name = tao_render::sqsh_name(&req.image).unwrap();
+        let name = tao_script::sqsh_name(&req.image).unwrap();
         std::fs::create_dir_all(base.join("images")).unwrap();
         std::fs::write(base.join("images").join(name), bytes).unwrap();
     }
@@ -466,7 +466,7 @@ fn conversion_renames_only_a_real_squashfs() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let name = tao_render::sqsh_name("nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt").unwrap();
+    let name = tao_script::sqsh_name("nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt").unwrap();
     assert_eq!(images(&base), vec![name]);
     let env = std::fs::read_to_string(fake.dir.path().join("dump/enroot.env")).unwrap();
     let env: Vec<&str> = env.lines().collect();
@@ -496,7 +496,7 @@ fn conversion_renames_only_a_real_squashfs() {
 
 #[test]
 fn a_valid_cache_ends_the_conversion_unless_it_is_forced() {
-    let name = tao_render::sqsh_name("nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt").unwrap();
+    let name = tao_script::sqsh_name("nvcr.io/nvidia/tao/tao-toolkit:5.5.0-pyt").unwrap();
     let old: &[u8] = b"hsqs old image";
     // Not forced: nothing to do, enroot never runs, the old image stays.
     let (fake, base, out) = convert_with("good", false, Some(old));
@@ -573,13 +573,13 @@ fn probe_verdicts() {
         stdout.contains("probe rank=0 knob=1") && stdout.contains("probe rank=1 knob=1"),
         "{stdout}"
     );
-    assert!(stdout.contains(tao_render::probe_result::OK), "{stdout}");
+    assert!(stdout.contains(tao_script::probe_result::OK), "{stdout}");
 
     let (out, took) = probe("sleep 120\n", 2);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(124), "{stdout}");
     assert!(
-        stdout.contains(tao_render::probe_result::TIMEOUT),
+        stdout.contains(tao_script::probe_result::TIMEOUT),
         "{stdout}"
     );
     // The 2 s timeout and its kill grace, far below the program's 120 s.

@@ -243,8 +243,8 @@ pub fn run_with<R: BufRead, W: std::io::Write>(
     match &cli.command {
         None => {
             let store = match &cli.state_dir {
-                Some(d) => tao_record::Store::open(d.clone()),
-                None => tao_record::Store::open_default(),
+                Some(d) => tao_store::Store::open(d.clone()),
+                None => tao_store::Store::open_default(),
             };
             let mut sessions = Sessions::from_result(cli.conn.ssh_options());
             let cfg = crate::submit::SubmitConfig {

@@ -22,7 +22,7 @@
 //!   the conversion job (or the cache must now be valid).
 //! - `--reconvert-latest`: an image whose tag is `latest` (a moving tag) is
 //!   converted again even when the cache is valid, by a conversion job of
-//!   its own name ([`tao_render::render::reconvert_job_name`]) whose script
+//!   its own name ([`tao_script::render::reconvert_job_name`]) whose script
 //!   does not stop early on a valid cache; the new file replaces the old by
 //!   an atomic rename.
 //! - A conversion job left PENDING on a memory-quota reason
@@ -171,7 +171,7 @@ pub fn sqsh_error(path: &str, found: Found) -> Error {
 /// [`Error::LintBlocked`] when the rendered script does not pass lint.
 ///
 /// `force`: a forced reconversion (`--reconvert-latest`): the job name is
-/// [`tao_render::render::reconvert_job_name`] and the script converts even
+/// [`tao_script::render::reconvert_job_name`] and the script converts even
 /// over a valid cache file.
 pub fn conversion_plan(
     line: &JobLine,
@@ -184,12 +184,12 @@ pub fn conversion_plan(
         .trim_end_matches('/')
         .to_string();
     let name = if force {
-        tao_render::render::reconvert_job_name(given)?
+        tao_script::render::reconvert_job_name(given)?
     } else {
-        tao_render::render::convert_job_name(given)?
+        tao_script::render::convert_job_name(given)?
     };
     let job_dir = format!("{base}/jobs/{name}");
-    let req = tao_render::render::ConvertRequest {
+    let req = tao_script::render::ConvertRequest {
         id: name.clone(),
         image: given.to_string(),
         base_dir: base.clone(),
@@ -197,8 +197,8 @@ pub fn conversion_plan(
         account: line.get_str(&["resources", "account"]).map(str::to_string),
         force,
     };
-    let script = tao_render::render::render_convert(&req, profile)?;
-    let lint = tao_redact::lint_script(&script.text);
+    let script = tao_script::render::render_convert(&req, profile)?;
+    let lint = tao_secrets::lint_script(&script.text);
     if !lint.ok || lint.sha256 != tao_core::sha256_hex(script.text.as_bytes()) {
         return Err(Error::LintBlocked(format!(
             "the conversion script for image {given:?} did not pass tao-redact lint; report this"

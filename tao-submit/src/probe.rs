@@ -1,6 +1,6 @@
 //! The communication probe gate (issue 8; DESIGN, "Multi-node"): a job
 //! with more than one node, or with two or more GPUs on a node
-//! ([`tao_render::needs_probe`]), is submitted only after a cheap
+//! ([`tao_script::needs_probe`]), is submitted only after a cheap
 //! all-reduce across the same shape of allocation has passed, because a
 //! multi-node job that hangs in its first collective holds every GPU it
 //! asked for until its wall time runs out.
@@ -12,7 +12,7 @@
 //! (no lint, no launch applies to the probe too), submitted over the run's
 //! SSH session and waited for with a bounded poll. Its verdict is the
 //! `tao: TAO_PROBE_RESULT=...` line of its `main.out`
-//! ([`tao_render::probe_result`]). On a hang (or a failure) the site
+//! ([`tao_script::probe_result`]). On a hang (or a failure) the site
 //! profile's NCCL knob sets ([`SiteProfile::nccl_knobs`]) are tried in
 //! order; the first environment that passes is cached in
 //! `$TAO_STATE_DIR/clusters/<cluster>/nccl.json` ([`cache_path`]) and later
@@ -42,8 +42,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use tao_core::site::SiteProfile;
 use tao_core::{shell, Error, JobLine, Result};
-use tao_record::Store;
-use tao_render::{probe_result, ProbeLauncher};
+use tao_store::Store;
+use tao_script::{probe_result, ProbeLauncher};
 
 use crate::sessions::Sessions;
 use crate::stage::{Helper, Plan};
@@ -357,7 +357,7 @@ fn line_env(line: &JobLine) -> BTreeMap<String, String> {
 }
 
 /// The probe job's plan for one environment: rendered with
-/// [`tao_render::render_probe`], linted with [`tao_redact::lint_script`],
+/// [`tao_script::render_probe`], linted with [`tao_secrets::lint_script`],
 /// the program as its one supporting file.
 ///
 /// Errors: from rendering ([`Error::Data`]); [`Error::LintBlocked`] when
@@ -369,7 +369,7 @@ pub fn probe_plan(
     knobs: &BTreeMap<String, String>,
     cfg: &ProbeConfig,
 ) -> Result<Plan> {
-    let mut req = tao_render::probe_request_for_line(line, profile, id, PROGRAM_REL)?;
+    let mut req = tao_script::probe_request_for_line(line, profile, id, PROGRAM_REL)?;
     req.timeout_s = cfg.timeout_s;
     // Wall time: the timeout, the kill grace and a minute for set-up.
     let wall = cfg.timeout_s + 10 + 60;
@@ -379,8 +379,8 @@ pub fn probe_plan(
     env.extend(line_env(line));
     env.insert("TAO_PROBE_TIMEOUT".into(), cfg.timeout_s.to_string());
     req.nccl_env = env;
-    let script = tao_render::render_probe(&req)?;
-    let lint = tao_redact::lint_script(&script.text);
+    let script = tao_script::render_probe(&req)?;
+    let lint = tao_secrets::lint_script(&script.text);
     if !lint.ok || lint.sha256 != tao_core::sha256_hex(script.text.as_bytes()) {
         let rules: Vec<&str> = lint.findings.iter().map(|f| f.rule.as_str()).collect();
         return Err(Error::LintBlocked(format!(
@@ -681,7 +681,7 @@ pub fn gate(
     };
     let raw = num("nodes") > 1 || num("gpus_per_node") >= 2;
     let needs = match profile {
-        Ok(p) => tao_render::needs_probe(line, p).unwrap_or(raw),
+        Ok(p) => tao_script::needs_probe(line, p).unwrap_or(raw),
         Err(_) => raw,
     };
     if !needs {
@@ -753,7 +753,7 @@ pub fn gate(
     // Runtime pyxis: the probe runs in the job's own image, which must be
     // a squashfs already (a conversion still to come cannot be probed).
     if let Some(img) =
-        tao_render::probe_request_for_line(line, profile, &line_id, PROGRAM_REL)?.image
+        tao_script::probe_request_for_line(line, profile, &line_id, PROGRAM_REL)?.image
     {
         let found = crate::image::check(sessions, &host, &[&img])?;
         if found.get(img.as_str()) != Some(&crate::image::Found::Squashfs) {
@@ -1042,7 +1042,7 @@ mod tests {
     fn probe_plan_is_rendered_linted_and_carries_the_program() {
         let profile = SiteProfile::load(Some("local")).unwrap();
         let l = multi_line();
-        assert!(tao_render::needs_probe(&l, &profile).unwrap());
+        assert!(tao_script::needs_probe(&l, &profile).unwrap());
         let id = probe_id(l.id().unwrap(), 1);
         let cfg = ProbeConfig {
             timeout_s: 15,
@@ -1070,7 +1070,7 @@ mod tests {
         );
         assert_eq!(p.helpers.len(), 1);
         assert_eq!(p.helpers[0].bytes, PROGRAM.as_bytes());
-        assert!(tao_redact::lint_script(&p.script).ok);
+        assert!(tao_secrets::lint_script(&p.script).ok);
         let one = line(json!({
             "id": "tao-x", "runtime": "none", "command": "true",
             "resources": {"nodes": 1, "gpus_per_node": 1, "cpus_per_task": 1, "time": "01:00:00",
@@ -1078,7 +1078,7 @@ mod tests {
             "storage": {"tier": "lustre", "base_dir": "/b", "job_dir": "/b/jobs/tao-x", "results_dir": "/b/results/tao-x"},
         }));
         assert!(
-            !tao_render::needs_probe(&one, &profile).unwrap(),
+            !tao_script::needs_probe(&one, &profile).unwrap(),
             "one node, one GPU: no probe"
         );
         let mut pyxis = multi_line();

@@ -91,10 +91,10 @@ pub fn is_clean_relative(s: &str) -> bool {
 }
 
 /// The redactors of tao-submit's own lint (one per process; see
-/// `tao_redact::LineRedactors`).
-fn relint_redactors() -> &'static tao_redact::LineRedactors {
-    static R: std::sync::OnceLock<tao_redact::LineRedactors> = std::sync::OnceLock::new();
-    R.get_or_init(|| tao_redact::LineRedactors::new("tao-submit"))
+/// `tao_secrets::LineRedactors`).
+fn relint_redactors() -> &'static tao_secrets::LineRedactors {
+    static R: std::sync::OnceLock<tao_secrets::LineRedactors> = std::sync::OnceLock::new();
+    R.get_or_init(|| tao_secrets::LineRedactors::new("tao-submit"))
 }
 
 impl Plan {
@@ -151,7 +151,7 @@ impl Plan {
         }
         // Never trust the stamp: the same gate again, here, before any
         // connection (a stamp is one `jq` away from `ok: true`).
-        let relint = tao_redact::lint_job(line, relint_redactors())?;
+        let relint = tao_secrets::lint_job(line, relint_redactors())?;
         if let Some(f) = relint.findings.first() {
             let at = match &f.step {
                 Some(_) => String::new(),
@@ -166,7 +166,7 @@ impl Plan {
             )));
         }
         // The script belongs to this record (its id and job directory).
-        tao_render::check_binding(&script, &id, &job_dir).map_err(|m| {
+        tao_script::check_binding(&script, &id, &job_dir).map_err(|m| {
             line_err(
                 line,
                 format!("{m} (job {id:?}, storage.job_dir {job_dir:?}); render this record's line again with tao-render"),

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tao_core::{shell, Error, JobLine, LineReader, LineWriter, Result};
-use tao_record::Store;
+use tao_store::Store;
 
 use crate::image;
 use crate::sched::{self, Found};
@@ -413,7 +413,7 @@ fn submit_with_image(
             }
         }
         image::Need::Convert { given, sqsh } => {
-            let force = cfg.reconvert_latest && tao_render::is_latest(given)?;
+            let force = cfg.reconvert_latest && tao_script::is_latest(given)?;
             // A conversion this run already submitted or found is shared
             // without looking at the cache again: every line of one batch
             // that names the image chains on the same conversion job. A

@@ -94,7 +94,7 @@ impl Images {
             (
                 format!(
                     "{base}/images/{}",
-                    tao_render::image::sqsh_name(image).unwrap()
+                    tao_core::image::sqsh_name(image).unwrap()
                 ),
                 true,
             )
@@ -129,7 +129,7 @@ impl Images {
 }
 
 fn conv_name(image: &str) -> String {
-    tao_render::render::convert_job_name(image).unwrap()
+    tao_script::render::convert_job_name(image).unwrap()
 }
 
 /// `scontrol show job -o` of `id`, as the cluster user.
@@ -298,7 +298,7 @@ fn reconvert_latest_converts_a_cached_latest_image_again_and_only_latest() {
         stderr.contains("reconverted (--reconvert-latest)"),
         "{stderr}"
     );
-    let re = tao_render::render::reconvert_job_name(&latest).unwrap();
+    let re = tao_script::render::reconvert_job_name(&latest).unwrap();
     let jobs = t.f.c.jobs_named(&re);
     assert_eq!(jobs.len(), 1, "{jobs:?}");
     let conv = jobs.keys().next().unwrap().clone();

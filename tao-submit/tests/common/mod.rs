@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use tao_record::{Record, Store};
+use tao_store::{Record, Store};
 use tao_ssh::{Remote, SshOptions};
 
 /// The env file of the cluster under test: `$TAO_CLUSTER_DIR/env`

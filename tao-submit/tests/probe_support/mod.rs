@@ -7,7 +7,7 @@
 
 use serde_json::{json, Value};
 use tao_core::JobLine;
-use tao_record::Record;
+use tao_store::Record;
 
 use crate::common::{unique_id, Fixture};
 
@@ -41,9 +41,9 @@ pub fn job_line(f: &Fixture, tag: &str, nodes: u32, gpus: u32, command: &str, en
     });
     let profile = tao_core::site::SiteProfile::load(Some("local")).unwrap();
     let jl = JobLine::parse(&line.to_string(), 1).unwrap();
-    let script = tao_render::render_line(&jl, &profile).unwrap();
+    let script = tao_script::render_line(&jl, &profile).unwrap();
     assert_eq!(script.template, if nodes > 1 { "multi" } else { "single" });
-    let lint = tao_redact::lint_script(&script.text);
+    let lint = tao_secrets::lint_script(&script.text);
     assert!(lint.ok, "{:?}", lint.findings);
     line["script"] = serde_json::to_value(&script).unwrap();
     line["lint"] = lint.to_value();

@@ -5,7 +5,7 @@
 //! by `redact_text` and by lint.
 
 use proptest::prelude::*;
-use tao_redact::Redactor;
+use tao_secrets::Redactor;
 
 fn red() -> &'static Redactor {
     static R: std::sync::OnceLock<Redactor> = std::sync::OnceLock::new();

@@ -12,20 +12,14 @@
 //! [`render_convert`], [`render_probe`], [`Script`], [`sqsh_name`],
 //! [`normalise_image`]. The filter itself is [`cli::main`].
 
-pub mod cli;
 pub mod escape;
-pub mod image;
 pub mod job;
 pub mod render;
-pub mod slurm_time;
 
-pub use image::{is_latest, normalise_image, sqsh_name};
+pub use tao_core::image::{is_latest, normalise_image, sqsh_name};
 pub use job::RenderOptions;
 pub use render::{
     check_binding, convert_job_name, needs_probe, probe_request_for_line, probe_result,
     reconvert_job_name, render_convert, render_line, render_line_with, render_probe,
     ConvertRequest, ProbeLauncher, ProbeRequest, Script,
 };
-
-/// The tool name used in messages and in `error.tool`.
-pub const TOOL: &str = "tao-render";

@@ -14,12 +14,12 @@ fn main() {
     let script = match kind.as_str() {
         "probe" => serde_json::from_str(&input)
             .map_err(|e| e.to_string())
-            .and_then(|req| tao_render::render_probe(&req).map_err(|e| e.to_string())),
+            .and_then(|req| tao_script::render_probe(&req).map_err(|e| e.to_string())),
         "convert" => serde_json::from_str(&input)
             .map_err(|e| e.to_string())
             .and_then(|req| {
                 let profile = tao_core::site::SiteProfile::load(None).map_err(|e| e.to_string())?;
-                tao_render::render_convert(&req, &profile).map_err(|e| e.to_string())
+                tao_script::render_convert(&req, &profile).map_err(|e| e.to_string())
             }),
         _ => Err("usage: render_request probe|convert < request.json".to_string()),
     };

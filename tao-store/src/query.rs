@@ -16,7 +16,6 @@ use serde_json::Value;
 use tao_core::{Error, Result, State};
 
 use crate::store::{parse_record, Record, Store};
-use crate::validate;
 
 /// Which records `list` prints. All conditions must hold (empty ones are
 /// ignored).
@@ -52,20 +51,6 @@ impl Filter {
         }
         true
     }
-}
-
-/// Parse `--since`: a duration back from `now` (`30m`, `12h`, `7d`) or an
-/// RFC 3339 time.
-///
-/// Errors: the reason, for the caller to wrap.
-pub fn parse_since(s: &str, now: DateTime<Utc>) -> std::result::Result<DateTime<Utc>, String> {
-    if let Some(t) = tao_core::time::parse_rfc3339(s) {
-        return Ok(t);
-    }
-    let secs = validate::duration_secs(s)
-        .map_err(|_| format!("{s:?} is neither a duration (30m, 12h, 7d) nor an RFC 3339 time"))?;
-    let secs = i64::try_from(secs).map_err(|_| format!("{s:?} is too long"))?;
-    Ok(now - chrono::Duration::seconds(secs))
 }
 
 /// The ids of the retry chain that contains `id`, first attempt first:
@@ -506,19 +491,5 @@ mod tests {
             printed as usize,
             (0..n).filter(|i| i % 3 != 0 && *i != 2).count()
         );
-    }
-
-    #[test]
-    fn since_forms() {
-        let now = tao_core::time::parse_rfc3339("2026-11-29T12:00:00Z").unwrap();
-        assert_eq!(
-            parse_since("2h", now).unwrap(),
-            tao_core::time::parse_rfc3339("2026-11-29T10:00:00Z").unwrap()
-        );
-        assert_eq!(
-            parse_since("2026-11-28T00:00:00Z", now).unwrap(),
-            tao_core::time::parse_rfc3339("2026-11-28T00:00:00Z").unwrap()
-        );
-        assert!(parse_since("yesterday", now).is_err());
     }
 }

@@ -14,7 +14,7 @@
 //! (`HF_TOKEN`, `NGC_KEY` and any others named), whatever their format.
 //!
 //! ```
-//! let red = tao_redact::Redactor::builder().build().unwrap();
+//! let red = tao_secrets::Redactor::builder().build().unwrap();
 //! let line = b"export GH_TOKEN=ghp_FAKEtaoRedactTest0123456789abcdefABCD";
 //! assert_eq!(&*red.redact_line(line), &b"export GH_TOKEN=[REDACTED:github-token]"[..]);
 //! ```
@@ -25,7 +25,6 @@ use std::sync::OnceLock;
 use aho_corasick::AhoCorasick;
 use tao_core::{Error, Result};
 
-pub mod cli;
 pub mod job;
 pub mod lint;
 pub mod rules;

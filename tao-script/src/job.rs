@@ -19,8 +19,8 @@ use tao_core::site::SiteProfile;
 use tao_core::{Error, JobLine, Result};
 
 use crate::escape::{is_plain_abs_path, is_word, SbatchValue};
-use crate::image::{is_sqsh, normalise_image, sqsh_name};
-use crate::slurm_time::SlurmTime;
+use tao_core::image::{is_sqsh, normalise_image, sqsh_name};
+use tao_core::slurm_time::SlurmTime;
 
 /// Defaults of the packaged platform: the one copy is
 /// [`tao_core::request::defaults`].

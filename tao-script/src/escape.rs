@@ -211,7 +211,7 @@ impl SbatchValue {
     }
 
     /// A canonical Slurm time (`D-HH:MM:SS`, see [`crate::slurm_time`]).
-    pub fn time(t: &crate::slurm_time::SlurmTime) -> Self {
+    pub fn time(t: &tao_core::slurm_time::SlurmTime) -> Self {
         Self(t.canonical())
     }
 

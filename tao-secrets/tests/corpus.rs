@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use tao_redact::Redactor;
+use tao_secrets::Redactor;
 
 struct Case {
     line_no: usize,

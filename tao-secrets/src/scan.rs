@@ -111,8 +111,10 @@ fn looks_like_block_body(line: &[u8]) -> bool {
 }
 
 impl Redactor {
-    /// The rules in priority order.
-    pub(crate) fn rules(&self) -> &[Rule] {
+    /// The rules in force, in priority order (built-in catalogue first,
+    /// then those of extra rules files); `tao-redact --list-rules` prints
+    /// them.
+    pub fn rules(&self) -> &[Rule] {
         &self.rules
     }
 
