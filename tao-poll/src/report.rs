@@ -28,7 +28,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use serde_json::Value;
-use tao_core::{Error, Result};
+use tao_core::Result;
 
 use crate::cli::ReplayArgs;
 
@@ -435,7 +435,7 @@ pub fn render(chains: &[Vec<Attempt>], now: chrono::DateTime<chrono::Utc>) -> St
 /// `TAO_TRANSPORT`); returns the exit status (0; 1 when some status files
 /// could not be read: the report is still written, saying so).
 ///
-/// Errors: [`Error::Data`] for an unknown record id; [`Error::Io`]
+/// Errors: [`Error::Data`](tao_core::Error::Data) for an unknown record id; [`Error::Io`](tao_core::Error::Io)
 /// writing the file; connection errors as exit codes of `tao_core`.
 pub fn run(args: &ReportArgs, transport: Option<&str>) -> Result<i32> {
     let store = match &args.state_dir {
@@ -520,25 +520,19 @@ pub fn run(args: &ReportArgs, transport: Option<&str>) -> Result<i32> {
     })
 }
 
-/// Write a file whole: a temporary file beside it, then rename.
+/// Write the report whole with [`tao_store::file::write_atomic`] (a
+/// temporary file beside it, fsync, rename): a reader never sees half a
+/// report. Mode 666 before the umask, as a plain file write would give.
+///
+/// Errors: [`Error::Io`](tao_core::Error::Io) "writing the report <path>".
 fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
     let what = format!("writing the report {:?}", path.display().to_string());
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
-    let tmp = dir.join(format!(
-        ".{}.tmp{}",
-        path.file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "report".into()),
-        std::process::id()
-    ));
-    std::fs::write(&tmp, bytes).map_err(|e| Error::io(what.clone(), e))?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        Error::io(what, e)
-    })
+    let how = tao_store::file::Atomic {
+        mode: 0o666,
+        noclobber: false,
+        sync_dir: false,
+    };
+    tao_store::file::write_atomic(path, bytes, how, &what)
 }
 
 #[cfg(test)]

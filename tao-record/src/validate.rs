@@ -201,7 +201,10 @@ pub fn duration_secs(s: &str) -> Result<u64, String> {
 /// RFC 3339 time.
 ///
 /// Errors: the reason, for the caller to wrap.
-pub fn parse_since(s: &str, now: chrono::DateTime<chrono::Utc>) -> Result<chrono::DateTime<chrono::Utc>, String> {
+pub fn parse_since(
+    s: &str,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<chrono::DateTime<chrono::Utc>, String> {
     if let Some(t) = tao_core::time::parse_rfc3339(s) {
         return Ok(t);
     }

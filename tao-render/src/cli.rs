@@ -20,8 +20,8 @@ use std::io::{BufRead, Write};
 use tao_core::site::SiteProfile;
 use tao_core::{Error, JobLine, LineReader, LineWriter, Result};
 
-use tao_script::job::RenderOptions;
 use crate::TOOL;
+use tao_script::job::RenderOptions;
 use tao_script::render_line_with;
 
 /// Parsed command line.

@@ -17,8 +17,8 @@ use tao_core::site::SiteProfile;
 use tao_core::{Error, JobLine, Result};
 
 use crate::escape::{is_plain_abs_path, is_word, SbatchValue};
-use tao_core::image::{is_sqsh, normalise_image, sqsh_name};
 use crate::job::{self, Bindings, Container, Effective, ImageRef, Plan, RenderOptions};
+use tao_core::image::{is_sqsh, normalise_image, sqsh_name};
 use tao_core::slurm_time::SlurmTime;
 
 /// A rendered sbatch script; serialised as the line's `script` field.

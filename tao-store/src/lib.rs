@@ -7,6 +7,7 @@
 //! (`Store::open_default()?.get(id)?`); tao-record is the one tool that
 //! opens and marks records.
 
+pub mod file;
 pub mod query;
 pub mod store;
 

@@ -385,7 +385,8 @@ fn sweep_temp_files(store: &Store, now: DateTime<Utc>) -> Result<()> {
     for entry in rd.flatten() {
         let name = entry.file_name();
         let Some(name) = name.to_str() else { continue };
-        if !(name.starts_with(".tmp-") && name.ends_with(".part")) {
+        if !(name.starts_with(crate::file::TEMP_PREFIX) && name.ends_with(crate::file::TEMP_SUFFIX))
+        {
             continue;
         }
         let old = entry

@@ -2,26 +2,27 @@
 //! `<dir>/records/<id>.json`, archived records under `<dir>/archive/`.
 //!
 //! Every write takes the record's lock (`flock(2)` on `records/<id>.lock`,
-//! via fs4), writes a temporary file in the same directory, fsyncs it,
+//! [`crate::file::lock`]), writes a temporary file in the same directory, fsyncs it,
 //! renames it over the record and fsyncs the directory. A reader therefore
 //! sees either the old file or the new one, never half of one, and two
 //! writers of the same record never lose each other's update. Readers take
 //! no lock: rename(2) is atomic on a local filesystem (POSIX rename, and
 //! the "write temp, fsync, rename, fsync dir" recipe of ext4's and
-//! SQLite's durability notes).
+//! SQLite's durability notes; [`crate::file::write_atomic`]).
 //!
 //! Lock files are kept after use: deleting a lock file while another
 //! process waits on it would let a third process lock a fresh inode and
 //! run beside it. Only `gc` removes the lock of a record it archives, while
 //! holding it, after the record itself is gone.
 
-use std::fs::{File, OpenOptions};
-use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::fs::File;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 use tao_core::{Error, JobLine, Result, State};
+
+use crate::file::sync_dir;
 
 /// The name of the directory of live records inside the store.
 pub const RECORDS_DIR: &str = "records";
@@ -329,43 +330,29 @@ impl Store {
         Ok(true)
     }
 
-    /// Take the exclusive lock of record `id` (blocks until it is free).
-    /// The lock is released when the returned file is dropped.
+    /// Take the exclusive lock of record `id` (blocks until it is free),
+    /// with [`crate::file::lock`]. The lock is released when the returned
+    /// file is dropped.
     fn lock(&self, id: &str) -> Result<File> {
-        let path = self.lock_path(id);
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .open(&path)
-            .map_err(|e| Error::io(format!("opening lock {:?}", path), e))?;
-        fs4::FileExt::lock(&file).map_err(|e| Error::io(format!("locking record {id:?}"), e))?;
-        Ok(file)
+        crate::file::lock(&self.lock_path(id), &format!("record {id:?}"))
     }
 
-    /// Write `fields` as `records/<id>.json`: temporary file in the same
-    /// directory, fsync, rename (or link when `noclobber`), directory fsync.
+    /// Write `fields` as `records/<id>.json` with
+    /// [`crate::file::write_atomic`] (temporary file in the same directory,
+    /// fsync, rename, or link when `noclobber`, directory fsync).
     fn write_atomic(&self, id: &str, fields: &Map<String, Value>, noclobber: bool) -> Result<()> {
-        let ctx = || format!("writing record {id:?}");
         let mut bytes = serde_json::to_vec(fields).map_err(|e| Error::Internal(e.to_string()))?;
         bytes.push(b'\n');
-        let mut tmp = tempfile::Builder::new()
-            .prefix(".tmp-")
-            .suffix(".part")
-            .tempfile_in(&self.records)
-            .map_err(|e| Error::io(ctx(), e))?;
-        tmp.write_all(&bytes).map_err(|e| Error::io(ctx(), e))?;
-        tmp.as_file().sync_all().map_err(|e| Error::io(ctx(), e))?;
-        let dest = self.record_path(id);
-        if noclobber {
-            tmp.persist_noclobber(&dest)
-                .map_err(|e| Error::io(ctx(), e.error))?;
-        } else {
-            tmp.persist(&dest).map_err(|e| Error::io(ctx(), e.error))?;
-        }
-        sync_dir(&self.records)
+        let how = crate::file::Atomic {
+            noclobber,
+            ..crate::file::Atomic::default()
+        };
+        crate::file::write_atomic(
+            &self.record_path(id),
+            &bytes,
+            how,
+            &format!("writing record {id:?}"),
+        )
     }
 }
 
@@ -397,12 +384,6 @@ pub fn parse_record(bytes: &[u8], path: &Path) -> Result<Record> {
         ))
     })?;
     Ok(Record::from_map(map))
-}
-
-fn sync_dir(dir: &Path) -> Result<()> {
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(|e| Error::io(format!("syncing directory {:?}", dir), e))
 }
 
 /// The default store directory: `$TAO_STATE_DIR`, else

@@ -34,7 +34,6 @@
 //! converted `.sqsh` (otherwise a temporary error names the fix).
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -42,8 +41,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use tao_core::site::SiteProfile;
 use tao_core::{shell, Error, JobLine, Result};
-use tao_store::Store;
 use tao_script::{probe_result, ProbeLauncher};
+use tao_store::Store;
 
 use crate::sessions::Sessions;
 use crate::stage::{Helper, Plan};
@@ -210,24 +209,23 @@ pub fn read_cache(path: &Path) -> Result<Option<CacheEntry>> {
     Ok(Some(entry))
 }
 
-/// Write a cache file atomically (a temporary file in the same directory,
-/// fsync, rename; mode 600 from tempfile), creating its directory.
+/// Write a cache file atomically ([`tao_store::file::write_atomic`]: a
+/// temporary file in the same directory, fsync, rename, directory fsync;
+/// mode 600), creating its directory.
 ///
-/// Errors: [`Error::Io`].
+/// Errors: [`Error::Io`] naming the directory or the file.
 pub fn write_cache(path: &Path, entry: &CacheEntry) -> Result<()> {
     let dir = path
         .parent()
         .ok_or_else(|| Error::Internal(format!("cache path {path:?} has no directory")))?;
     std::fs::create_dir_all(dir).map_err(|e| Error::io(format!("creating {dir:?}"), e))?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)
-        .map_err(|e| Error::io(format!("creating a temporary file in {dir:?}"), e))?;
     let text = serde_json::to_string_pretty(entry).expect("a cache entry serialises") + "\n";
-    tmp.write_all(text.as_bytes())
-        .and_then(|()| tmp.as_file().sync_all())
-        .map_err(|e| Error::io(format!("writing {path:?}"), e))?;
-    tmp.persist(path)
-        .map_err(|e| Error::io(format!("renaming into {path:?}"), e.error))?;
-    Ok(())
+    tao_store::file::write_atomic(
+        path,
+        text.as_bytes(),
+        tao_store::file::Atomic::default(),
+        &format!("writing {path:?}"),
+    )
 }
 
 /// Whether `c` may appear in a knob value on the sbatch command line:
@@ -421,26 +419,17 @@ pub fn probe_plan(
 }
 
 /// Take the cluster's probe lock, `nccl.lock` beside the cache file
-/// (`flock(2)` via fs4, blocking; released when the file is dropped).
+/// ([`tao_store::file::lock`]: `flock(2)`, blocking; released when the
+/// file is dropped), creating its directory.
 ///
 /// Errors: [`Error::Io`].
 pub fn lock_cluster(cache: &Path) -> Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
     let dir = cache
         .parent()
         .ok_or_else(|| Error::Internal(format!("cache path {cache:?} has no directory")))?;
     std::fs::create_dir_all(dir).map_err(|e| Error::io(format!("creating {dir:?}"), e))?;
     let path = dir.join("nccl.lock");
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .open(&path)
-        .map_err(|e| Error::io(format!("opening lock {path:?}"), e))?;
-    fs4::FileExt::lock(&file).map_err(|e| Error::io(format!("locking {path:?}"), e))?;
-    Ok(file)
+    tao_store::file::lock(&path, &format!("{path:?}"))
 }
 
 /// The cluster key of a login host: Slurm's `ClusterName`

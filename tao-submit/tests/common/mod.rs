@@ -15,8 +15,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use tao_store::{Record, Store};
 use tao_ssh::{Remote, SshOptions};
+use tao_store::{Record, Store};
 
 /// The env file of the cluster under test: `$TAO_CLUSTER_DIR/env`
 /// (default `/var/tmp/tao-cluster/env`, the 22.05 cluster; scripts/test
