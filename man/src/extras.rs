@@ -150,7 +150,7 @@ fn redact() -> Extra {
             ("NAME", "Any variable named with --secret-env: its exact value is masked."),
         ],
         files: vec![
-            ("FILE of --rules", "Extra rules in TOML, in the format of the built-in catalogue (tao-redact/rules/builtin.toml in the source, compiled into the binary); --list-rules prints the catalogue in force."),
+            ("FILE of --rules", "Extra rules in TOML, in the format of the built-in catalogue (tao-secrets/rules/builtin.toml in the source, compiled into the binary); --list-rules prints the catalogue in force."),
         ],
         exit_status: vec![
             (exit::OK, "Filter: the stream was copied. lint: every script is clean."),

@@ -1,10 +1,12 @@
-//! The local job record store of tao-slurm: mint ids, bind each job's
-//! directories on shared storage, apply state transitions and keep a
-//! timestamped history, list and filter records.
+//! tao-record: open job records (mint ids, bind each job's directories on
+//! shared storage), apply state transitions and keep a timestamped
+//! history, list and filter records.
 //!
-//! Other tools look records up read-only through [`Store`]
-//! (`Store::open_default()?.get(id)?`). The `tao-record` binary is a thin
-//! wrapper over [`cli::run`].
+//! The store itself (files, locks, queries) is the shared `tao_store`
+//! crate, re-exported here under its old paths (`store`, `query`,
+//! [`Store`], [`Record`], [`default_dir`]) for this crate's modules; other
+//! tools link `tao_store`, never this crate. The `tao-record` binary is a
+//! thin wrapper over [`cli::run`].
 
 pub mod cli;
 pub mod machine;

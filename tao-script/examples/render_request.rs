@@ -1,5 +1,5 @@
 //! Render a conversion or probe script from a JSON request on stdin, for
-//! trying the templates by hand (`cargo run -p tao-render --example
+//! trying the templates by hand (`cargo run -p tao-script --example
 //! render_request -- probe < req.json`). tao-submit and the probe flow call
 //! the library directly.
 

@@ -1,5 +1,7 @@
-//! Secret lint gate for sbatch scripts and a streaming redaction filter for
-//! logs.
+//! tao-secrets: the secret scanner of tao-slurm, as a shared library: the
+//! lint gate for sbatch scripts and job lines and the streaming redaction
+//! filter for logs. The `tao-redact` command is a thin CLI over it;
+//! tao-submit, tao-poll, tao-record and tao-classify link it directly.
 //!
 //! Two uses of one scanner:
 //! - [`Redactor::lint`] / [`lint_script`]: a script with a literal secret is
