@@ -147,13 +147,13 @@ pub fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Args> {
     Ok(out)
 }
 
-/// The redactor used for evidence text: tao-redact's catalogue (the one
+/// The redactor used for evidence text: tao-secrets' catalogue (the one
 /// place secret patterns live) plus the exact values of HF_TOKEN, NGC_KEY
 /// and of every secret the job line names (`secrets`), read from the
 /// environment by name (`tao_secrets::LineRedactors`), so neither a `--log`
 /// file's nor the evidence's secrets reach a record.
 ///
-/// Errors: [`Error::Internal`] if tao-redact's built-in catalogue is broken.
+/// Errors: [`Error::Internal`] if tao-secrets' built-in catalogue is broken.
 pub fn default_redactor() -> Result<Redactor> {
     let reds = tao_secrets::LineRedactors::new("tao-classify");
     // Fail now (exit 70) rather than on the first line if the catalogue is broken.

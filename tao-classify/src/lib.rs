@@ -41,7 +41,7 @@ pub use scan::{Best, Hit};
 /// A redaction function applied to every evidence line of a job line
 /// (whole, before it is cut to 400 bytes) before it is written: the job
 /// line (whose `secrets` name the values to mask) and bytes in, bytes out.
-/// The binary uses tao-redact's [`tao_secrets::LineRedactors`] (secrets
+/// The binary uses tao-secrets' [`tao_secrets::LineRedactors`] (secrets
 /// masked as `[REDACTED:<rule>]`, plus the exact values of HF_TOKEN,
 /// NGC_KEY and of the line's own `secrets`).
 pub type Redactor = Box<dyn Fn(&JobLine, &[u8]) -> Vec<u8> + Send + Sync>;

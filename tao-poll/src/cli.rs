@@ -230,7 +230,7 @@ pub fn parse_bool(s: &str) -> std::result::Result<bool, String> {
     }
 }
 
-/// The redaction used for the evidence of a job line: tao-redact's
+/// The redaction used for the evidence of a job line: tao-secrets'
 /// catalogue plus the values of HF_TOKEN, NGC_KEY and of every secret the
 /// line itself names (`secrets`), read from this environment by name
 /// (`tao_secrets::LineRedactors`, the one construction rule). A redactor

@@ -1,5 +1,5 @@
 //! `tao-poll logs ID`: the last lines of a job's current attempt's
-//! `main.out` (or `main.err`), read over SSH, through tao-redact's filter.
+//! `main.out` (or `main.err`), read over SSH, through tao-secrets' filter.
 //!
 //! The job is a record id looked up read-only in the local store
 //! (`tao_store::Store::open_default()?.get(id)`), or a job line on stdin
@@ -271,7 +271,7 @@ pub fn run(args: &LogsArgs, transport: Option<&str>) -> Result<i32> {
 /// lines still shows its tail, and the reply stays bounded).
 pub const FIRST_READ_CAP: u64 = 16 << 20;
 
-/// Standard output, through tao-redact's push filter unless `--no-redact`.
+/// Standard output, through tao-secrets' push filter unless `--no-redact`.
 /// The filter holds back a partial line (at most
 /// `tao_secrets::stream::BUF_SIZE` bytes, 4 MiB) until its newline arrives,
 /// so a secret split across two reads is never printed in part, and a log

@@ -28,7 +28,7 @@ pub struct Options<'a> {
     pub requeue: bool,
     /// Attach evidence tails of this many lines to ERROR lines (`--evidence`).
     pub evidence: Option<u32>,
-    /// Filter for evidence text of a job line (tao-redact's masking of a
+    /// Filter for evidence text of a job line (tao-secrets' masking of a
     /// multi-line text, with the values of that line's own `secrets`).
     pub redact: &'a dyn Fn(&JobLine, &str) -> String,
     /// Print on stderr, per job, which reply decided its state (`--explain`).

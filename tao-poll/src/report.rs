@@ -12,7 +12,7 @@
 //!   attempt. Each point is an SVG `<circle>` carrying `data-kpi`,
 //!   `data-attempt`, `data-epoch` and `data-value`, so the picture can be
 //!   checked against the file.
-//! * A timeline: one row per attempt, its history (tao-record's
+//! * A timeline: one row per attempt, its history (the record store's
 //!   `history`: queued, running, restarts, the end state) as coloured
 //!   segments on one time axis, with each attempt's end state and failure
 //!   class (`classification.class`) written at its end.

@@ -10,7 +10,7 @@
 //!   foreign file is an error, never a fallback to a registry;
 //! - a registry image is looked up in the conversion cache
 //!   (`<base>/images/<name>.sqsh`, same magic check). On a miss, a conversion
-//!   job (tao-render's `convert` template, linted like any script) goes to
+//!   job (tao-script's `convert` template, linted like any script) goes to
 //!   the site profile's CPU partition, and the GPU job is submitted with
 //!   `--dependency=afterok:<conversion>` and `--kill-on-invalid-dep=yes`
 //!   (sbatch(1)): no GPU is held while the image converts, and a failed
@@ -164,8 +164,8 @@ pub fn sqsh_error(path: &str, found: Found) -> Error {
     }
 }
 
-/// The conversion job's plan: tao-render's `convert` script (linted with
-/// tao-redact's built-in rules) staged under `<base>/jobs/<name>`.
+/// The conversion job's plan: tao-script's `convert` script (linted with
+/// tao-secrets' built-in rules) staged under `<base>/jobs/<name>`.
 ///
 /// Errors: [`Error::Data`]/[`Error::Config`] from rendering;
 /// [`Error::LintBlocked`] when the rendered script does not pass lint.

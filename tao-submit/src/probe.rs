@@ -7,7 +7,7 @@
 //!
 //! Per cluster, once: the probe program (`assets/tao_probe.py`, compiled
 //! into the binary) is staged to `<base>/jobs/<probe-id>/inputs/action-helpers/`,
-//! tao-render's `probe` template (same partition, account, exclusions, node
+//! tao-script's `probe` template (same partition, account, exclusions, node
 //! count and GPUs as the real job) is rendered and linted in-process
 //! (no lint, no launch applies to the probe too), submitted over the run's
 //! SSH session and waited for with a bounded poll. Its verdict is the

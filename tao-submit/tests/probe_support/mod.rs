@@ -1,7 +1,7 @@
 //! Helpers of the probe tests (tests/probe.rs): real multi-node job lines
 //! as the pipeline makes them (a record in the test's own store, the script
-//! rendered by tao-render's library with the `local` site profile, the lint
-//! of tao-redact's library), and removal of the probe jobs' directories.
+//! rendered by tao-script's library with the `local` site profile, the lint
+//! of tao-secrets' library), and removal of the probe jobs' directories.
 
 #![allow(dead_code)]
 
