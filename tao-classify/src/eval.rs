@@ -203,6 +203,13 @@ pub struct Report {
     pub program_retried: usize,
     /// Per-record misses (`id: expected ... got ...`); filled for dev only.
     pub misses: Vec<String>,
+    /// Per deciding rule: counts of the records it decided by label
+    /// (columns [`LABELS`]) and how many of them were right; filled for dev
+    /// only (the tuning view: a rule whose records have mixed labels is
+    /// not specific evidence).
+    pub by_rule: BTreeMap<String, ([usize; 3], usize)>,
+    /// Per deciding rule, the dev records it decided (`id:label/retry`); dev only.
+    pub rule_records: BTreeMap<String, Vec<String>>,
 }
 
 impl Report {
@@ -231,6 +238,17 @@ impl Report {
         if rec.label == "program" && got.retry {
             self.program_retried += 1;
         }
+        if keep_miss {
+            let e = self.by_rule.entry(got.rule.clone()).or_default();
+            e.0[row] += 1;
+            if right {
+                e.1 += 1;
+            }
+            self.rule_records
+                .entry(got.rule.clone())
+                .or_default()
+                .push(format!("{}:{}/{}", rec.id, rec.label, rec.retry));
+        }
         if !right && keep_miss {
             self.misses.push(format!(
                 "{} ({}{}): expected {}/{} got {}/{} by {}",
@@ -244,6 +262,20 @@ impl Report {
                 got.rule
             ));
         }
+    }
+
+    /// The per-rule table of [`Report::by_rule`] (dev only), one line a rule.
+    pub fn render_by_rule(&self) -> String {
+        let mut s = String::from("deciding rule (dev): infra program scheduler right/total\n");
+        for (rule, (n, right)) in &self.by_rule {
+            let total: usize = n.iter().sum();
+            let mixed = if n.iter().filter(|&&c| c > 0).count() > 1 { "  MIXED" } else { "" };
+            s.push_str(&format!(
+                "  {rule:<34}{:>6}{:>8}{:>10}  {right}/{total}{mixed}\n",
+                n[0], n[1], n[2]
+            ));
+        }
+        s
     }
 
     /// Share right of the unambiguous records (1.0 when there are none).

@@ -160,3 +160,89 @@ fn an_unkillable_step_drains_the_node_and_a_time_limit_before_it_still_decides()
         "slurm.time_limit",
     );
 }
+
+/// Third round of issue 14: kinds whose dev labels are mixed (the bare line
+/// is no specific evidence) are the program's to look at and never retried;
+/// the specific line of the same family still retries.
+#[test]
+fn mixed_kinds_are_not_retried_and_their_specific_lines_are() {
+    let class = |id: &str| {
+        let cat = Catalogue::builtin().unwrap();
+        let r = cat.rules().iter().find(|r| r.spec.id == id).unwrap();
+        r.spec.class.as_str().to_string()
+    };
+    // NCCL system error with nothing saying which call failed
+    let sys = "RuntimeError: NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:410, unhandled system error, NCCL version 2.4.8";
+    assert_rule(&[sys], "nccl.system_error");
+    assert_eq!(class("nccl.system_error"), "program");
+    // ... but the transport line NCCL prints with it decides
+    assert_rule(
+        &[
+            sys,
+            "node001:1:2 [0] misc/socket.cc:538 NCCL WARN Net : Connection closed by remote peer node002<47861>",
+        ],
+        "nccl.remote_error",
+    );
+    // DataLoader SIGBUS alone vs shm actually full
+    assert_rule(&["ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm)."], "torch.shm_bus_signal");
+    assert_eq!(class("torch.shm_bus_signal"), "program");
+    assert_rule(
+        &["RuntimeError: unable to write to file </torch_31911_952036340_6686>: No space left on device (28)"],
+        "torch.shm_bus_error",
+    );
+    // nvidia-smi that cannot reach the driver inside a job vs the driver's own failure
+    assert_rule(&["NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running."], "cuda.no_visible_gpu");
+    assert_rule(
+        &["Failed to initialize NVML: Driver/library version mismatch"],
+        "gpu.driver_init",
+    );
+}
+
+#[test]
+fn third_round_families_from_their_sources() {
+    // CUDA code not built for the GPU: the program's/image's
+    assert_rule(&["RuntimeError: CUDA error: no kernel image is available for execution on the device"], "cuda.arch_not_compiled");
+    assert_rule(
+        &["RuntimeError: CUDA error: invalid device ordinal"],
+        "cuda.no_visible_gpu",
+    );
+    // collective mismatches: the program's
+    assert_rule(&["init.cc:1247 NCCL WARN Mismatched collective detected, please check your collective calls at and around rank 39."], "nccl.message_truncated");
+    // kernel lockup watchdog on the node: infra, and not the NCCL watchdog
+    assert_rule(
+        &["kernel:[405108.698255] watchdog: BUG: soft lockup - CPU#2 stuck for 22s! [python:29632]"],
+        "host.kernel_lockup",
+    );
+    // Xid written without the NVRM prefix
+    assert_rule(
+        &["GPU 0: XID error 79 detected on the device"],
+        "xid.hardware",
+    );
+    assert_rule(&["Xid=48 reported by the health check"], "xid.hardware");
+    assert_eq!(decide(&["Xid=13 in application"]), None);
+    // NCCL's CUDA failure naming a driver/init state
+    assert_rule(
+        &["node001:1:2 [0] NCCL WARN Cuda failure 'system not yet initialized'"],
+        "gpu.driver_init",
+    );
+    // enroot on the node: a host tool missing, an error inside a node hook
+    assert_rule(
+        &["slurmstepd: error: pyxis:     [ERROR] Command not found: mksquashfs"],
+        "container.runtime_node",
+    );
+    assert_rule(
+        &[
+            "slurmstepd: error: pyxis:     /etc/enroot/hooks.d/10-shadow.sh: line 70: 3474706 Broken pipe             yes 2> /dev/null",
+            "slurmstepd: error: pyxis:          3474707 Segmentation fault      (core dumped) | pwck -R x",
+        ],
+        "container.runtime_node",
+    );
+    // a bare Permission denied ranks below a lost peer (issue 14 precedence)
+    assert_rule(
+        &[
+            "/bin/sh: /home/user/.bashrc: Permission denied",
+            "node001:941227:943077 [0] NCCL INFO Call to connect returned Connection refused, retrying",
+        ],
+        "nccl.socket_connect",
+    );
+}
