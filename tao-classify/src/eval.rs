@@ -269,7 +269,11 @@ impl Report {
         let mut s = String::from("deciding rule (dev): infra program scheduler right/total\n");
         for (rule, (n, right)) in &self.by_rule {
             let total: usize = n.iter().sum();
-            let mixed = if n.iter().filter(|&&c| c > 0).count() > 1 { "  MIXED" } else { "" };
+            let mixed = if n.iter().filter(|&&c| c > 0).count() > 1 {
+                "  MIXED"
+            } else {
+                ""
+            };
             s.push_str(&format!(
                 "  {rule:<34}{:>6}{:>8}{:>10}  {right}/{total}{mixed}\n",
                 n[0], n[1], n[2]

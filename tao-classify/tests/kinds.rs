@@ -201,7 +201,10 @@ fn mixed_kinds_are_not_retried_and_their_specific_lines_are() {
 #[test]
 fn third_round_families_from_their_sources() {
     // CUDA code not built for the GPU: the program's/image's
-    assert_rule(&["RuntimeError: CUDA error: no kernel image is available for execution on the device"], "cuda.arch_not_compiled");
+    assert_rule(
+        &["RuntimeError: CUDA error: no kernel image is available for execution on the device"],
+        "cuda.arch_not_compiled",
+    );
     assert_rule(
         &["RuntimeError: CUDA error: invalid device ordinal"],
         "cuda.no_visible_gpu",
@@ -244,5 +247,20 @@ fn third_round_families_from_their_sources() {
             "node001:941227:943077 [0] NCCL INFO Call to connect returned Connection refused, retrying",
         ],
         "nccl.socket_connect",
+    );
+}
+
+#[test]
+fn open_mpi_ib_errors_and_host_dram_errors_are_infra() {
+    assert_rule(&["[node001][[12345,1],0][btl_openib_component.c:3645:handle_wc] from node001 to: node002 error polling LP CQ with status RETRY EXCEEDED ERROR status number 12 for wr_id 1a2b opcode 0  vendor error 129 qp_idx 0"], "nccl.ib_completion_error");
+    assert_rule(
+        &["The InfiniBand retry count between two MPI processes has been exceeded."],
+        "nccl.ib_completion_error",
+    );
+    assert_rule(&["EDAC MC0: 1 UE memory read error on CPU_SrcID#0_Ha#0_Chan#1_DIMM#0 (channel:1 slot:0 page:0x1 offset:0x0 grain:32)"], "host.machine_check");
+    // NCCL's old "NCCL Error N:" wording reads like the new one
+    assert_rule(
+        &["RuntimeError: NCCL Error 2: unhandled system error"],
+        "nccl.system_error",
     );
 }
