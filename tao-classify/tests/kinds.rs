@@ -179,10 +179,19 @@ fn mixed_kinds_are_not_retried_and_their_specific_lines_are() {
     assert_rule(
         &[
             sys,
-            "node001:1:2 [0] misc/socket.cc:538 NCCL WARN Net : Connection closed by remote peer node002<47861>",
+            "node001:1:2 [0] misc/socket.cc:46 NCCL WARN socketProgressOpt: Call to send to 10.0.0.149<52905> failed : Connection reset by peer",
         ],
         "nccl.remote_error",
     );
+    // a peer that closed its connection in order (its process exited) says nothing of why
+    assert_rule(
+        &[
+            "node001:1:2 [0] misc/socket.cc:538 NCCL WARN Net : Connection closed by remote peer node002<47861>",
+            "node001:1:2 [0] NCCL INFO misc/socket.cc:535 -> 6",
+        ],
+        "nccl.peer_closed",
+    );
+    assert_eq!(class("nccl.peer_closed"), "program");
     // DataLoader SIGBUS alone vs shm actually full
     assert_rule(&["ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm)."], "torch.shm_bus_signal");
     assert_eq!(class("torch.shm_bus_signal"), "program");
