@@ -58,7 +58,8 @@ release:
 bench: release
 	bash scripts/bench
 
-# EVAL_FLAGS=--dev-misses also lists each missed dev record (test misses are never listed).
+# EVAL_FLAGS=--dev-misses also lists each missed dev record (test misses are never listed);
+# --dev-only prints the dev split alone (no test figure, exit 0); --by-rule adds each deciding rule with the labels of its dev records.
 eval:
 	$(CARGO) run -q --release -p tao-classify --example eval -- $(EVAL_FLAGS)
 

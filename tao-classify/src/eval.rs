@@ -420,8 +420,18 @@ mod tests {
         rep.add(&r, &got, false);
         assert_eq!((rep.program_retried, rep.unambiguous), (1, (0, 1)));
         assert!(rep.misses.is_empty() && !rep.meets_goals());
+        assert!(
+            rep.by_rule.is_empty(),
+            "the per-rule view is kept for dev only"
+        );
         rep.add(&r, &got, true);
         assert_eq!(rep.misses.len(), 1);
         assert_eq!(rep.confusion[1][0], 2);
+        assert_eq!(rep.by_rule["x"], ([0, 1, 0], 0));
+        assert_eq!(
+            rep.rule_records["x"],
+            vec!["x-0001:program/false".to_string()]
+        );
+        assert!(rep.render_by_rule().contains("  x "));
     }
 }
