@@ -267,6 +267,14 @@ fn open_mpi_ib_errors_and_host_dram_errors_are_infra() {
         "nccl.ib_completion_error",
     );
     assert_rule(&["EDAC MC0: 1 UE memory read error on CPU_SrcID#0_Ha#0_Chan#1_DIMM#0 (channel:1 slot:0 page:0x1 offset:0x0 grain:32)"], "host.machine_check");
+    // a site's submit filter naming the job's own request outranks the QOS banner it causes
+    assert_rule(
+        &[
+            "sbatch: error:     --> error: requested memory exceeds max of 512 GB",
+            "sbatch: error: Batch job submission failed: Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)",
+        ],
+        "slurm.request_over_site_max",
+    );
     // NCCL's old "NCCL Error N:" wording reads like the new one
     assert_rule(
         &["RuntimeError: NCCL Error 2: unhandled system error"],
