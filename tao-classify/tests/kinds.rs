@@ -275,6 +275,8 @@ fn open_mpi_ib_errors_and_host_dram_errors_are_infra() {
         ],
         "slurm.request_over_site_max",
     );
+    // device-plugin GPU memory health events
+    assert_rule(&["GPUMemoryError: Device=0, UUID=GPU-0f1e, SN=1321, has failed remapped rows; The device will go unhealthy."], "gpu.memory_health");
     // NCCL's old "NCCL Error N:" wording reads like the new one
     assert_rule(
         &["RuntimeError: NCCL Error 2: unhandled system error"],
