@@ -59,7 +59,9 @@ impl Cluster {
     }
 }
 
-fn env_file() -> PathBuf {
+/// The env file `tests/cluster/up` wrote: `$TAO_CLUSTER_DIR/env`
+/// (default `/var/tmp/tao-cluster/env`).
+pub fn env_file() -> PathBuf {
     let dir = std::env::var("TAO_CLUSTER_DIR").unwrap_or_else(|_| "/var/tmp/tao-cluster".into());
     Path::new(&dir).join("env")
 }
@@ -130,6 +132,16 @@ pub fn bin(name: &str) -> PathBuf {
 /// PATH (tool binaries first, then the system's), HOME, the cluster's
 /// exports, and `extra`. Returns the whole output.
 pub fn bash(cluster: &Cluster, extra: &[(&str, &str)], script: &str) -> Output {
+    bash_in(cluster, extra, None, script)
+}
+
+/// [`bash`] with the working directory `dir` (the test's own when `None`).
+pub fn bash_in(
+    cluster: &Cluster,
+    extra: &[(&str, &str)],
+    dir: Option<&Path>,
+    script: &str,
+) -> Output {
     for tool in [
         "tao-record",
         "tao-render",
@@ -156,6 +168,9 @@ pub fn bash(cluster: &Cluster, extra: &[(&str, &str)], script: &str) -> Output {
             std::env::var("HOME").unwrap_or_else(|_| "/root".into()),
         )
         .stdin(Stdio::null());
+    if let Some(d) = dir {
+        cmd.current_dir(d);
+    }
     // PATH stays the tools' (env-24.11 puts its Slurm wrappers on PATH for
     // the tests' own local commands, as `$DIR/bin:$PATH`, unexpanded here).
     for (k, v) in cluster.vars.iter().filter(|(k, _)| k != "PATH") {
