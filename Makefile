@@ -5,7 +5,7 @@
 #   make cluster-up the 22.05 cluster; TAO_CLUSTERS=all also the 24.11 one and cluster b
 #   make bench      every benchmark, each as a ratio against its baseline measured in the same run
 #   make install    PREFIX=/usr/local [DESTDIR=]: binaries, man pages, shell completions
-#   make uninstall  remove exactly those files again (same PREFIX/DESTDIR)
+#   make uninstall  remove exactly those files again (same PREFIX/DESTDIR), and the directories left empty
 #   make man        regenerate man/*.1, man/tao-site-profile.5, man/tao-jobline.7 and man/completions/ (checked in)
 #   make fuzz       run every fuzz target for FUZZ_SECONDS (default 60) each
 #   make eval       score tao-classify on the real-failure corpus (dev and test splits); fails when test misses the goals
@@ -75,8 +75,15 @@ install:
 	install -m 644 $(TOOLS:%=man/completions/zsh/_%) "$(ZSHDIR)/"
 	install -m 644 $(TOOLS:%=man/completions/fish/%.fish) "$(FISHDIR)/"
 
+# uninstall: the installed files, then each directory install wrote into
+# and its parents while they are empty, up to $(DESTDIR)$(PREFIX) (never
+# that one; a directory holding anything else stays).
 uninstall:
 	rm -f $(INSTALLED)
+	@for d in "$(BINDIR)" "$(MAN1DIR)" "$(MAN5DIR)" "$(MAN7DIR)" "$(BASHDIR)" "$(ZSHDIR)" "$(FISHDIR)"; do \
+	    while [ "$$d" != "$(DESTDIR)$(PREFIX)" ] && [ "$$d" != / ] && [ -d "$$d" ] && rmdir "$$d" 2>/dev/null; do \
+	        echo "rmdir $$d"; d=$$(dirname "$$d"); done; \
+	done
 
 man completions:
 	$(CARGO) run -q -p tao-man

@@ -122,6 +122,24 @@ fn install_then_uninstall(vars: &[String], root: &Path, top: &Path) {
         ["foreign"],
         "make uninstall left or removed the wrong files: {left:?}"
     );
+    // The directories install made are gone once empty; the prefix stays.
+    let mut empty = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let entries: Vec<PathBuf> = std::fs::read_dir(&d)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        if entries.is_empty() && d != root {
+            empty.push(d.clone());
+        }
+        stack.extend(entries.into_iter().filter(|p| p.is_dir()));
+    }
+    assert!(root.is_dir(), "make uninstall removed the prefix itself");
+    assert!(
+        empty.is_empty(),
+        "make uninstall left empty directories: {empty:?}"
+    );
 }
 
 #[test]

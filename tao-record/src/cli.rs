@@ -45,6 +45,13 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// The long help of `list` (also its man page text).
+const LIST_ABOUT: &str = "Print records as job lines (without history): a table on a terminal, JSON lines in a pipe.
+
+Order: oldest first by creation time (the first history entry), as squeue lists the oldest job first; --sort id lists by id instead. --id lists in the order given, --retry-of first attempt first.
+
+A record that carries an error (a submit that failed: its state stays PENDING with no Slurm job id; a refresh that failed) shows it in the table's MESSAGE column as `error from TOOL: MESSAGE`, on one line, until it is cleared: fix the cause, then `tao-record mark ID --clear-error` and submit the record again, or open a new record when the request itself was wrong. mark warns once, on standard error, the first time it records such an error.";
+
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -60,7 +67,8 @@ pub enum Command {
     Show(ShowArgs),
     /// Show a record's transitions: at, state, source, message.
     History(ShowArgs),
-    /// Print records as job lines (without history).
+    /// Print records as job lines (without history), oldest first.
+    #[command(long_about = LIST_ABOUT)]
     List(ListArgs),
     /// Archive terminal records older than an age into $TAO_STATE_DIR/archive/.
     Gc(GcArgs),
@@ -159,6 +167,9 @@ pub struct ListArgs {
     /// Only the retry chain that contains ID (first attempt first).
     #[arg(long, value_name = "ID")]
     pub retry_of: Option<String>,
+    /// Order of a listing of the store: `created` (oldest first by creation time, the default) or `id`; --id and --retry-of keep their own order.
+    #[arg(long, value_name = "KEY", default_value = "created", value_parser = ["created", "id"])]
+    pub sort: String,
     /// Print job lines even on a terminal (the default on a pipe).
     #[arg(long, conflicts_with = "table")]
     pub json: bool,
@@ -378,6 +389,11 @@ fn cmd_history(a: &ShowArgs) -> Result<i32> {
 fn cmd_list(a: &ListArgs) -> Result<i32> {
     let mut filter = Filter {
         live: a.live,
+        order: if a.sort == "id" {
+            query::Order::Id
+        } else {
+            query::Order::Created
+        },
         ..Default::default()
     };
     for s in &a.states {
@@ -458,7 +474,8 @@ fn cmd_gc(a: &GcArgs) -> Result<i32> {
 /// Slurm job id, partition, progress (bar, epoch/max, ETA from the
 /// `progress` tao-poll recorded; for a pending job its expected start),
 /// latest KPI with a sparkline, message (for a pending job its reason in
-/// words). Control characters are escaped; no colour.
+/// words; for a line carrying an `error` object, `error from TOOL:
+/// MESSAGE` on one line). Control characters are escaped; no colour.
 pub fn render_table(job_lines: &[u8]) -> String {
     let mut rows: Vec<[String; 8]> = vec![[
         "ID".into(),
@@ -513,6 +530,17 @@ pub fn render_table(job_lines: &[u8]) -> String {
                 tao_core::progress::progress_cell(v.get("progress"), 12),
                 s(&["message"]),
             ),
+        };
+        // A job line that carries an `error` (a failed submit, a failed
+        // refresh) shows it instead: the state alone (PENDING, no Slurm id)
+        // would hide that nothing runs.
+        let message = match v.get("error").filter(|e| e.is_object()) {
+            Some(_) => format!(
+                "error from {}: {}",
+                s(&["error", "tool"]),
+                s(&["error", "message"])
+            ),
+            None => message,
         };
         rows.push([
             s(&["id"]),
@@ -634,5 +662,18 @@ mod tests {
             "{t}"
         );
         assert!(!t.contains('\x1b'));
+    }
+
+    #[test]
+    fn table_shows_the_error_of_a_failed_submit_on_one_line() {
+        let lines = br#"{"id":"tao-e","state":"PENDING","attempt":1,"slurm":null,"resources":{"partition":"gpu"},"error":{"tool":"tao-submit","code":"data","message":"asks for 16 CPUs\nbut nodes have 8"}}
+"#;
+        let t = render_table(lines);
+        let row = t.lines().nth(1).unwrap();
+        assert!(
+            row.ends_with("error from tao-submit: asks for 16 CPUs\\nbut nodes have 8"),
+            "{t}"
+        );
+        assert_eq!(t.lines().count(), 2, "{t}");
     }
 }

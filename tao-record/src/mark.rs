@@ -32,6 +32,15 @@ pub const DEFAULT_SOURCE: &str = "pipe";
 /// that is not in the vocabulary or an `observed_at` that is not RFC 3339;
 /// [`Error::Io`] for disk failures.
 pub fn mark_line(store: &Store, line: &JobLine) -> Result<(JobLine, Outcome)> {
+    mark_line_new_error(store, line).map(|(l, o, _)| (l, o))
+}
+
+/// [`mark_line`], also saying whether the mark stored an `error` the
+/// record did not hold before (a failed submit or refresh seen for the
+/// first time), so the caller can tell the user once, not on every run.
+///
+/// Errors: as [`mark_line`].
+pub fn mark_line_new_error(store: &Store, line: &JobLine) -> Result<(JobLine, Outcome, bool)> {
     let id = line.require_str(&["id"])?.to_string();
     tao_core::id::validate(&id)?;
     let state = match line.fields.get("state") {
@@ -76,7 +85,8 @@ pub fn mark_line(store: &Store, line: &JobLine) -> Result<(JobLine, Outcome)> {
             fields.insert(k.clone(), v.clone());
         }
     }
-    let (record, outcome) = store.update(&id, |rec| {
+    let (record, outcome, new_error) = store.update(&id, |rec| {
+        let had = rec.fields.get("error").cloned();
         let obs = Observation {
             state,
             message,
@@ -100,7 +110,9 @@ pub fn mark_line(store: &Store, line: &JobLine) -> Result<(JobLine, Outcome)> {
             fields,
         };
         let outcome = machine::apply(rec, &obs)?;
-        Ok((rec.clone(), outcome))
+        let now = rec.fields.get("error");
+        let new_error = now.is_some() && now != had.as_ref();
+        Ok((rec.clone(), outcome, new_error))
     })?;
     let mut out = record.into_job_line();
     for (k, v) in &line.fields {
@@ -108,7 +120,7 @@ pub fn mark_line(store: &Store, line: &JobLine) -> Result<(JobLine, Outcome)> {
             out.fields.insert(k.clone(), v.clone());
         }
     }
-    Ok((out, outcome))
+    Ok((out, outcome, new_error))
 }
 
 /// Counts of one `mark` run.
@@ -169,9 +181,12 @@ pub fn mark_stream<R: BufRead, W: Write>(
             }
             Err(e) => return Err(e),
         };
-        match mark_line(store, &line) {
-            Ok((echo, _)) => {
+        match mark_line_new_error(store, &line) {
+            Ok((echo, _, new_error)) => {
                 sum.ok += 1;
+                if new_error {
+                    warn(&new_error_hint(&echo));
+                }
                 out.write(&echo)?;
             }
             Err(e @ Error::BadLine { .. }) => {
@@ -197,6 +212,19 @@ pub fn mark_stream<R: BufRead, W: Write>(
         }
     }
     Ok(sum)
+}
+
+/// The warning `mark` gives the first time a record stores an error from
+/// another tool: the error on one line and how to run the record again.
+/// `echo` is the marked line (it carries the `error` object).
+pub fn new_error_hint(echo: &JobLine) -> String {
+    let id = echo.id().unwrap_or("?");
+    let tool = echo.get_str(&["error", "tool"]).unwrap_or("a tool");
+    let msg = echo.get_str(&["error", "message"]).unwrap_or("");
+    format!(
+        "{id}: recorded the error from {tool}: {}; `tao-record list` shows it until it is cleared: once the cause is fixed, run `tao-record mark {id} --clear-error` and submit the record again, or open a new record if the request itself was wrong",
+        tao_core::cli::one_line(msg)
+    )
 }
 
 /// The fields of a refused line that describe the record's state; they are

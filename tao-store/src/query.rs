@@ -31,6 +31,21 @@ pub struct Filter {
     pub since: Option<DateTime<Utc>>,
     /// Only the retry chain that contains this id.
     pub chain_of: Option<String>,
+    /// The order of a listing of the whole store (explicit ids and a
+    /// retry chain keep their own order).
+    pub order: Order,
+}
+
+/// The order `list` prints the records of the whole store in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Order {
+    /// Oldest first by creation time (the `at` of the first history
+    /// entry; records without one first, then by id), as `squeue` lists
+    /// the oldest job first.
+    #[default]
+    Created,
+    /// By id (`tao-YYYYMMDD-xxxxxx`: by UTC day, then by the random part).
+    Id,
 }
 
 impl Filter {
@@ -86,8 +101,14 @@ pub fn chain(store: &Store, id: &str) -> Result<Vec<String>> {
 }
 
 /// Print the job lines (without `history`) of the records that pass
-/// `filter` to `out`, one per line, in id order (or the order of
-/// `filter.ids` / the chain). `warn` receives one-line diagnostics.
+/// `filter` to `out`, one per line, in `filter.order` (creation time by
+/// default), or the order of `filter.ids` / the chain when given. `warn`
+/// receives one-line diagnostics.
+///
+/// Creation order is made one id day at a time: an id's date is the UTC
+/// day it was minted, right before its first history entry, so the days
+/// come in id order and only one day's lines are held at once (memory
+/// bounded by the records of one day, as by a batch in id order).
 ///
 /// Returns [`Listed`]: the number printed, the number of requested ids
 /// that had no record, and the record files that could not be read (each
@@ -118,10 +139,16 @@ pub fn list<W: Write>(
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .clamp(1, 4);
+    let by_created = !explicit && filter.order == Order::Created;
+    let batches: Vec<&[String]> = if by_created {
+        days(&ids)
+    } else {
+        ids.chunks(BATCH).collect()
+    };
     let mut printed = 0;
     let mut missing = 0;
     let mut corrupt = Vec::new();
-    for batch in ids.chunks(BATCH) {
+    for batch in batches {
         let per = batch.len().div_ceil(threads).max(MIN_PER_THREAD);
         let parts: Vec<Result<Part>> = if batch.len() <= MIN_PER_THREAD || threads == 1 {
             vec![render_part(store, batch, explicit, filter)]
@@ -141,13 +168,26 @@ pub fn list<W: Write>(
                     .collect()
             })
         };
-        for part in parts {
-            let part = part?;
+        let parts = parts.into_iter().collect::<Result<Vec<Part>>>()?;
+        let mut order: Vec<(Option<DateTime<Utc>>, usize, usize, usize)> = Vec::new();
+        for (n, part) in parts.iter().enumerate() {
             for m in &part.warnings {
                 warn(m);
             }
-            out.write_all(&part.out)
+            if by_created {
+                // Stable: equal times keep id order.
+                order.extend(part.created.iter().map(|(t, a, b)| (*t, n, *a, *b)));
+            } else {
+                out.write_all(&part.out)
+                    .map_err(|e| Error::io("writing standard output", e))?;
+            }
+        }
+        order.sort_by_key(|(t, ..)| *t);
+        for (_, n, a, b) in order {
+            out.write_all(&parts[n].out[a..b])
                 .map_err(|e| Error::io("writing standard output", e))?;
+        }
+        for part in parts {
             printed += part.printed;
             missing += part.missing;
             corrupt.extend(part.corrupt);
@@ -160,6 +200,23 @@ pub fn list<W: Write>(
     })
 }
 
+/// `ids` (sorted) cut into runs of one id day: the id without its last
+/// `-` part (`tao-20261201` of `tao-20261201-k3f9x2`).
+fn days(ids: &[String]) -> Vec<&[String]> {
+    let day = |id: &str| id.rsplit_once('-').map_or("", |(d, _)| d).to_string();
+    let mut out = Vec::new();
+    let mut start = 0;
+    for i in 1..=ids.len() {
+        if i == ids.len() || day(&ids[i]) != day(&ids[start]) {
+            if i > start {
+                out.push(&ids[start..i]);
+            }
+            start = i;
+        }
+    }
+    out
+}
+
 /// Ids per batch of `list` (bounds the memory of the rendered lines).
 const BATCH: usize = 4096;
 /// Below this many ids a batch is rendered on one thread.
@@ -169,6 +226,8 @@ const MIN_PER_THREAD: usize = 256;
 #[derive(Default)]
 struct Part {
     out: Vec<u8>,
+    /// Each printed line's creation time and byte range in `out`.
+    created: Vec<(Option<DateTime<Utc>>, usize, usize)>,
     warnings: Vec<String>,
     printed: u64,
     missing: u64,
@@ -213,8 +272,12 @@ fn render_part(store: &Store, ids: &[String], explicit: bool, filter: &Filter) -
             continue;
         }
         let mark = part.out.len();
-        match render_line(&bytes, filter, &mut part.out) {
-            Ok(true) => part.printed += 1,
+        let mut created = None;
+        match render_line(&bytes, filter, &mut part.out, &mut created) {
+            Ok(true) => {
+                part.printed += 1;
+                part.created.push((created, mark, part.out.len()));
+            }
             Ok(false) => {}
             Err(_) => {
                 part.out.truncate(mark);
@@ -222,10 +285,12 @@ fn render_part(store: &Store, ids: &[String], explicit: bool, filter: &Filter) -
                     // Not compact JSON on one line: take the slow path.
                     Ok(rec) => {
                         if filter.matches(&rec) {
+                            let created = rec.created_at().and_then(tao_core::time::parse_rfc3339);
                             serde_json::to_writer(&mut part.out, &rec.into_job_line().fields)
                                 .map_err(|e| Error::Internal(e.to_string()))?;
                             part.out.push(b'\n');
                             part.printed += 1;
+                            part.created.push((created, mark, part.out.len()));
                         }
                     }
                     Err(e) => {
@@ -292,11 +357,17 @@ struct At<'a> {
 /// building its tree. Top-level values are copied as the raw text the
 /// store wrote (compact JSON, as `serde_json::to_vec` writes it), so the
 /// output is the same bytes the slow path would print. Returns whether the
-/// record passed the filter.
+/// record passed the filter; `created` gets its creation time (the `at`
+/// of its first history entry), if any.
 ///
 /// Errors: when the file is not compact JSON (any raw value holding a
 /// newline) or does not parse; the caller then takes the slow path.
-fn render_line(bytes: &[u8], filter: &Filter, out: &mut Vec<u8>) -> std::result::Result<bool, ()> {
+fn render_line(
+    bytes: &[u8],
+    filter: &Filter,
+    out: &mut Vec<u8>,
+    created_at: &mut Option<DateTime<Utc>>,
+) -> std::result::Result<bool, ()> {
     let text = std::str::from_utf8(bytes).map_err(|_| ())?;
     let top: RawTop = serde_json::from_str(text.trim_end()).map_err(|_| ())?;
     let state = top
@@ -312,19 +383,20 @@ fn render_line(bytes: &[u8], filter: &Filter, out: &mut Vec<u8>) -> std::result:
     if !filter.states.is_empty() && !filter.states.contains(&state) {
         return Ok(false);
     }
+    let created = top
+        .0
+        .iter()
+        .find(|(k, _)| k == "history")
+        .and_then(|(_, v)| serde_json::from_str::<Vec<At>>(v.get()).ok())
+        .and_then(|h| h.into_iter().next())
+        .and_then(|a| a.at)
+        .and_then(|a| tao_core::time::parse_rfc3339(&a));
     if let Some(since) = filter.since {
-        let created = top
-            .0
-            .iter()
-            .find(|(k, _)| k == "history")
-            .and_then(|(_, v)| serde_json::from_str::<Vec<At>>(v.get()).ok())
-            .and_then(|h| h.into_iter().next())
-            .and_then(|a| a.at)
-            .and_then(|a| tao_core::time::parse_rfc3339(&a));
         if created.is_none_or(|c| c < since) {
             return Ok(false);
         }
     }
+    *created_at = created;
     out.push(b'{');
     let mut first = true;
     for (k, v) in &top.0 {
@@ -410,7 +482,7 @@ mod tests {
         let text = r#"{"id":"a","state":"RUNNING","x":{"b":[1,2.5,"é\n"]},"history":[{"at":"2026-11-29T10:00:00Z","state":"PENDING"}],"z":null}"#;
         let mut fast = Vec::new();
         assert_eq!(
-            render_line(text.as_bytes(), &Filter::default(), &mut fast),
+            render_line(text.as_bytes(), &Filter::default(), &mut fast, &mut None),
             Ok(true)
         );
         let rec = parse_record(text.as_bytes(), std::path::Path::new("x")).unwrap();
@@ -425,19 +497,114 @@ mod tests {
             live: true,
             ..Default::default()
         };
-        assert_eq!(render_line(text.as_bytes(), &live, &mut out), Ok(true));
+        assert_eq!(
+            render_line(text.as_bytes(), &live, &mut out, &mut None),
+            Ok(true)
+        );
         let done = Filter {
             states: vec![State::Complete],
             ..Default::default()
         };
-        assert_eq!(render_line(text.as_bytes(), &done, &mut out), Ok(false));
+        assert_eq!(
+            render_line(text.as_bytes(), &done, &mut out, &mut None),
+            Ok(false)
+        );
         let since = Filter {
             since: tao_core::time::parse_rfc3339("2026-11-29T11:00:00Z"),
             ..Default::default()
         };
-        assert_eq!(render_line(text.as_bytes(), &since, &mut out), Ok(false));
+        assert_eq!(
+            render_line(text.as_bytes(), &since, &mut out, &mut None),
+            Ok(false)
+        );
         // Pretty-printed files go to the slow path.
-        assert!(render_line(b"{\"id\":\n [1,\n 2]}", &Filter::default(), &mut out).is_err());
+        assert!(render_line(
+            b"{\"id\":\n [1,\n 2]}",
+            &Filter::default(),
+            &mut out,
+            &mut None
+        )
+        .is_err());
+    }
+
+    /// The ids `list` prints for `filter`.
+    fn listed_ids(store: &Store, filter: &Filter) -> Vec<String> {
+        let mut out = Vec::new();
+        list(store, filter, &mut out, &mut |_| {}).unwrap();
+        String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<Value>(l).unwrap()["id"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn list_is_in_creation_order_unless_asked_for_id_order() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(tmp.path().to_path_buf()).unwrap();
+        // (id, created): ids of one day in another order than their times,
+        // a pretty-printed record (slow path), and a later day.
+        let recs = [
+            ("tao-20261201-aaaaaa", "2026-12-01T10:00:03Z", false),
+            ("tao-20261201-bbbbbb", "2026-12-01T10:00:01Z", true),
+            ("tao-20261201-cccccc", "2026-12-01T10:00:02.5Z", false),
+            ("tao-20261202-000000", "2026-12-02T00:00:00Z", false),
+        ];
+        for (id, at, pretty) in recs {
+            let v = serde_json::json!({"id": id, "state": "RUNNING", "history": [{"at": at}]});
+            let text = if pretty {
+                serde_json::to_string_pretty(&v).unwrap()
+            } else {
+                v.to_string()
+            };
+            std::fs::write(store.record_path(id), text).unwrap();
+        }
+        // Enough ids to take the threaded path.
+        for i in 0..MIN_PER_THREAD + 10 {
+            let id = format!("tao-20261130-{i:06}");
+            let v = serde_json::json!({"id": id, "state": "COMPLETE",
+                "history": [{"at": format!("2026-11-30T23:{:02}:{:02}Z", 59 - i / 60 % 60, 59 - i % 60)}]});
+            std::fs::write(store.record_path(&id), v.to_string()).unwrap();
+        }
+        let ids = listed_ids(&store, &Filter::default());
+        let n = ids.len();
+        assert_eq!(
+            ids[n - 4..],
+            [
+                "tao-20261201-bbbbbb",
+                "tao-20261201-cccccc",
+                "tao-20261201-aaaaaa",
+                "tao-20261202-000000"
+            ]
+        );
+        let first: Vec<&String> = ids[..n - 4].iter().collect();
+        let mut rev = first.clone();
+        rev.sort_by(|a, b| b.cmp(a));
+        assert_eq!(first, rev, "older records first");
+        let by_id = listed_ids(
+            &store,
+            &Filter {
+                order: Order::Id,
+                ..Default::default()
+            },
+        );
+        let mut sorted = by_id.clone();
+        sorted.sort();
+        assert_eq!(by_id, sorted);
+        // Explicit ids keep the order given.
+        let given = listed_ids(
+            &store,
+            &Filter {
+                ids: vec!["tao-20261202-000000".into(), "tao-20261201-aaaaaa".into()],
+                ..Default::default()
+            },
+        );
+        assert_eq!(given, ["tao-20261202-000000", "tao-20261201-aaaaaa"]);
     }
 
     #[test]
@@ -461,7 +628,11 @@ mod tests {
         std::fs::write(store.record_path("r-00002"), "{\"id\": \"r-0").unwrap();
         let mut out = Vec::new();
         let mut warnings = Vec::new();
-        let listed = list(&store, &Filter::default(), &mut out, &mut |w| {
+        let by_id = Filter {
+            order: Order::Id,
+            ..Default::default()
+        };
+        let listed = list(&store, &by_id, &mut out, &mut |w| {
             warnings.push(w.to_string())
         })
         .unwrap();

@@ -157,3 +157,58 @@ fn failing_program_ends_error_not_complete() {
     assert_eq!(record["state"], "ERROR", "record: {record}");
     assert_eq!(states(&history).last().map(String::as_str), Some("ERROR"));
 }
+
+/// A fresh user's failed first submit (a request no node holds): the
+/// first run says on stderr what failed and how to run the record again,
+/// the table shows the record with its error, and the second mark of the
+/// same error says nothing more.
+#[test]
+fn a_failed_submit_is_shown_the_first_time_and_in_the_table() {
+    let Some(c) = cluster() else { return };
+    let state = tempfile::tempdir().unwrap();
+    let state_dir = state.path().to_str().unwrap();
+    let submit = format!(
+        "tao-record open --action train --network-arch demo --gpus-per-node 1 --cpus-per-task 64 \
+           --time 00:10:00 --spec {DEMO}/spec.yaml --command 'cat {{config_path}}' \
+         | tao-render | tao-redact lint | tao-submit | tao-record mark > line.json || echo \"rc=$?\""
+    );
+    let script = format!(
+        "cd {state_dir}\n{submit}\nid=$(jq -r .id line.json)\n\
+         tao-record list --table\n\
+         echo '@@ again' >&2\n\
+         tao-record list --id \"$id\" | tao-record mark >/dev/null"
+    );
+    let out = bash(&c, &[("TAO_STATE_DIR", state_dir)], &script);
+    let stdout = text(&out.stdout);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}\n{stdout}");
+    assert!(
+        stdout.contains("rc=1"),
+        "the failed submit exits 1: {stdout}"
+    );
+    let rec: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(state.path().join("line.json")).unwrap())
+            .unwrap();
+    let id = rec["id"].as_str().unwrap();
+    let (first, again) = stderr.split_once("@@ again").unwrap();
+    assert!(
+        first.contains(&format!("{id}: recorded the error from tao-submit"))
+            && first.contains("CPUs per task")
+            && first.contains(&format!("tao-record mark {id} --clear-error")),
+        "the first failed submit names its error and the fix: {first}"
+    );
+    assert!(
+        !again.contains("recorded the error"),
+        "the same error again is not warned about twice: {again}"
+    );
+    let row = stdout
+        .lines()
+        .find(|l| l.starts_with(id))
+        .unwrap_or_else(|| panic!("no table row for {id}: {stdout}"));
+    assert!(
+        row.contains("PENDING")
+            && row.contains("error from tao-submit: ")
+            && row.contains("CPUs per task"),
+        "the table row shows the error: {row}"
+    );
+}

@@ -33,7 +33,7 @@ complete -c tao-record -n "__fish_tao_record_needs_command" -f -a "mark" -d 'App
 complete -c tao-record -n "__fish_tao_record_needs_command" -f -a "retry" -d 'Open the retry records of the retryable failures among the job lines on stdin, within the budget, and print them (the cron pipeline\'s retry stage)'
 complete -c tao-record -n "__fish_tao_record_needs_command" -f -a "show" -d 'Show one record (text on a terminal, JSON when piped)'
 complete -c tao-record -n "__fish_tao_record_needs_command" -f -a "history" -d 'Show a record\'s transitions: at, state, source, message'
-complete -c tao-record -n "__fish_tao_record_needs_command" -f -a "list" -d 'Print records as job lines (without history)'
+complete -c tao-record -n "__fish_tao_record_needs_command" -f -a "list" -d 'Print records as job lines (without history), oldest first'
 complete -c tao-record -n "__fish_tao_record_needs_command" -f -a "gc" -d 'Archive terminal records older than an age into $TAO_STATE_DIR/archive/'
 complete -c tao-record -n "__fish_tao_record_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l platform -d 'Platform; only "slurm" is known' -r
@@ -98,12 +98,14 @@ complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l state -d 
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l id -d 'Only this record; repeatable (an unknown id is an error, exit 65)' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l since -d 'Only records opened since: a duration back from now (30m, 12h, 7d; at most 100 years) or an RFC 3339 time' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l retry-of -d 'Only the retry chain that contains ID (first attempt first)' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l sort -d 'Order of a listing of the store: `created` (oldest first by creation time, the default) or `id`; --id and --retry-of keep their own order' -r -f -a "created\t''
+id\t''"
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l live -d 'Only live records: PENDING, RUNNING, UNKNOWN'
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l json -d 'Print job lines even on a terminal (the default on a pipe)'
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l table -l text -d 'Print a table even on a pipe (the default on a terminal); `--text` is the same, as for show, history and mark'
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -s q -l quiet -d 'Print no warnings (errors are always printed)'
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -s v -l verbose -d 'Print what the tool does (records written, transitions applied); repeatable'
-complete -c tao-record -n "__fish_tao_record_using_subcommand list" -s h -l help -d 'Print help'
+complete -c tao-record -n "__fish_tao_record_using_subcommand list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tao-record -n "__fish_tao_record_using_subcommand gc" -l older-than -d 'Archive COMPLETE, ERROR and CANCELED records whose last transition is older than this (30d, 12h, ...; at most 100 years)' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand gc" -s q -l quiet -d 'Print no warnings (errors are always printed)'
 complete -c tao-record -n "__fish_tao_record_using_subcommand gc" -s v -l verbose -d 'Print what the tool does (records written, transitions applied); repeatable'
@@ -113,6 +115,6 @@ complete -c tao-record -n "__fish_tao_record_using_subcommand help; and not __fi
 complete -c tao-record -n "__fish_tao_record_using_subcommand help; and not __fish_seen_subcommand_from open mark retry show history list gc help" -f -a "retry" -d 'Open the retry records of the retryable failures among the job lines on stdin, within the budget, and print them (the cron pipeline\'s retry stage)'
 complete -c tao-record -n "__fish_tao_record_using_subcommand help; and not __fish_seen_subcommand_from open mark retry show history list gc help" -f -a "show" -d 'Show one record (text on a terminal, JSON when piped)'
 complete -c tao-record -n "__fish_tao_record_using_subcommand help; and not __fish_seen_subcommand_from open mark retry show history list gc help" -f -a "history" -d 'Show a record\'s transitions: at, state, source, message'
-complete -c tao-record -n "__fish_tao_record_using_subcommand help; and not __fish_seen_subcommand_from open mark retry show history list gc help" -f -a "list" -d 'Print records as job lines (without history)'
+complete -c tao-record -n "__fish_tao_record_using_subcommand help; and not __fish_seen_subcommand_from open mark retry show history list gc help" -f -a "list" -d 'Print records as job lines (without history), oldest first'
 complete -c tao-record -n "__fish_tao_record_using_subcommand help; and not __fish_seen_subcommand_from open mark retry show history list gc help" -f -a "gc" -d 'Archive terminal records older than an age into $TAO_STATE_DIR/archive/'
 complete -c tao-record -n "__fish_tao_record_using_subcommand help; and not __fish_seen_subcommand_from open mark retry show history list gc help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
