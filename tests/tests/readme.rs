@@ -148,8 +148,7 @@ fn readme_runnable_blocks_run_on_the_local_cluster() {
     let stderr = text(&out.stderr);
     let failed_at = stderr
         .lines()
-        .filter(|l| l.starts_with("@@ README block"))
-        .last()
+        .rfind(|l| l.starts_with("@@ README block"))
         .unwrap_or("before the first block")
         .to_string();
     assert!(
