@@ -82,18 +82,10 @@ impl Fixture {
 
     /// Poll until `pred` holds, for at most `limit`.
     pub fn poll_until(&self, id: &str, limit: Duration, pred: impl Fn(&Value) -> bool) -> Value {
-        let deadline = Instant::now() + limit;
-        loop {
+        until(limit, &format!("waiting on {id}"), || {
             let rec = self.poll(id);
-            if pred(&rec) {
-                return rec;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "gave up after {limit:?} waiting on {id}: {rec}"
-            );
-            std::thread::sleep(Duration::from_millis(500));
-        }
+            (pred(&rec), rec)
+        })
     }
 
     /// Poll until the record is COMPLETE, ERROR or CANCELED (at most 180 s).
@@ -144,18 +136,36 @@ impl Fixture {
         limit: Duration,
         pred: impl Fn(&[Value]) -> bool,
     ) -> Vec<Value> {
-        let deadline = Instant::now() + limit;
-        loop {
-            self.cron(max_attempts);
-            let chain = self.chain(id);
-            if pred(&chain) {
-                return chain;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "gave up after {limit:?} running the cron pipeline for {id}: {chain:?}"
-            );
-            std::thread::sleep(Duration::from_millis(500));
+        until(
+            limit,
+            &format!("running the cron pipeline for {id}"),
+            || {
+                self.cron(max_attempts);
+                let chain = self.chain(id);
+                (pred(&chain), chain)
+            },
+        )
+    }
+}
+
+/// Run `step` every 500 ms until it says done, for at most `limit`;
+/// returns its last value. Panics after `limit`, naming `what` and the
+/// last value.
+fn until<T: std::fmt::Debug>(
+    limit: Duration,
+    what: &str,
+    mut step: impl FnMut() -> (bool, T),
+) -> T {
+    let deadline = Instant::now() + limit;
+    loop {
+        let (done, value) = step();
+        if done {
+            return value;
         }
+        assert!(
+            Instant::now() < deadline,
+            "gave up after {limit:?} {what}: {value:?}"
+        );
+        std::thread::sleep(Duration::from_millis(500));
     }
 }

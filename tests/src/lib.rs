@@ -9,6 +9,7 @@
 //! under CI (`CI=true`) and skips it otherwise, with the reason printed.
 
 pub mod fixture;
+pub mod node_failure;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
