@@ -44,6 +44,37 @@ fn write(dir: &Path, name: &str, text: &str) -> String {
     p.to_str().unwrap().to_string()
 }
 
+/// A replay: squeue's and sacct's replies saved as `squeue.txt` and
+/// `sacct.txt` in a test's directory, and tao-poll reading them.
+struct Replay {
+    /// Path of the saved squeue reply.
+    squeue: String,
+    /// Path of the saved sacct reply.
+    sacct: String,
+}
+
+impl Replay {
+    /// Save the two replies in `dir`.
+    fn write(dir: &Path, squeue: &str, sacct: &str) -> Self {
+        Replay {
+            squeue: write(dir, "squeue.txt", squeue),
+            sacct: write(dir, "sacct.txt", sacct),
+        }
+    }
+
+    /// [`cmd`] with `--replay-squeue` and `--replay-sacct` of these replies.
+    fn cmd(&self) -> Command {
+        let mut c = cmd();
+        c.args([
+            "--replay-squeue",
+            &self.squeue,
+            "--replay-sacct",
+            &self.sacct,
+        ]);
+        c
+    }
+}
+
 fn s<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
     let mut cur = v;
     for k in path {
@@ -164,18 +195,8 @@ fn every_squeue_state_long_and_compact() {
         ));
         ids.push(id.to_string());
     }
-    let sqf = write(dir.path(), "squeue.txt", &sq);
-    let saf = write(dir.path(), "sacct.txt", "");
-    let r = run(cmd()
-        .args([
-            "--requeue",
-            "false",
-            "--replay-squeue",
-            &sqf,
-            "--replay-sacct",
-            &saf,
-        ])
-        .args(&ids));
+    let rp = Replay::write(dir.path(), &sq, "");
+    let r = run(rp.cmd().args(["--requeue", "false"]).args(&ids));
     assert_eq!(r.lines.len(), SQUEUE_CASES.len(), "{}", r.stderr);
     for ((printed, vocab, native), line) in SQUEUE_CASES.iter().zip(&r.lines) {
         assert_eq!(
@@ -211,11 +232,8 @@ fn every_sacct_state_annotated_and_truncated() {
         ));
         ids.push(id.to_string());
     }
-    let sqf = write(dir.path(), "squeue.txt", "");
-    let saf = write(dir.path(), "sacct.txt", &sa);
-    let r = run(cmd()
-        .args(["--replay-squeue", &sqf, "--replay-sacct", &saf])
-        .args(&ids));
+    let rp = Replay::write(dir.path(), "", &sa);
+    let r = run(rp.cmd().args(&ids));
     assert_eq!(r.lines.len(), SACCT_CASES.len());
     for ((printed, vocab, native, msg), line) in SACCT_CASES.iter().zip(&r.lines) {
         assert_eq!(s(line, &["state"]), Some(*vocab), "sacct {printed}: {line}");
@@ -236,21 +254,8 @@ fn every_sacct_state_annotated_and_truncated() {
 #[test]
 fn pasted_sacct_p_with_header_and_steps() {
     let dir = tempfile::tempdir().unwrap();
-    let saf = write(
-        dir.path(),
-        "sacct.txt",
-        "JobID|JobName|State|ExitCode|\n31|train|CANCELLED by 0|0:0|\n31.batch|batch|CANCELLED|0:15|\n31.extern|extern|COMPLETED|0:0|\n32_4|arr|TIMEOUT|0:0|\n33+1|het|OUT_OF_MEMORY|0:125|\n",
-    );
-    let sqf = write(dir.path(), "squeue.txt", "");
-    let r = run(cmd().args([
-        "--replay-squeue",
-        &sqf,
-        "--replay-sacct",
-        &saf,
-        "31",
-        "32_4",
-        "33+1",
-    ]));
+    let rp = Replay::write(dir.path(), "", "JobID|JobName|State|ExitCode|\n31|train|CANCELLED by 0|0:0|\n31.batch|batch|CANCELLED|0:15|\n31.extern|extern|COMPLETED|0:0|\n32_4|arr|TIMEOUT|0:0|\n33+1|het|OUT_OF_MEMORY|0:125|\n");
+    let r = run(rp.cmd().args(["31", "32_4", "33+1"]));
     let states: Vec<_> = r
         .lines
         .iter()
@@ -263,17 +268,16 @@ fn pasted_sacct_p_with_header_and_steps() {
 #[test]
 fn pasted_default_sacct_table() {
     let dir = tempfile::tempdir().unwrap();
-    let saf = write(
+    let rp = Replay::write(
         dir.path(),
-        "sacct.txt",
+        "",
         "JobID           JobName  Partition    Account  AllocCPUS      State ExitCode \n\
          ------------ ---------- ---------- ---------- ---------- ---------- -------- \n\
          3                  wrap        gpu                     1 CANCELLED+      0:0 \n\
          3.batch           batch                                1  CANCELLED     0:15 \n\
          4                  wrap        gpu                     1     FAILED      3:0 \n",
     );
-    let sqf = write(dir.path(), "squeue.txt", "");
-    let r = run(cmd().args(["--replay-squeue", &sqf, "--replay-sacct", &saf, "3", "4"]));
+    let r = run(rp.cmd().args(["3", "4"]));
     assert_eq!(s(&r.lines[0], &["state"]), Some("CANCELED"), "{}", r.stderr);
     assert_eq!(s(&r.lines[1], &["message"]), Some("FAILED exit 3:0"));
     assert!(r.stderr.is_empty(), "{}", r.stderr);
@@ -282,15 +286,14 @@ fn pasted_default_sacct_table() {
 #[test]
 fn pasted_default_squeue_table() {
     let dir = tempfile::tempdir().unwrap();
-    let sqf = write(
+    let rp = Replay::write(
         dir.path(),
-        "squeue.txt",
         "             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)\n\
                         12       gpu     wrap  taouser PD       0:00      1 (Priority)\n\
                         13       gpu     wrap  taouser  S       0:05      1 n2\n",
+        "",
     );
-    let saf = write(dir.path(), "sacct.txt", "");
-    let r = run(cmd().args(["--replay-squeue", &sqf, "--replay-sacct", &saf, "12", "13"]));
+    let r = run(rp.cmd().args(["12", "13"]));
     assert_eq!(
         s(&r.lines[0], &["message"]),
         Some("PENDING (Priority)"),
@@ -304,25 +307,12 @@ fn pasted_default_squeue_table() {
 #[test]
 fn squeue_lists_before_sacct_knows_and_sacct_after_squeue_forgets() {
     let dir = tempfile::tempdir().unwrap();
-    let sqf = write(
+    let rp = Replay::write(
         dir.path(),
-        "squeue.txt",
         "50|50|PENDING||1795979121|N/A|N/A|0:00|0|Priority|\n",
-    );
-    let saf = write(
-        dir.path(),
-        "sacct.txt",
         "51|51|COMPLETED|0:0|n1|1795979121|1795979122|1795979130|00:00:08|None\n",
     );
-    let r = run(cmd().args([
-        "--replay-squeue",
-        &sqf,
-        "--replay-sacct",
-        &saf,
-        "50",
-        "51",
-        "52",
-    ]));
+    let r = run(rp.cmd().args(["50", "51", "52"]));
     assert_eq!(s(&r.lines[0], &["state"]), Some("PENDING"));
     assert_eq!(s(&r.lines[1], &["state"]), Some("COMPLETE"));
     assert_eq!(s(&r.lines[2], &["state"]), Some("UNKNOWN"));
@@ -336,22 +326,11 @@ fn squeue_lists_before_sacct_knows_and_sacct_after_squeue_forgets() {
 #[test]
 fn requeue_makes_node_fail_provisional_and_follows_the_new_attempt() {
     let dir = tempfile::tempdir().unwrap();
-    let sqf = write(
-        dir.path(),
-        "squeue.txt",
-        "60|60|NODE_FAIL|n1|1795979121|1795979122|1795979130|0:08|0|None|\n61|61|PENDING||1795979300|N/A|N/A|0:00|1|BeginTime|\n",
-    );
-    let saf = write(
-        dir.path(),
-        "sacct.txt",
-        "61|61|NODE_FAIL|0:0|n1|1795979121|1795979122|1795979130|00:00:08|None\n61|61|PENDING|0:0|None assigned|1795979300|Unknown|Unknown|00:00:00|BeginTime\n",
-    );
+    let rp = Replay::write(dir.path(), "60|60|NODE_FAIL|n1|1795979121|1795979122|1795979130|0:08|0|None|\n61|61|PENDING||1795979300|N/A|N/A|0:00|1|BeginTime|\n", "61|61|NODE_FAIL|0:0|n1|1795979121|1795979122|1795979130|00:00:08|None\n61|61|PENDING|0:0|None assigned|1795979300|Unknown|Unknown|00:00:00|BeginTime\n");
     let input = "{\"id\":\"a\",\"slurm\":{\"job_id\":\"60\"},\"resources\":{\"requeue\":true}}\n\
                  {\"id\":\"b\",\"state\":\"RUNNING\",\"slurm\":{\"job_id\":\"61\",\"native_state\":\"RUNNING\",\"restart_count\":0}}\n\
                  {\"id\":\"c\",\"slurm\":{\"job_id\":\"60\"},\"resources\":{\"requeue\":false}}\n";
-    let r = run(cmd()
-        .args(["--replay-squeue", &sqf, "--replay-sacct", &saf])
-        .write_stdin(input));
+    let r = run(rp.cmd().write_stdin(input));
     assert_eq!(
         s(&r.lines[0], &["state"]),
         Some("PENDING"),
@@ -373,20 +352,9 @@ fn requeue_makes_node_fail_provisional_and_follows_the_new_attempt() {
 #[test]
 fn failed_queries_keep_the_state_and_say_why() {
     let dir = tempfile::tempdir().unwrap();
-    let sqf = write(
-        dir.path(),
-        "squeue.txt",
-        "70|70|RUNNING|n1|1795979121|1795979122|N/A|0:08|0|None|\n",
-    );
-    let saf = write(
-        dir.path(),
-        "sacct.txt",
-        "sacct: error: slurm_persist_conn_open_without_init: failed to open persistent connection to host:localhost:6819: Socket timed out on send/recv operation\n",
-    );
+    let rp = Replay::write(dir.path(), "70|70|RUNNING|n1|1795979121|1795979122|N/A|0:08|0|None|\n", "sacct: error: slurm_persist_conn_open_without_init: failed to open persistent connection to host:localhost:6819: Socket timed out on send/recv operation\n");
     let input = "{\"id\":\"a\",\"state\":\"RUNNING\",\"slurm\":{\"job_id\":\"70\"}}\n{\"id\":\"b\",\"state\":\"RUNNING\",\"slurm\":{\"job_id\":\"71\"}}\n";
-    let r = run(cmd()
-        .args(["--replay-squeue", &sqf, "--replay-sacct", &saf])
-        .write_stdin(input));
+    let r = run(rp.cmd().write_stdin(input));
     // squeue answered for 70: fine. 71 is not in squeue and sacct failed: no verdict.
     assert_eq!(s(&r.lines[0], &["state"]), Some("RUNNING"));
     assert!(r.lines[0].get("error").is_none());
@@ -435,10 +403,9 @@ fn a_connection_error_for_every_line_is_said_once_on_stderr() {
 #[test]
 fn no_accounting_falls_back_to_scontrol() {
     let dir = tempfile::tempdir().unwrap();
-    let sqf = write(dir.path(), "squeue.txt", "");
-    let saf = write(
+    let rp = Replay::write(
         dir.path(),
-        "sacct.txt",
+        "",
         "sacct: error: Slurm accounting storage is disabled\n",
     );
     let scf = write(
@@ -446,16 +413,7 @@ fn no_accounting_falls_back_to_scontrol() {
         "scontrol.txt",
         "JobId=80 JobName=wrap UserId=taouser(1000) JobState=FAILED Reason=NonZeroExitCode Dependency=(null) Requeue=1 Restarts=2 BatchFlag=1 ExitCode=2:0 RunTime=00:00:01 SubmitTime=2026-11-29T19:07:04 StartTime=2026-11-29T19:07:04 EndTime=2026-11-29T19:07:05 NodeList=n1\n",
     );
-    let r = run(cmd().args([
-        "--replay-squeue",
-        &sqf,
-        "--replay-sacct",
-        &saf,
-        "--replay-scontrol",
-        &scf,
-        "80",
-        "81",
-    ]));
+    let r = run(rp.cmd().args(["--replay-scontrol", &scf, "80", "81"]));
     assert_eq!(s(&r.lines[0], &["state"]), Some("ERROR"), "{}", r.lines[0]);
     assert_eq!(
         s(&r.lines[0], &["message"]),
@@ -517,8 +475,7 @@ fn completed_needs_the_jobs_own_verdict() {
             "{sid}|{sid}|COMPLETED|0:0|n1|1795979121|1795979122|1795979130|00:00:08|None\n"
         ));
     }
-    let saf = write(dir.path(), "sacct.txt", &sa);
-    let sqf = write(dir.path(), "squeue.txt", "");
+    let rp = Replay::write(dir.path(), "", &sa);
     let input = [
         mk("ok", 90),
         mk("bad", 91),
@@ -527,15 +484,9 @@ fn completed_needs_the_jobs_own_verdict() {
         mk("none", 94),
     ]
     .concat();
-    let r = run(cmd()
-        .args([
-            "--replay-squeue",
-            &sqf,
-            "--replay-sacct",
-            &saf,
-            "--replay-root",
-            root.to_str().unwrap(),
-        ])
+    let r = run(rp
+        .cmd()
+        .args(["--replay-root", root.to_str().unwrap()])
         .write_stdin(input.clone()));
     let got: Vec<(String, String)> = r
         .lines
@@ -583,9 +534,7 @@ fn completed_needs_the_jobs_own_verdict() {
         )
     );
     // Without the files the verdict cannot be read: no state change, an error.
-    let r = run(cmd()
-        .args(["--replay-squeue", &sqf, "--replay-sacct", &saf])
-        .write_stdin(input));
+    let r = run(rp.cmd().write_stdin(input));
     assert!(r
         .lines
         .iter()
@@ -609,23 +558,15 @@ fn evidence_tails_are_bounded_and_redacted() {
         "b/jobs/e/slurm-logs/e-95/main.err",
         "CUDA error: out of memory\n",
     );
-    let saf = write(
+    let rp = Replay::write(
         dir.path(),
-        "sacct.txt",
+        "",
         "95|95|FAILED|1:0|n1|1795979121|1795979122|1795979130|00:00:08|NonZeroExitCode\n",
     );
-    let sqf = write(dir.path(), "squeue.txt", "");
     let input = "{\"id\":\"e\",\"storage\":{\"job_dir\":\"/b/jobs/e\",\"results_dir\":\"/b/results/e\"},\"slurm\":{\"job_id\":\"95\"}}\n";
-    let r = run(cmd()
-        .args([
-            "--evidence",
-            "--evidence-lines",
-            "5",
-            "--replay-squeue",
-            &sqf,
-            "--replay-sacct",
-            &saf,
-        ])
+    let r = run(rp
+        .cmd()
+        .args(["--evidence", "--evidence-lines", "5"])
         .args(["--replay-root", root.to_str().unwrap()])
         .write_stdin(input));
     let ev = &r.lines[0]["evidence"];
@@ -663,23 +604,17 @@ fn evidence_masks_the_values_of_the_lines_own_secrets() {
         "b/jobs/w/slurm-logs/w-97/main.err",
         &format!("key={wandb}\n"),
     );
-    let saf = write(
+    let rp = Replay::write(
         dir.path(),
-        "sacct.txt",
+        "",
         "97|97|FAILED|1:0|n1|1795979121|1795979122|1795979130|00:00:08|NonZeroExitCode\n",
     );
-    let sqf = write(dir.path(), "squeue.txt", "");
     let input = "{\"id\":\"w\",\"secrets\":[\"WANDB_API_KEY\",\"MY_DB_PASSWORD\"],\"storage\":{\"job_dir\":\"/b/jobs/w\",\"results_dir\":\"/b/results/w\"},\"slurm\":{\"job_id\":\"97\"}}\n";
-    let out = cmd()
+    let out = rp
+        .cmd()
         .env("WANDB_API_KEY", wandb)
         .env("MY_DB_PASSWORD", pw)
-        .args([
-            "--evidence",
-            "--replay-squeue",
-            &sqf,
-            "--replay-sacct",
-            &saf,
-        ])
+        .args(["--evidence"])
         .args(["--replay-root", root.to_str().unwrap()])
         .write_stdin(input)
         .output()
@@ -694,9 +629,8 @@ fn evidence_masks_the_values_of_the_lines_own_secrets() {
 #[test]
 fn unreadable_rows_are_reported_never_dropped() {
     let dir = tempfile::tempdir().unwrap();
-    let sqf = write(dir.path(), "squeue.txt", "");
-    let saf = write(dir.path(), "sacct.txt", "96|96|RUNNING\ncompletely wrong\n");
-    let r = run(cmd().args(["--replay-squeue", &sqf, "--replay-sacct", &saf, "96"]));
+    let rp = Replay::write(dir.path(), "", "96|96|RUNNING\ncompletely wrong\n");
+    let r = run(rp.cmd().args(["96"]));
     assert_eq!(s(&r.lines[0], &["error", "code"]), Some("protocol"));
     assert!(r.stderr.contains("sacct output line 1"), "{}", r.stderr);
     assert!(r.stderr.contains("sacct output line 2"), "{}", r.stderr);
@@ -706,10 +640,9 @@ fn unreadable_rows_are_reported_never_dropped() {
 #[test]
 fn malformed_input_line_keeps_earlier_lines() {
     let dir = tempfile::tempdir().unwrap();
-    let sqf = write(dir.path(), "squeue.txt", "");
-    let saf = write(dir.path(), "sacct.txt", "");
-    let out = cmd()
-        .args(["--replay-squeue", &sqf, "--replay-sacct", &saf])
+    let rp = Replay::write(dir.path(), "", "");
+    let out = rp
+        .cmd()
         .write_stdin("{\"id\":\"a\",\"slurm\":{\"job_id\":\"1\"}}\nnot json\n")
         .output()
         .unwrap();
@@ -744,15 +677,10 @@ fn watch_with_a_malformed_line_loses_nothing() {
 #[test]
 fn lines_without_a_job_id_and_unknown_fields() {
     let dir = tempfile::tempdir().unwrap();
-    let sqf = write(
-        dir.path(),
-        "squeue.txt",
-        "7|7|RUNNING|n1|1|2|N/A|0:01|0|None|\n",
-    );
-    let saf = write(dir.path(), "sacct.txt", "");
-    let r = run(cmd()
-        .args(["--replay-squeue", &sqf, "--replay-sacct", &saf])
-        .write_stdin("{\"id\":\"x\",\"z\":[1],\"slurm\":{\"job_id\":\"7\",\"extra\":true}}\n{\"id\":\"y\"}\n"));
+    let rp = Replay::write(dir.path(), "7|7|RUNNING|n1|1|2|N/A|0:01|0|None|\n", "");
+    let r = run(rp.cmd().write_stdin(
+        "{\"id\":\"x\",\"z\":[1],\"slurm\":{\"job_id\":\"7\",\"extra\":true}}\n{\"id\":\"y\"}\n",
+    ));
     assert_eq!(r.lines[0]["z"], serde_json::json!([1]));
     assert_eq!(r.lines[0]["slurm"]["extra"], true);
     // Never submitted: passed through unchanged, one warning, exit 0.
@@ -763,12 +691,7 @@ fn lines_without_a_job_id_and_unknown_fields() {
 #[test]
 fn never_submitted_lines_pass_through_with_one_warning() {
     let dir = tempfile::tempdir().unwrap();
-    let sqf = write(
-        dir.path(),
-        "squeue.txt",
-        "7|7|RUNNING|n1|1|2|N/A|0:01|0|None|\n",
-    );
-    let saf = write(dir.path(), "sacct.txt", "");
+    let rp = Replay::write(dir.path(), "7|7|RUNNING|n1|1|2|N/A|0:01|0|None|\n", "");
     let orphan1 =
         r#"{"id":"tao-20261129-aaaaaa","state":"OPEN","storage":{"job_dir":"/b/jobs/a"}}"#;
     let orphan2 =
@@ -777,11 +700,7 @@ fn never_submitted_lines_pass_through_with_one_warning() {
     let input = format!(
         "{orphan1}\n{{\"id\":\"x\",\"slurm\":{{\"job_id\":\"7\"}}}}\n{orphan2}\n{failed}\n"
     );
-    let out = cmd()
-        .args(["--replay-squeue", &sqf, "--replay-sacct", &saf])
-        .write_stdin(input.clone())
-        .output()
-        .unwrap();
+    let out = rp.cmd().write_stdin(input.clone()).output().unwrap();
     let stdout = String::from_utf8(out.stdout).unwrap();
     let got: Vec<&str> = stdout.lines().collect();
     assert_eq!(got.len(), 4, "{stdout}");
@@ -797,18 +716,14 @@ fn never_submitted_lines_pass_through_with_one_warning() {
     );
     assert_eq!(out.status.code(), Some(0));
     // -q silences the warning; the lines are the same.
-    let out = cmd()
-        .args(["-q", "--replay-squeue", &sqf, "--replay-sacct", &saf])
-        .write_stdin(input)
-        .output()
-        .unwrap();
+    let out = rp.cmd().args(["-q"]).write_stdin(input).output().unwrap();
     let quiet = String::from_utf8(out.stdout).unwrap();
     let quiet: Vec<&str> = quiet.lines().collect();
     assert_eq!((quiet[0], quiet[2], quiet[3]), (orphan1, orphan2, failed));
     assert!(out.stderr.is_empty());
     // A malformed job id is still a data error.
-    let r = run(cmd()
-        .args(["--replay-squeue", &sqf, "--replay-sacct", &saf])
+    let r = run(rp
+        .cmd()
         .write_stdin("{\"id\":\"z\",\"slurm\":{\"job_id\":\"abc\"}}\n"));
     assert_eq!(s(&r.lines[0], &["error", "code"]), Some("data"));
     assert_eq!(r.code, 1);
@@ -817,23 +732,11 @@ fn never_submitted_lines_pass_through_with_one_warning() {
 #[test]
 fn watch_leaves_never_submitted_lines_out_of_the_wait() {
     let dir = tempfile::tempdir().unwrap();
-    let sqf = write(dir.path(), "squeue.txt", "");
-    let saf = write(
-        dir.path(),
-        "sacct.txt",
-        "6|6|COMPLETED|0:0|n1|1|2|3|00:00:01|None\n",
-    );
+    let rp = Replay::write(dir.path(), "", "6|6|COMPLETED|0:0|n1|1|2|3|00:00:01|None\n");
     let orphan = r#"{"id":"o","state":"OPEN"}"#;
-    let out = cmd()
-        .args([
-            "--watch",
-            "--interval",
-            "1",
-            "--replay-squeue",
-            &sqf,
-            "--replay-sacct",
-            &saf,
-        ])
+    let out = rp
+        .cmd()
+        .args(["--watch", "--interval", "1"])
         .write_stdin(format!(
             "{orphan}\n{{\"id\":\"s\",\"slurm\":{{\"job_id\":\"6\"}}}}\n"
         ))
@@ -853,14 +756,9 @@ fn watch_leaves_never_submitted_lines_out_of_the_wait() {
 #[test]
 fn lines_failed_by_another_tool_pass_through_untouched() {
     let dir = tempfile::tempdir().unwrap();
-    let sqf = write(dir.path(), "squeue.txt", "");
-    let saf = write(dir.path(), "sacct.txt", "");
+    let rp = Replay::write(dir.path(), "", "");
     let line = r#"{"id":"a","error":{"tool":"tao-submit","code":"unavailable","message":"no login host answered"}}"#;
-    let out = cmd()
-        .args(["--replay-squeue", &sqf, "--replay-sacct", &saf])
-        .write_stdin(format!("{line}\n"))
-        .output()
-        .unwrap();
+    let out = rp.cmd().write_stdin(format!("{line}\n")).output().unwrap();
     assert_eq!(String::from_utf8(out.stdout).unwrap(), format!("{line}\n"));
     assert_eq!(out.status.code(), Some(0));
 }
@@ -940,33 +838,15 @@ fn usage_errors() {
 #[test]
 fn watch_replay_ends_when_all_final() {
     let dir = tempfile::tempdir().unwrap();
-    let sqf = write(dir.path(), "squeue.txt", "");
-    let saf = write(
+    let rp = Replay::write(
         dir.path(),
-        "sacct.txt",
+        "",
         "5|5|FAILED|1:0|n1|1|2|3|00:00:01|None\n6|6|COMPLETED|0:0|n1|1|2|3|00:00:01|None\n",
     );
-    let r = run(cmd().args([
-        "--watch",
-        "--interval",
-        "1",
-        "--replay-squeue",
-        &sqf,
-        "--replay-sacct",
-        &saf,
-        "5",
-        "6",
-    ]));
+    let r = run(rp.cmd().args(["--watch", "--interval", "1", "5", "6"]));
     assert_eq!(r.lines.len(), 2);
     assert_eq!(r.code, 1, "not all COMPLETE");
-    let r = run(cmd().args([
-        "--watch",
-        "--replay-squeue",
-        &sqf,
-        "--replay-sacct",
-        &saf,
-        "6",
-    ]));
+    let r = run(rp.cmd().args(["--watch", "6"]));
     assert_eq!(r.code, 0);
 }
 
@@ -1071,19 +951,14 @@ fn squeue_bf_requeue() {
 fn sacct_empty_state() {
     let dir = tempfile::tempdir().unwrap();
     let empty = write(dir.path(), "empty.txt", "");
-    let saf = write(
+    let rp = Replay::write(
         dir.path(),
-        "sacct.txt",
-        "20035|20035|FAILED|1:0|n1|1795979121|1795979122|1795979130|00:00:08|None\n\
-         20036|20036||0:0|n1|1795979121|1795979122|1795979130|00:00:08|None\n\
-         20037|20037|TIMEOUT|0:0|n1|1795979121|1795979122|1795979130|00:00:08|None\n",
-    );
-    let sqf = write(
-        dir.path(),
-        "squeue.txt",
         "20035|20035|RUNNING|n1|1795979121|1795979122|N/A|0:01|0|None|\n\
          20036|20036||n1|1795979121|1795979122|N/A|0:01|0|None|\n\
          20037|20037|PENDING||1795979121|N/A|N/A|0:00|0|Priority|\n",
+        "20035|20035|FAILED|1:0|n1|1795979121|1795979122|1795979130|00:00:08|None\n\
+         20036|20036||0:0|n1|1795979121|1795979122|1795979130|00:00:08|None\n\
+         20037|20037|TIMEOUT|0:0|n1|1795979121|1795979122|1795979130|00:00:08|None\n",
     );
     let no_acct = write(
         dir.path(),
@@ -1100,12 +975,12 @@ fn sacct_empty_state() {
     let cases: [(&str, Vec<&str>, [&str; 3]); 3] = [
         (
             "sacct",
-            vec!["--replay-squeue", &empty, "--replay-sacct", &saf],
+            vec!["--replay-squeue", &empty, "--replay-sacct", &rp.sacct],
             ["ERROR", "UNKNOWN", "ERROR"],
         ),
         (
             "squeue",
-            vec!["--replay-squeue", &sqf, "--replay-sacct", &empty],
+            vec!["--replay-squeue", &rp.squeue, "--replay-sacct", &empty],
             ["RUNNING", "UNKNOWN", "PENDING"],
         ),
         (
@@ -1147,10 +1022,9 @@ fn sacct_empty_state() {
 #[test]
 fn scontrol_fallback_reads_only_this_users_own_keys() {
     let dir = tempfile::tempdir().unwrap();
-    let sqf = write(dir.path(), "squeue.txt", "");
-    let saf = write(
+    let rp = Replay::write(
         dir.path(),
-        "sacct.txt",
+        "",
         "sacct: error: Slurm accounting storage is disabled\n",
     );
     let scf = write(
@@ -1161,16 +1035,11 @@ fn scontrol_fallback_reads_only_this_users_own_keys() {
          JobId=102 JobName=theirs UserId=mallory(1001) JobState=FAILED Reason=None Comment=HetJobId=100 HetJobOffset=1 JobState=FAILED\n\
          JobId=103 JobName=theirs UserId=mallory(1001) JobState=FAILED ExitCode=1:0\n",
     );
-    let r = run(cmd().env("SLURM_USER", "taouser").args([
-        "--replay-squeue",
-        &sqf,
-        "--replay-sacct",
-        &saf,
-        "--replay-scontrol",
-        &scf,
-        "100",
-        "103",
-    ]));
+    let r =
+        run(rp
+            .cmd()
+            .env("SLURM_USER", "taouser")
+            .args(["--replay-scontrol", &scf, "100", "103"]));
     assert_eq!(
         s(&r.lines[0], &["state"]),
         Some("RUNNING"),
@@ -1207,21 +1076,15 @@ fn evidence_tails_have_a_byte_cap() {
             .map(|i| format!("{i:03}{}\n", "z".repeat(8 << 10)))
             .collect::<String>(),
     );
-    let saf = write(
+    let rp = Replay::write(
         dir.path(),
-        "sacct.txt",
+        "",
         "97|97|FAILED|1:0|n1|1795979121|1795979122|1795979130|00:00:08|NonZeroExitCode\n",
     );
-    let sqf = write(dir.path(), "squeue.txt", "");
     let input = "{\"id\":\"e\",\"storage\":{\"job_dir\":\"/b/jobs/e\",\"results_dir\":\"/b/results/e\"},\"slurm\":{\"job_id\":\"97\"}}\n";
-    let r = run(cmd()
-        .args([
-            "--evidence",
-            "--replay-squeue",
-            &sqf,
-            "--replay-sacct",
-            &saf,
-        ])
+    let r = run(rp
+        .cmd()
+        .args(["--evidence"])
         .args(["--replay-root", root.to_str().unwrap()])
         .write_stdin(input));
     let ev = &r.lines[0]["evidence"];

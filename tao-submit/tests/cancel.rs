@@ -13,17 +13,7 @@ fn cancels_running_finished_and_unknown_jobs() {
     let Some(f) = Fixture::new() else { return };
     let running = f.line("cr", "sleep 300");
     let finished = f.line("cf", "true");
-    let out = f
-        .cmd()
-        .write_stdin(stdin_of(&[running, finished]))
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = f.run(&[], &[running, finished], 0);
     let submitted = lines_of(&out.stdout);
     let run_id = submitted[0]["slurm"]["job_id"]
         .as_str()
@@ -46,18 +36,7 @@ fn cancels_running_finished_and_unknown_jobs() {
     let never = f.line("cn", "true");
 
     let input = [submitted[0].clone(), submitted[1].clone(), unknown, never];
-    let out = f
-        .cmd()
-        .args(["cancel", "--wait", "60"])
-        .write_stdin(stdin_of(&input))
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = f.run(&["cancel", "--wait", "60"], &input, 0);
     let got = lines_of(&out.stdout);
     assert_eq!(got.len(), 4);
     for (i, l) in got.iter().enumerate() {
@@ -109,12 +88,7 @@ fn cancels_running_finished_and_unknown_jobs() {
 fn cancel_finds_a_job_by_name_when_the_line_has_no_job_id() {
     let Some(f) = Fixture::new() else { return };
     let line = f.line("cb", "sleep 300");
-    let out = f
-        .cmd()
-        .write_stdin(stdin_of(std::slice::from_ref(&line)))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    let out = f.run(&[], std::slice::from_ref(&line), 0);
     let job_id = lines_of(&out.stdout)[0]["slurm"]["job_id"]
         .as_str()
         .unwrap()

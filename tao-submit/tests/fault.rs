@@ -13,10 +13,9 @@
 
 mod common;
 
-use std::os::unix::fs::PermissionsExt;
 use std::time::{Duration, Instant};
 
-use common::{lines_of, stdin_of, Fixture};
+use common::{assert_one_completed_job_per_name, lines_of, stdin_of, Doubles, Fixture};
 
 const WRAPPER: &str = r#"#!/bin/sh
 # TEST DOUBLE of sbatch (tao-submit tests/fault.rs): fault injection only.
@@ -38,40 +37,14 @@ cut after
 #[test]
 fn every_job_is_submitted_exactly_once_across_cuts() {
     let Some(f) = Fixture::new() else { return };
-    let (_, real, _) = f.c.ssh("command -v sbatch");
-    let real = real.trim().to_string();
-    assert!(real.starts_with('/'), "real sbatch: {real:?}");
-
-    let dir = tempfile::Builder::new()
-        .prefix("tao-fault-")
-        .tempdir()
-        .unwrap();
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let marks = dir.path().join("marks");
-    std::fs::create_dir(&marks).unwrap();
-    std::fs::set_permissions(&marks, std::fs::Permissions::from_mode(0o777)).unwrap();
-    let bin = dir.path().join("bin");
-    std::fs::create_dir(&bin).unwrap();
-    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let wrapper = bin.join("sbatch");
-    std::fs::write(
-        &wrapper,
-        WRAPPER
-            .replace("@MARKS@", &marks.display().to_string())
-            .replace("@REAL@", &real)
-            .replace("@KILL_SESSION_FN@", common::KILL_SESSION_FN),
-    )
-    .unwrap();
-    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let profile = dir.path().join("cut.toml");
-    std::fs::write(
-        &profile,
-        format!(
-            "name = \"local-fault-injection\"\nruntime = \"none\"\nremote_prefix = \"PATH={}:$PATH;\"\ndefault_partition = \"gpu\"\nmax_gpus_per_node = 4\n[conversion]\npartition = \"cpu_long\"\ncpus = 1\nmem = \"512M\"\ntime = \"00:10:00\"\n",
-            bin.display()
-        ),
-    )
-    .unwrap();
+    let doubles = Doubles::new("tao-fault-");
+    doubles.add(
+        &f,
+        "sbatch",
+        &WRAPPER.replace("@KILL_SESSION_FN@", common::KILL_SESSION_FN),
+    );
+    let profile = doubles.profile("local-fault-injection");
+    let marks = &doubles.marks;
 
     let lines: Vec<_> = (0..21)
         .map(|i| f.line(&format!("cut{i}"), "true"))
@@ -105,29 +78,10 @@ fn every_job_is_submitted_exactly_once_across_cuts() {
 
     // Exactly one job per name, the one reported, and each ran to the end
     // (released, with its log directory there before it started).
-    let deadline = Instant::now() + Duration::from_secs(180);
     for l in &got {
-        let id = l["id"].as_str().unwrap();
-        let job_id = l["slurm"]["job_id"]
-            .as_str()
-            .unwrap_or_else(|| panic!("not submitted: {l}"));
         assert_eq!(l["state"], "PENDING", "{l}");
-        let jobs = f.c.jobs_named(id);
-        assert_eq!(
-            jobs.keys().collect::<Vec<_>>(),
-            [job_id],
-            "jobs named {id}: {jobs:?}"
-        );
-        let left = deadline
-            .saturating_duration_since(Instant::now())
-            .as_secs()
-            .max(1);
-        assert_eq!(
-            f.c.wait_state(job_id, left, |s| s == "COMPLETED" || s == "FAILED"),
-            "COMPLETED",
-            "{id}"
-        );
     }
+    assert_one_completed_job_per_name(&f, &got, "cut");
     // sacct (accounting) agrees once it has caught up: one row per name.
     let names: Vec<&str> = got.iter().map(|l| l["id"].as_str().unwrap()).collect();
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -191,38 +145,10 @@ esac
 #[test]
 fn sbatch_socket_timeout() {
     let Some(f) = Fixture::new() else { return };
-    let (_, real, _) = f.c.ssh("command -v sbatch");
-    let real = real.trim().to_string();
-    assert!(real.starts_with('/'), "real sbatch: {real:?}");
-    let dir = tempfile::Builder::new()
-        .prefix("tao-timeout-")
-        .tempdir()
-        .unwrap();
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let marks = dir.path().join("marks");
-    std::fs::create_dir(&marks).unwrap();
-    std::fs::set_permissions(&marks, std::fs::Permissions::from_mode(0o777)).unwrap();
-    let bin = dir.path().join("bin");
-    std::fs::create_dir(&bin).unwrap();
-    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let double = bin.join("sbatch");
-    std::fs::write(
-        &double,
-        TIMEOUT_DOUBLE
-            .replace("@MARKS@", &marks.display().to_string())
-            .replace("@REAL@", &real),
-    )
-    .unwrap();
-    std::fs::set_permissions(&double, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let profile = dir.path().join("timeout.toml");
-    std::fs::write(
-        &profile,
-        format!(
-            "name = \"local-sbatch-timeout\"\nruntime = \"none\"\nremote_prefix = \"PATH={}:$PATH;\"\ndefault_partition = \"gpu\"\nmax_gpus_per_node = 4\n[conversion]\npartition = \"cpu_long\"\ncpus = 1\nmem = \"512M\"\ntime = \"00:10:00\"\n",
-            bin.display()
-        ),
-    )
-    .unwrap();
+    let doubles = Doubles::new("tao-timeout-");
+    doubles.add(&f, "sbatch", TIMEOUT_DOUBLE);
+    let profile = doubles.profile("local-sbatch-timeout");
+    let marks = &doubles.marks;
     let modes = ["created", "late", "lost"];
     let lines: Vec<_> = modes
         .iter()
@@ -257,27 +183,8 @@ fn sbatch_socket_timeout() {
         1,
         "{stderr}"
     );
-    let deadline = Instant::now() + Duration::from_secs(180);
     for (m, l) in modes.iter().zip(&got) {
-        let id = l["id"].as_str().unwrap();
         assert!(l.get("error").is_none(), "{m}: {l}");
-        let job_id = l["slurm"]["job_id"]
-            .as_str()
-            .unwrap_or_else(|| panic!("{m}: not submitted: {l}"));
-        let jobs = f.c.jobs_named(id);
-        assert_eq!(
-            jobs.keys().collect::<Vec<_>>(),
-            [job_id],
-            "{m}: jobs named {id}: {jobs:?}"
-        );
-        let left = deadline
-            .saturating_duration_since(Instant::now())
-            .as_secs()
-            .max(1);
-        assert_eq!(
-            f.c.wait_state(job_id, left, |s| s == "COMPLETED" || s == "FAILED"),
-            "COMPLETED",
-            "{m}: {id}"
-        );
+        assert_one_completed_job_per_name(&f, std::slice::from_ref(l), m);
     }
 }

@@ -66,14 +66,12 @@ fn setup() -> Option<Images> {
     std::fs::write(&enroot, STAND_IN).unwrap();
     std::fs::set_permissions(&enroot, std::fs::Permissions::from_mode(0o755)).unwrap();
     let profile = dir.path().join("p.toml");
-    std::fs::write(
+    common::write_profile(
         &profile,
-        format!(
-            "name = \"local-enroot-stand-in\"\nruntime = \"pyxis\"\nremote_prefix = \"PATH={}:$PATH;\"\ndefault_partition = \"gpu\"\nmax_gpus_per_node = 4\n[conversion]\npartition = \"cpu_long\"\ncpus = 1\nmem = \"512M\"\ntime = \"00:10:00\"\n",
-            dir.path().display()
-        ),
-    )
-    .unwrap();
+        "local-enroot-stand-in",
+        "pyxis",
+        &format!("PATH={}:$PATH;", dir.path().display()),
+    );
     let release = dir.path().join("release");
     Some(Images {
         f,

@@ -7,7 +7,7 @@ mod common;
 
 use std::os::unix::fs::PermissionsExt;
 
-use common::{lines_of, stdin_of, Fixture};
+use common::{lines_of, Fixture};
 use serde_json::Value;
 
 fn check<'a>(report: &'a Value, name: &str) -> &'a Value {
@@ -62,18 +62,7 @@ fn reports_every_check_and_a_missing_dataset_path() {
     // All present: exit 0. With --lines, each line carries the report and its mount sources are checked.
     let mut line = f.line("pf", "true");
     line["mounts"] = serde_json::json!([format!("{base}:/data")]);
-    let out = f
-        .cmd()
-        .args(["preflight", "--lines"])
-        .write_stdin(stdin_of(&[line]))
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = f.run(&["preflight", "--lines"], &[line], 0);
     let got = lines_of(&out.stdout);
     assert_eq!(check(&got[0], &format!("path:{base}"))["ok"], true);
     assert!(got[0]["id"].is_string());
@@ -100,14 +89,12 @@ fn installs_enroot_credentials_over_stdin_with_mode_600() {
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
     let cfg = dir.path().join("enroot");
     let profile = dir.path().join("p.toml");
-    std::fs::write(
+    common::write_profile(
         &profile,
-        format!(
-            "name = \"local-enroot-test\"\nruntime = \"none\"\nremote_prefix = \"export ENROOT_CONFIG_PATH={};\"\ndefault_partition = \"gpu\"\nmax_gpus_per_node = 4\n[conversion]\npartition = \"cpu_long\"\ncpus = 1\nmem = \"512M\"\ntime = \"00:10:00\"\n",
-            cfg.display()
-        ),
-    )
-    .unwrap();
+        "local-enroot-test",
+        "none",
+        &format!("export ENROOT_CONFIG_PATH={};", cfg.display()),
+    );
     let key = "nvapi-FAKEtestKEY0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJ";
     // Missing credentials are reported when NGC_KEY is set.
     let out = f

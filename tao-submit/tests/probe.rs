@@ -144,18 +144,7 @@ fn a_hanging_probe_is_retried_with_the_knob_cached_and_later_jobs_carry_it() {
     }
 
     // The next multi-node job skips the probe and carries the cached knob.
-    let out = f
-        .cmd()
-        .args(["--probe-timeout", "30"])
-        .write_stdin(stdin_of(std::slice::from_ref(&b)))
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = f.run(&["--probe-timeout", "30"], std::slice::from_ref(&b), 0);
     let lb = &lines_of(&out.stdout)[0];
     assert_eq!(lb["probe"]["cached"], true, "{lb}");
     assert_eq!(lb["probe"]["env"], json!({"NCCL_P2P_DISABLE": "1"}));
@@ -303,18 +292,7 @@ fn one_node_with_two_gpus_is_probed_once_and_needs_no_knob() {
         f: &f,
         ids: vec![ide.clone(), idf.clone()],
     };
-    let out = f
-        .cmd()
-        .args(["--probe-timeout", "30"])
-        .write_stdin(stdin_of(&[one.clone(), small.clone()]))
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = f.run(&["--probe-timeout", "30"], &[one.clone(), small.clone()], 0);
     let got = lines_of(&out.stdout);
     assert_eq!(got.len(), 2);
     let p = &got[0]["probe"];

@@ -131,18 +131,7 @@ fn cancel_of_a_pending_job_removes_the_sidecar() {
     assert_eq!(env_listing(&line), ["secrets.env"], "staged for the job");
     let sid = submitted["slurm"]["job_id"].as_str().unwrap().to_string();
     assert_eq!(f.c.wait_state(&sid, 60, |s| s == "PENDING"), "PENDING");
-    let out = f
-        .cmd()
-        .args(["cancel", "--wait", "60"])
-        .write_stdin(stdin_of(&[submitted]))
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = f.run(&["cancel", "--wait", "60"], &[submitted], 0);
     assert_eq!(lines_of(&out.stdout)[0]["state"], "CANCELED");
     assert_eq!(env_listing(&line), Vec::<String>::new());
 }

@@ -11,17 +11,7 @@ fn submits_stages_the_layout_and_emits_the_slurm_fields() {
     let Some(f) = Fixture::new() else { return };
     let line = f.line("a", "echo ran-ok");
     let id = line["id"].as_str().unwrap().to_string();
-    let out = f
-        .cmd()
-        .write_stdin(stdin_of(std::slice::from_ref(&line)))
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = f.run(&[], std::slice::from_ref(&line), 0);
     let got = lines_of(&out.stdout);
     assert_eq!(got.len(), 1);
     let l = &got[0];
@@ -65,19 +55,8 @@ fn a_rerun_of_the_same_line_adopts_instead_of_submitting_twice() {
     let Some(f) = Fixture::new() else { return };
     let line = f.line("r", "sleep 20");
     let id = line["id"].as_str().unwrap().to_string();
-    let first = f
-        .cmd()
-        .write_stdin(stdin_of(std::slice::from_ref(&line)))
-        .output()
-        .unwrap();
-    assert_eq!(first.status.code(), Some(0));
-    let second = f.cmd().write_stdin(stdin_of(&[line])).output().unwrap();
-    assert_eq!(
-        second.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&second.stderr)
-    );
+    let first = f.run(&[], std::slice::from_ref(&line), 0);
+    let second = f.run(&[], &[line], 0);
     let (a, b) = (lines_of(&first.stdout), lines_of(&second.stdout));
     assert_eq!(a[0]["slurm"]["job_id"], b[0]["slurm"]["job_id"]);
     assert!(
@@ -101,17 +80,7 @@ fn several_jobs_of_one_name_keep_the_oldest_and_cancel_the_extras() {
     let Some(f) = Fixture::new() else { return };
     let line = f.line("d", "sleep 30");
     let id = line["id"].as_str().unwrap().to_string();
-    let first = f
-        .cmd()
-        .write_stdin(stdin_of(std::slice::from_ref(&line)))
-        .output()
-        .unwrap();
-    assert_eq!(
-        first.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&first.stderr)
-    );
+    let first = f.run(&[], std::slice::from_ref(&line), 0);
     let kept = lines_of(&first.stdout)[0]["slurm"]["job_id"]
         .as_str()
         .unwrap()
@@ -167,13 +136,7 @@ fn gates_refuse_unrecorded_and_unlinted_lines_and_submit_the_rest() {
     earlier["error"] = json!({"tool": "tao-render", "code": "data", "message": "x"});
 
     let input = [unrecorded, tampered, good.clone(), blocked, earlier.clone()];
-    let out = f.cmd().write_stdin(stdin_of(&input)).output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = f.run(&[], &input, 1);
     let got = lines_of(&out.stdout);
     assert_eq!(got.len(), 5, "no line lost");
     // ... but not silently: the warning names the job and how to clear it.
@@ -282,8 +245,7 @@ fn a_missing_secret_variable_is_a_line_error_and_nothing_is_submitted() {
     let mut line = f.line("m", "true");
     let id = line["id"].as_str().unwrap().to_string();
     line["secrets"] = json!(["HF_TOKEN"]);
-    let out = f.cmd().write_stdin(stdin_of(&[line])).output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    let out = f.run(&[], &[line], 1);
     let got = lines_of(&out.stdout);
     let msg = got[0]["error"]["message"].as_str().unwrap();
     assert!(
@@ -330,8 +292,7 @@ fn sbatch_refusal_is_a_line_error() {
     let sha = tao_core::sha256_hex(text.as_bytes());
     line["script"] = json!({"template": "test", "sha256": sha, "text": text});
     line["lint"]["sha256"] = json!(sha);
-    let out = f.cmd().write_stdin(stdin_of(&[line])).output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    let out = f.run(&[], &[line], 1);
     let msg = lines_of(&out.stdout)[0]["error"]["message"]
         .as_str()
         .unwrap()
@@ -401,20 +362,9 @@ fn a_different_bundle_is_never_overwritten() {
     let mut line = f.line("bund", "true");
     line["execution"] = files("print('v1')\n");
     let refused = with_script(line.clone(), "--partition=gpu", "--partition=nosuchpart");
-    let out = f.cmd().write_stdin(stdin_of(&[refused])).output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    f.run(&[], &[refused], 1);
     // The same bundle again: reused, and the job goes through.
-    let out = f
-        .cmd()
-        .write_stdin(stdin_of(std::slice::from_ref(&line)))
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = f.run(&[], std::slice::from_ref(&line), 0);
     let job_id = lines_of(&out.stdout)[0]["slurm"]["job_id"]
         .as_str()
         .unwrap()
@@ -435,12 +385,7 @@ fn a_different_bundle_is_never_overwritten() {
     assert_eq!(out.status.code(), Some(1));
     std::fs::write(&helper, "print('v2')\n").unwrap();
     other["execution"] = files("print('v2')\n");
-    let out = f
-        .cmd()
-        .write_stdin(stdin_of(std::slice::from_ref(&other)))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    let out = f.run(&[], std::slice::from_ref(&other), 1);
     let msg = lines_of(&out.stdout)[0]["error"]["message"]
         .as_str()
         .unwrap()
@@ -460,17 +405,7 @@ fn the_same_line_twice_in_one_input_is_one_job() {
     let Some(f) = Fixture::new() else { return };
     let line = f.line("dup", "true");
     let id = line["id"].as_str().unwrap().to_string();
-    let out = f
-        .cmd()
-        .write_stdin(stdin_of(&[line.clone(), line]))
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = f.run(&[], &[line.clone(), line], 0);
     let got = lines_of(&out.stdout);
     assert_eq!(got.len(), 2);
     assert_eq!(got[0]["slurm"]["job_id"], got[1]["slurm"]["job_id"]);

@@ -10,6 +10,16 @@ use crate::{bash, text, Cluster};
 
 const DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/demo");
 
+/// Command arguments (for [`Fixture::submit`]) that make the demo job
+/// die the way a GPU that fell off the bus does: the kernel's Xid 79 line
+/// on stderr, exit 1 (a double of an infra fault: no GPU can fail here).
+pub const GPU_OFF_THE_BUS: &str =
+    "; echo \"NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.\" >&2; exit 1";
+
+/// Command arguments that make the demo script raise a Python exception
+/// at epoch 1 (a program fault: `--fail-at-epoch` of examples/demo/train.py).
+pub const PYTHON_EXCEPTION: &str = " --fail-at-epoch 1";
+
 /// A test's own record store and spec, in a temporary directory.
 pub struct Fixture {
     c: Cluster,

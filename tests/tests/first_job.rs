@@ -1,6 +1,7 @@
 //! The first job end to end (issue 2): the README's pipeline against the
 //! local Slurm cluster over real SSH, as a user runs it in bash.
 
+use tao_tests::fixture::PYTHON_EXCEPTION;
 use tao_tests::{bash, cluster, text};
 
 const DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/demo");
@@ -152,8 +153,7 @@ fn demo_job_completes_with_history_and_sacct_agrees() {
 fn failing_program_ends_error_not_complete() {
     let Some(c) = cluster() else { return };
     let state = tempfile::tempdir().unwrap();
-    let (_, _, record, history) =
-        run_demo(&c, state.path().to_str().unwrap(), " --fail-at-epoch 1");
+    let (_, _, record, history) = run_demo(&c, state.path().to_str().unwrap(), PYTHON_EXCEPTION);
     assert_eq!(record["state"], "ERROR", "record: {record}");
     assert_eq!(states(&history).last().map(String::as_str), Some("ERROR"));
 }

@@ -9,13 +9,13 @@
 use std::time::Duration;
 
 use tao_tests::cluster;
-use tao_tests::fixture::Fixture;
+use tao_tests::fixture::{Fixture, GPU_OFF_THE_BUS, PYTHON_EXCEPTION};
 
 #[test]
 fn python_exception_is_the_programs_fault_and_not_retried() {
     let Some(c) = cluster() else { return };
     let f = Fixture::new(c, 5, 0.0);
-    let line = f.submit("", " --fail-at-epoch 1");
+    let line = f.submit("", PYTHON_EXCEPTION);
     let id = line["id"].as_str().unwrap().to_string();
     assert_eq!(f.final_state(&id)["state"], "ERROR");
     let cl = f.classify(&id, 3)["classification"].clone();
@@ -27,11 +27,8 @@ fn python_exception_is_the_programs_fault_and_not_retried() {
 fn retry_budget_stops_a_job_that_keeps_failing() {
     let Some(c) = cluster() else { return };
     let f = Fixture::new(c, 5, 0.0);
-    // Every attempt dies the way a GPU that fell off the bus does (an infra fault).
-    let line = f.submit(
-        "",
-        "; echo \"NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.\" >&2; exit 1",
-    );
+    // Every attempt dies as a GPU fallen off the bus (an infra fault).
+    let line = f.submit("", GPU_OFF_THE_BUS);
     let mut id = line["id"].as_str().unwrap().to_string();
     assert_eq!(f.final_state(&id)["state"], "ERROR");
     let first = f.classify(&id, 2)["classification"].clone();
@@ -64,7 +61,7 @@ fn retry_budget_stops_a_job_that_keeps_failing() {
 fn cron_pipeline_never_retries_a_program_fault() {
     let Some(c) = cluster() else { return };
     let f = Fixture::new(c, 5, 0.0);
-    let line = f.submit("", " --fail-at-epoch 1");
+    let line = f.submit("", PYTHON_EXCEPTION);
     let id = line["id"].as_str().unwrap().to_string();
     let chain = f.cron_until(&id, 10, Duration::from_secs(180), |ch| {
         ch[0]["state"] == "ERROR" && ch[0].get("classification").is_some()
@@ -87,10 +84,7 @@ fn cron_pipeline_never_retries_a_program_fault() {
 fn cron_pipeline_budget_stops_a_job_that_keeps_failing_on_infrastructure() {
     let Some(c) = cluster() else { return };
     let f = Fixture::new(c, 5, 0.0);
-    let line = f.submit(
-        "",
-        "; echo \"NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.\" >&2; exit 1",
-    );
+    let line = f.submit("", GPU_OFF_THE_BUS);
     let id = line["id"].as_str().unwrap().to_string();
     let chain = f.cron_until(&id, 2, Duration::from_secs(300), |ch| {
         ch.len() == 2 && ch[1]["state"] == "ERROR" && ch[1].get("classification").is_some()

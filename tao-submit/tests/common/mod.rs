@@ -333,6 +333,25 @@ impl Fixture {
 }
 
 impl Fixture {
+    /// `tao-submit ARGS` ([`Fixture::cmd`]) with the job lines `input` on
+    /// stdin; asserts that it exits `code`, showing its stderr otherwise.
+    /// Returns its output (`lines_of(&out.stdout)` for the lines).
+    pub fn run(&self, args: &[&str], input: &[Value], code: i32) -> std::process::Output {
+        let out = self
+            .cmd()
+            .args(args)
+            .write_stdin(stdin_of(input))
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "tao-submit {args:?}: stderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    }
+
     /// Run the tool `bin` (a binary of this workspace) with `args`, the
     /// environment of [`Fixture::cmd`] plus `env`, through the command
     /// prefix `wrap` (may be empty), with `stdin`; bounded by 300 s.
@@ -505,4 +524,111 @@ pub fn submit_every_size_via(f: &Fixture, env: &[(&str, &str)], wrap: &[&str]) -
         assert!(log.contains("sizes-verified"), "{log}");
     }
     got
+}
+
+/// A site profile for the local cluster (runtime `runtime`, partition gpu,
+/// conversions on cpu_long) whose remote commands start with
+/// `remote_prefix`: how a test puts its doubles first on the login node's
+/// PATH, or points a tool at its own directory, without changing the
+/// shared cluster user's environment. Written to `path`.
+pub fn write_profile(path: &std::path::Path, name: &str, runtime: &str, remote_prefix: &str) {
+    std::fs::write(
+        path,
+        format!(
+            "name = \"{name}\"\nruntime = \"{runtime}\"\nremote_prefix = \"{remote_prefix}\"\ndefault_partition = \"gpu\"\nmax_gpus_per_node = 4\n[conversion]\npartition = \"cpu_long\"\ncpus = 1\nmem = \"512M\"\ntime = \"00:10:00\"\n"
+        ),
+    )
+    .unwrap();
+}
+
+/// A temporary directory for TEST DOUBLES of scheduler commands (fault
+/// injection only: what cannot be made to fail for real on demand): `bin/`
+/// (mode 755) for the doubles, `marks/` (mode 777: the doubles run as the
+/// cluster user) for what they record, and a site profile putting `bin/`
+/// first on PATH.
+pub struct Doubles {
+    /// The directory; removed when dropped.
+    pub dir: tempfile::TempDir,
+    /// Where the doubles are.
+    pub bin: PathBuf,
+    /// Where the doubles write their marks.
+    pub marks: PathBuf,
+}
+
+impl Doubles {
+    /// A fresh directory named `prefix...`.
+    pub fn new(prefix: &str) -> Self {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::Builder::new().prefix(prefix).tempdir().unwrap();
+        let mode = |p: &std::path::Path, m: u32| {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap()
+        };
+        mode(dir.path(), 0o755);
+        let marks = dir.path().join("marks");
+        std::fs::create_dir(&marks).unwrap();
+        mode(&marks, 0o777);
+        let bin = dir.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        mode(&bin, 0o755);
+        Doubles { dir, bin, marks }
+    }
+
+    /// Write the double `name` (mode 755) from `script`, with `@MARKS@`
+    /// replaced by the marks directory and `@REAL@` by the real command's
+    /// path on the login node.
+    pub fn add(&self, f: &Fixture, name: &str, script: &str) {
+        use std::os::unix::fs::PermissionsExt;
+        let (_, real, _) = f.c.ssh(&format!("command -v {name}"));
+        let real = real.trim();
+        assert!(real.starts_with('/'), "real {name}: {real:?}");
+        let path = self.bin.join(name);
+        std::fs::write(
+            &path,
+            script
+                .replace("@MARKS@", &self.marks.display().to_string())
+                .replace("@REAL@", real),
+        )
+        .unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    /// A site profile (runtime none) putting the doubles first on PATH.
+    pub fn profile(&self, name: &str) -> PathBuf {
+        let path = self.dir.path().join(format!("{name}.toml"));
+        write_profile(
+            &path,
+            name,
+            "none",
+            &format!("PATH={}:$PATH;", self.bin.display()),
+        );
+        path
+    }
+}
+
+/// Assert that each job line of `got` names a Slurm job, that it is the
+/// only job carrying the record's name, and that it ran to COMPLETED
+/// (all within 180 s). `label` says which case a failure belongs to.
+pub fn assert_one_completed_job_per_name(f: &Fixture, got: &[Value], label: &str) {
+    let deadline = Instant::now() + Duration::from_secs(180);
+    for l in got {
+        let id = l["id"].as_str().unwrap();
+        let job_id = l["slurm"]["job_id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{label}: not submitted: {l}"));
+        let jobs = f.c.jobs_named(id);
+        assert_eq!(
+            jobs.keys().collect::<Vec<_>>(),
+            [job_id],
+            "{label}: jobs named {id}: {jobs:?}"
+        );
+        let left = deadline
+            .saturating_duration_since(Instant::now())
+            .as_secs()
+            .max(1);
+        assert_eq!(
+            f.c.wait_state(job_id, left, |s| s == "COMPLETED" || s == "FAILED"),
+            "COMPLETED",
+            "{label}: {id}"
+        );
+    }
 }
