@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{lines_of, stdin_of, Fixture};
+use common::{lines_of, Fixture};
 use serde_json::json;
 
 #[test]
@@ -94,18 +94,7 @@ fn cancel_finds_a_job_by_name_when_the_line_has_no_job_id() {
         .unwrap()
         .to_string();
     // The line as it was before submit (no slurm object).
-    let out = f
-        .cmd()
-        .arg("cancel")
-        .write_stdin(stdin_of(&[line]))
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = f.run_cmd(f.cmd().arg("cancel"), &[line], 0);
     let got = lines_of(&out.stdout);
     assert_eq!(got[0]["slurm"]["job_id"], job_id.as_str());
     assert_eq!(got[0]["state"], "CANCELED");

@@ -12,7 +12,7 @@
 mod common;
 mod probe_support;
 
-use common::{lines_of, stdin_of, Fixture};
+use common::{lines_of, Fixture};
 use probe_support::{job_line, main_out, multi_line, probe_jobs_of, submit_clean, Cleanup};
 use serde_json::{json, Value};
 
@@ -219,18 +219,7 @@ fn skip_probe_submits_without_a_probe_and_says_so() {
         f: &f,
         ids: vec![id.clone()],
     };
-    let out = f
-        .cmd()
-        .arg("--skip-probe")
-        .write_stdin(stdin_of(std::slice::from_ref(&d)))
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = f.run_cmd(f.cmd().arg("--skip-probe"), std::slice::from_ref(&d), 0);
     let l = &lines_of(&out.stdout)[0];
     assert_eq!(
         l["probe"],
@@ -256,13 +245,7 @@ fn skip_probe_submits_without_a_probe_and_says_so() {
         f: &f,
         ids: vec![ide.clone()],
     };
-    let out = f
-        .cmd()
-        .arg("--skip-probe")
-        .write_stdin(stdin_of(std::slice::from_ref(&e)))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    let out = f.run_cmd(f.cmd().arg("--skip-probe"), std::slice::from_ref(&e), 0);
     let l = &lines_of(&out.stdout)[0];
     assert_eq!(l["probe"]["cached"], true, "{l}");
     assert_eq!(l["probe"]["skipped"], true);

@@ -39,13 +39,11 @@ fn secret_line(f: &Fixture, tag: &str, from: &str, to: &str) -> Value {
 fn sbatch_refused_after_staging_removes_the_sidecar() {
     let Some(f) = Fixture::new() else { return };
     let line = secret_line(&f, "sr", "--partition=gpu", "--partition=nosuchpart");
-    let out = f
-        .cmd()
-        .env("MY_DB_PASSWORD", PW)
-        .write_stdin(stdin_of(std::slice::from_ref(&line)))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    let out = f.run_cmd(
+        f.cmd().env("MY_DB_PASSWORD", PW),
+        std::slice::from_ref(&line),
+        1,
+    );
     let got = lines_of(&out.stdout);
     assert!(
         got[0]["error"]["message"]
@@ -115,17 +113,10 @@ fn cancel_of_a_pending_job_removes_the_sidecar() {
         "#SBATCH --time=00:05:00\n",
         "#SBATCH --time=00:05:00\n#SBATCH --begin=now+3600\n",
     );
-    let out = f
-        .cmd()
-        .env("MY_DB_PASSWORD", PW)
-        .write_stdin(stdin_of(std::slice::from_ref(&line)))
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = f.run_cmd(
+        f.cmd().env("MY_DB_PASSWORD", PW),
+        std::slice::from_ref(&line),
+        0,
     );
     let submitted = lines_of(&out.stdout).remove(0);
     assert_eq!(env_listing(&line), ["secrets.env"], "staged for the job");

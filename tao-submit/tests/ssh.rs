@@ -87,20 +87,14 @@ fn ssh_config_alias_gives_hostname_port_user_and_identity() {
         ),
     )
     .unwrap();
-    let out = f
-        .cmd()
-        .env("SLURM_HOSTNAME", "tao-login-alias")
-        .env("SSH_CONFIG", &cfg)
-        .env_remove("SLURM_USER")
-        .env_remove("SSH_KEY_PATH")
-        .write_stdin(stdin_of(&[f.line("c", "true")]))
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = f.run_cmd(
+        f.cmd()
+            .env("SLURM_HOSTNAME", "tao-login-alias")
+            .env("SSH_CONFIG", &cfg)
+            .env_remove("SLURM_USER")
+            .env_remove("SSH_KEY_PATH"),
+        &[f.line("c", "true")],
+        0,
     );
     job_id(&out);
     assert_eq!(
@@ -116,13 +110,7 @@ fn a_group_readable_key_is_refused_with_77_and_nothing_is_submitted() {
     let key = copy_key(&f, dir.path(), 0o640);
     let line = f.line("k", "true");
     let id = line["id"].as_str().unwrap().to_string();
-    let out = f
-        .cmd()
-        .env("SSH_KEY_PATH", &key)
-        .write_stdin(stdin_of(&[line]))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(77));
+    let out = f.run_cmd(f.cmd().env("SSH_KEY_PATH", &key), &[line], 77);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("chmod 600"), "{stderr}");
     assert_eq!(lines_of(&out.stdout)[0]["error"]["code"], "noperm");
@@ -134,13 +122,11 @@ fn an_unknown_host_key_is_refused_with_the_fix_and_accepted_on_request() {
     let Some(f) = Fixture::new() else { return };
     let dir = tempfile::tempdir().unwrap();
     let kh = dir.path().join("known_hosts");
-    let out = f
-        .cmd()
-        .env("SSH_KNOWN_HOSTS", &kh)
-        .write_stdin(stdin_of(&[f.line("h", "true")]))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(77));
+    let out = f.run_cmd(
+        f.cmd().env("SSH_KNOWN_HOSTS", &kh),
+        &[f.line("h", "true")],
+        77,
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     let (host, port) = f.c.host_port();
     let fix = format!("ssh-keyscan -p {port} -H '{host}' >> '{}'", kh.display());
@@ -166,18 +152,12 @@ fn an_unknown_host_key_is_refused_with_the_fix_and_accepted_on_request() {
     );
     // With --accept-new-host-key on a fresh file.
     let kh2 = dir.path().join("known_hosts2");
-    let out = f
-        .cmd()
-        .arg("--accept-new-host-key")
-        .env("SSH_KNOWN_HOSTS", &kh2)
-        .write_stdin(stdin_of(&[f.line("h", "true")]))
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    f.run_cmd(
+        f.cmd()
+            .arg("--accept-new-host-key")
+            .env("SSH_KNOWN_HOSTS", &kh2),
+        &[f.line("h", "true")],
+        0,
     );
     assert!(std::fs::read_to_string(&kh2)
         .unwrap()
@@ -189,13 +169,11 @@ fn login_failure_prints_the_setup_steps() {
     let Some(f) = Fixture::new() else { return };
     let dir = tempfile::tempdir().unwrap();
     let key = common::uninstalled_key(dir.path());
-    let out = f
-        .cmd()
-        .env("SSH_KEY_PATH", &key)
-        .write_stdin(stdin_of(&[f.line("n", "true")]))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(77));
+    let out = f.run_cmd(
+        f.cmd().env("SSH_KEY_PATH", &key),
+        &[f.line("n", "true")],
+        77,
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     // The error is one line naming SSH_KEY_PATH; the five setup steps
     // follow it as short indented hint lines.

@@ -194,18 +194,10 @@ fn secrets_go_to_a_mode_600_sidecar_never_to_output() {
     let ngc = "nvapi-FAKE-it's-$(not)-run";
     let mut line = f.line("s", "sleep 30");
     line["secrets"] = json!(["HF_TOKEN", "NGC_KEY"]);
-    let out = f
-        .cmd()
-        .env("HF_TOKEN", hf)
-        .env("NGC_KEY", ngc)
-        .write_stdin(stdin_of(std::slice::from_ref(&line)))
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = f.run_cmd(
+        f.cmd().env("HF_TOKEN", hf).env("NGC_KEY", ngc),
+        std::slice::from_ref(&line),
+        0,
     );
     for stream in [&out.stdout, &out.stderr] {
         let s = String::from_utf8_lossy(stream);
@@ -317,13 +309,11 @@ fn usage_and_configuration_errors() {
     let Some(f) = Fixture::new() else { return };
     let out = f.cmd().arg("--nope").output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    let out = f
-        .cmd()
-        .env_remove("SLURM_HOSTNAME")
-        .write_stdin(stdin_of(&[f.line("c", "true")]))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(78));
+    let out = f.run_cmd(
+        f.cmd().env_remove("SLURM_HOSTNAME"),
+        &[f.line("c", "true")],
+        78,
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("SLURM_HOSTNAME"));
 }
 

@@ -337,16 +337,22 @@ impl Fixture {
     /// stdin; asserts that it exits `code`, showing its stderr otherwise.
     /// Returns its output (`lines_of(&out.stdout)` for the lines).
     pub fn run(&self, args: &[&str], input: &[Value], code: i32) -> std::process::Output {
-        let out = self
-            .cmd()
-            .args(args)
-            .write_stdin(stdin_of(input))
-            .output()
-            .unwrap();
+        self.run_cmd(self.cmd().args(args), input, code)
+    }
+
+    /// [`Fixture::run`] for a command prepared by the caller (from
+    /// [`Fixture::cmd`], with its own arguments and environment).
+    pub fn run_cmd(
+        &self,
+        cmd: &mut assert_cmd::Command,
+        input: &[Value],
+        code: i32,
+    ) -> std::process::Output {
+        let out = cmd.write_stdin(stdin_of(input)).output().unwrap();
         assert_eq!(
             out.status.code(),
             Some(code),
-            "tao-submit {args:?}: stderr: {}",
+            "tao-submit: stderr: {}",
             String::from_utf8_lossy(&out.stderr)
         );
         out
