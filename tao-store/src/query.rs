@@ -107,8 +107,9 @@ pub fn chain(store: &Store, id: &str) -> Result<Vec<String>> {
 ///
 /// Creation order is made one id day at a time: an id's date is the UTC
 /// day it was minted, right before its first history entry, so the days
-/// come in id order and only one day's lines are held at once (memory
-/// bounded by the records of one day, as by a batch in id order).
+/// come in id order. A day of at most 4096 records is rendered and then
+/// sorted; a larger day is sorted first by a pass that reads only the
+/// times, then rendered in batches, so memory stays bounded by a batch.
 ///
 /// Returns [`Listed`]: the number printed, the number of requested ids
 /// that had no record, and the record files that could not be read (each
@@ -140,15 +141,32 @@ pub fn list<W: Write>(
         .map_or(1, |n| n.get())
         .clamp(1, 4);
     let by_created = !explicit && filter.order == Order::Created;
-    let batches: Vec<&[String]> = if by_created {
-        days(&ids)
+    // A day of more than BATCH records is put in creation order first
+    // (a pass that reads only the times), then rendered in batches as in
+    // id order, so memory stays bounded by one batch whatever the day; a
+    // smaller day is rendered whole and its lines sorted (`true`).
+    let mut batches: Vec<(Cow<'_, [String]>, bool)> = Vec::new();
+    if by_created {
+        for day in days(&ids) {
+            if day.len() > BATCH {
+                let sorted = in_created_order(store, day, threads)?;
+                batches.extend(
+                    sorted
+                        .chunks(BATCH)
+                        .map(|c| (Cow::Owned(c.to_vec()), false)),
+                );
+            } else {
+                batches.push((Cow::Borrowed(day), true));
+            }
+        }
     } else {
-        ids.chunks(BATCH).collect()
-    };
+        batches.extend(ids.chunks(BATCH).map(|c| (Cow::Borrowed(c), false)));
+    }
     let mut printed = 0;
     let mut missing = 0;
     let mut corrupt = Vec::new();
-    for batch in batches {
+    for (batch, sort_batch) in &batches {
+        let (batch, sort_batch): (&[String], bool) = (batch, *sort_batch);
         let per = batch.len().div_ceil(threads).max(MIN_PER_THREAD);
         let parts: Vec<Result<Part>> = if batch.len() <= MIN_PER_THREAD || threads == 1 {
             vec![render_part(store, batch, explicit, filter)]
@@ -174,7 +192,7 @@ pub fn list<W: Write>(
             for m in &part.warnings {
                 warn(m);
             }
-            if by_created {
+            if sort_batch {
                 // Stable: equal times keep id order.
                 order.extend(part.created.iter().map(|(t, a, b)| (*t, n, *a, *b)));
             } else {
@@ -199,6 +217,75 @@ pub fn list<W: Write>(
         corrupt,
     })
 }
+
+/// `ids` sorted by creation time (stable: equal times, and records
+/// without one, which come first, keep their order), reading only each
+/// record's first history entry, on up to `threads` threads. A record
+/// that cannot be read sorts first; the listing itself reports it.
+///
+/// Errors: [`Error::Io`] when reading a record fails.
+fn in_created_order(store: &Store, ids: &[String], threads: usize) -> Result<Vec<String>> {
+    fn times(store: &Store, ids: &[String]) -> Result<Vec<Option<DateTime<Utc>>>> {
+        #[derive(Deserialize)]
+        struct Created<'a> {
+            #[serde(borrow)]
+            history: Option<Vec<At<'a>>>,
+        }
+        let mut bytes = Vec::with_capacity(8192);
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            let t = if read_into(&store.record_path(id), &mut bytes)? {
+                // The store writes compact JSON: the time is found as text
+                // (about twice as fast as parsing the record; a string
+                // cannot hold this unescaped, and a nested value holding
+                // it would only misplace its record), parsed in full only
+                // when it is not there.
+                std::str::from_utf8(&bytes)
+                    .ok()
+                    .and_then(|t| {
+                        let at = &t[t.find(FIRST_AT)? + FIRST_AT.len()..];
+                        tao_core::time::parse_rfc3339(&at[..at.find('"')?])
+                    })
+                    .or_else(|| {
+                        serde_json::from_slice::<Created>(&bytes)
+                            .ok()
+                            .and_then(|c| c.history?.into_iter().next()?.at)
+                            .and_then(|a| tao_core::time::parse_rfc3339(&a))
+                    })
+            } else {
+                None
+            };
+            out.push(t);
+        }
+        Ok(out)
+    }
+    let per = ids.len().div_ceil(threads).max(MIN_PER_THREAD);
+    let parts: Vec<Result<Vec<Option<DateTime<Utc>>>>> = std::thread::scope(|sc| {
+        let handles: Vec<_> = ids
+            .chunks(per)
+            .map(|slice| sc.spawn(move || times(store, slice)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(Error::Internal("a list thread panicked".into())))
+            })
+            .collect()
+    });
+    let mut keyed: Vec<(Option<DateTime<Utc>>, &String)> = Vec::with_capacity(ids.len());
+    let mut it = ids.iter();
+    for part in parts {
+        for t in part? {
+            keyed.push((t, it.next().expect("one time per id")));
+        }
+    }
+    keyed.sort_by_key(|(t, _)| *t);
+    Ok(keyed.into_iter().map(|(_, id)| id.clone()).collect())
+}
+
+/// How the store writes the start of a record's history (compact JSON).
+const FIRST_AT: &str = "\"history\":[{\"at\":\"";
 
 /// `ids` (sorted) cut into runs of one id day: the id without its last
 /// `-` part (`tao-20261201` of `tao-20261201-k3f9x2`).
@@ -564,11 +651,13 @@ mod tests {
             };
             std::fs::write(store.record_path(id), text).unwrap();
         }
-        // Enough ids to take the threaded path.
-        for i in 0..MIN_PER_THREAD + 10 {
+        // A day of more than a batch (sorted by a pass over the times
+        // first), each record older than the one before it in id order.
+        let end = tao_core::time::parse_rfc3339("2026-11-30T23:59:59Z").unwrap();
+        for i in 0..BATCH + 10 {
             let id = format!("tao-20261130-{i:06}");
-            let v = serde_json::json!({"id": id, "state": "COMPLETE",
-                "history": [{"at": format!("2026-11-30T23:{:02}:{:02}Z", 59 - i / 60 % 60, 59 - i % 60)}]});
+            let at = (end - chrono::Duration::seconds(i as i64)).to_rfc3339();
+            let v = serde_json::json!({"id": id, "state": "COMPLETE", "history": [{"at": at}]});
             std::fs::write(store.record_path(&id), v.to_string()).unwrap();
         }
         let ids = listed_ids(&store, &Filter::default());
