@@ -290,7 +290,9 @@ const FIRST_AT: &str = "\"history\":[{\"at\":\"";
 /// `ids` (sorted) cut into runs of one id day: the id without its last
 /// `-` part (`tao-20261201` of `tao-20261201-k3f9x2`).
 fn days(ids: &[String]) -> Vec<&[String]> {
-    let day = |id: &str| id.rsplit_once('-').map_or("", |(d, _)| d).to_string();
+    fn day(id: &str) -> &str {
+        id.rsplit_once('-').map_or("", |(d, _)| d)
+    }
     let mut out = Vec::new();
     let mut start = 0;
     for i in 1..=ids.len() {
