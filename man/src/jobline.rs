@@ -101,7 +101,8 @@ pub fn render() -> String {
     out.push_str(&text("The tao-slurm tools run NVIDIA TAO (and any containerised GPU) jobs on a remote Slurm cluster over SSH. They pass job lines to each other on standard input and output, so the whole workflow is a shell pipeline, a Makefile rule or a cron line:"));
     verbatim(&mut out, "tao-record open ... | tao-render | tao-redact lint | tao-submit | tao-record mark\ntao-record list --live | tao-poll --evidence | tao-classify | tao-record mark");
     para(&mut out, "A job line is one JSON object on one line, UTF-8, ended by a newline. Each tool reads the fields it needs, adds its own, and passes every other field through untouched and in order, unknown keys included, so jq(1) can sit anywhere in a pipeline. Tools flush after every line.");
-    para(&mut out, "A failure that belongs to one job is data: the tool sets error = {tool, code, message}, prints the line, goes on with the next one and exits 1 at the end. A line that arrives with an error from an earlier tool is passed through untouched by tools that cannot act on it, and counts as failed only for the tool that set it. Malformed input (not JSON, a required field missing) is reported on standard error as one line with its line number, and the tool exits 65; lines read before it are not lost. No tool prints half a line.");
+    para(&mut out, "A failure that belongs to one job is data: the tool sets error = {tool, code, message}, prints the line, goes on with the next one and exits 1 at the end. A line that arrives with an error from an earlier tool is passed through untouched by tools that cannot act on it, and counts as failed only for the tool that set it. No tool prints half a line.");
+    para(&mut out, "A bad line (not UTF-8, not JSON, not a JSON object, longer than 64 MiB, or a JSON object that lacks or has an invalid field the tool needs) is treated the same way by every tool (one driver, tao_core::filter): it is reported at once on standard error as one line, tao-x: error: line N[, column C]: what is wrong; how to fix it (with -q too); a line that cannot be parsed is not printed, a JSON object goes on with an error object where the tool's page says so; the exit status is 65 when any line was bad, before 1 and before a tool's own statuses (3, 69, 77, 78). Then the streaming filters (tao-render, tao-redact lint, tao-classify, tao-record mark and retry) go on with the next line, and the tools that read every line before acting on the cluster (tao-poll, tao-submit, tao-submit cancel, tao-submit preflight --lines) stop reading: the lines before the bad one are acted on and printed, the lines after it are not read.");
     para(&mut out, "Gates: tao-submit refuses a line that tao-record did not open (no id, no launch) and a script whose sha256 differs from the one tao-redact lint approved (no lint, no launch). Secrets travel by name only.");
 
     heading(&mut out, "FIELDS");
@@ -136,7 +137,7 @@ pub fn render() -> String {
         ),
         (
             exit::DATAERR,
-            "Bad input data: a line that is not JSON or lacks a required field, a bad file.",
+            "Bad input data: a bad line (not JSON, a required field missing; see DESCRIPTION for what the tools do after it), a bad file.",
         ),
         (
             exit::UNAVAILABLE,

@@ -8,7 +8,8 @@ use std::ffi::OsString;
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 
-use tao_core::{Error, JobLine, LineWriter, Result};
+use tao_core::flags::{Flag, Tool};
+use tao_core::{Error, Filter, JobLine, LineWriter, OnBadLine, Result};
 
 use crate::{classify, Catalogue, Options, Redactor, DEFAULT_MAX_ATTEMPTS};
 
@@ -16,42 +17,76 @@ use crate::{classify, Catalogue, Options, Redactor, DEFAULT_MAX_ATTEMPTS};
 /// attempts is already more than any cluster fault deserves).
 pub const MAX_ATTEMPTS_LIMIT: u32 = 100;
 
-/// Short help (`-h`).
-pub const SHORT_HELP: &str = "\
-tao-classify: classify failed jobs (infra / program / scheduler) and decide retry
-
-usage: tao-record list --live | tao-poll --evidence | tao-classify [OPTIONS] | tao-record mark
-
-options:
-  --log FILE          use FILE (a job's main.out/main.err) as the evidence; repeatable
-  --max-attempts N    retry budget (1-100): retry infra faults while attempt < N (default 10)
-  --rules FILE        add or replace rules from a TOML file; repeatable
-  --list-rules        print the rule catalogue as JSON lines and exit
-  -q, --quiet         print no warnings (errors are always printed)
-  -v, --verbose       print what the tool does (one line per classified job)
-  -h, --help          short / long help
-  -V, --version       print the version
-";
-
-/// Long help (`--help`).
-pub const LONG_HELP: &str = "\
-tao-classify: classify failed jobs (infra / program / scheduler) and decide retry
-
-usage: tao-record list --live | tao-poll --evidence | tao-classify [OPTIONS] | tao-record mark
-
-Reads job lines on stdin and writes them to stdout. Lines whose `state` is not
-ERROR pass through byte for byte. An ERROR line gets
+/// The command line: every flag once (`tao_core::flags`), driving
+/// [`parse_args`], `-h` and `--help`, and the man page and completions
+/// (man/ builds a `clap::Command` from it).
+pub const SPEC: Tool = Tool {
+    name: "tao-classify",
+    about: "classify failed jobs (infra / program / scheduler) and decide retry",
+    usage: &[
+        "tao-record list --live | tao-poll --evidence | tao-classify [OPTIONS] | tao-record mark",
+    ],
+    description: "Reads job lines on stdin and writes them to stdout. Lines whose `state` is \
+not ERROR pass through byte for byte. An ERROR line gets
 
   classification = {class, subclass, rule, evidence: {file, line, text} | null,
                     node, retry, reason}
 
-class is infra (the cluster's fault: retried), program (the user's: never
-retried), scheduler (time limit, cancel, preemption: not retried) or unknown
-(not retried). The evidence is the `evidence` field (`tao-poll --evidence`:
-{out: {first_line, lines}, err: {...}}) or the files given with --log.
-
-Policy:
-  NODE_FAIL, BOOT_FAIL            infra, whatever the log says
+class is infra (the cluster's fault: retried), program (the user's: never retried), scheduler \
+(time limit, cancel, preemption: not retried) or unknown (not retried). The evidence is the \
+`evidence` field (`tao-poll --evidence`: {out: {first_line, lines}, err: {...}}) or the files \
+given with --log. A log that matches no rule is the program's to look at (class program, not \
+retried).",
+    flags: &[
+        Flag::value(
+            "log",
+            "FILE",
+            "use FILE (a job's main.out/main.err) as the evidence; repeatable",
+        )
+        .long_help(
+            "Use FILE (a job's main.out/main.err) as the evidence for every ERROR line \
+(streamed with bounded memory); repeatable; an empty file means \"no log\".",
+        )
+        .repeatable(),
+        Flag::value(
+            "max-attempts",
+            "N",
+            "retry budget (1-100): retry infra faults while attempt < N (default 10)",
+        )
+        .long_help("Retry budget, 1-100 (default 10): infra faults are retried while attempt < N.")
+        .default("10")
+        .range(1, MAX_ATTEMPTS_LIMIT as u64),
+        Flag::value(
+            "rules",
+            "FILE",
+            "add or replace rules from a TOML file; repeatable",
+        )
+        .long_help(
+            "A TOML file of [[rule]] tables (id, class, subclass, priority, keywords, \
+pattern, reason, source); a rule with a built-in id replaces it. A named group (?P<node>...) \
+names the node to avoid. Repeatable.",
+        )
+        .repeatable(),
+        Flag::switch(
+            "list-rules",
+            "print the rule catalogue as JSON lines and exit",
+        )
+        .long_help(
+            "Print the catalogue as JSON lines (id, class, subclass, priority, keywords, \
+pattern, reason, source) and exit.",
+        ),
+        Flag::QUIET,
+        Flag::verbose(
+            "print what the tool does (one line per classified job)",
+            "Print what the tool does on standard error (one line per classified job).",
+        ),
+        Flag::HELP,
+        Flag::VERSION,
+    ],
+    subs: &[],
+    sections: &[(
+        "Policy",
+        "  NODE_FAIL, BOOT_FAIL            infra, whatever the log says
   FAILED, OUT_OF_MEMORY, DEADLINE the highest-priority rule matching the log decides
   no log at all (empty evidence)  launch failure: infra, unless slurm.reason blames
                                   the request
@@ -63,29 +98,16 @@ Policy:
   budget                          infra retries only while attempt < --max-attempts
                                   (attempt 1 = first try; default 10); then
                                   reason \"retry budget exhausted (attempt 10 of 10)\"
-
-options:
-  --log FILE          use FILE as the evidence for every ERROR line (streamed with
-                      bounded memory); repeatable; an empty file means \"no log\"
-  --max-attempts N    retry budget, 1-100 (default 10)
-  --rules FILE        a TOML file of [[rule]] tables (id, class, subclass, priority,
-                      keywords, pattern, reason, source); a rule with a built-in id
-                      replaces it. A named group (?P<node>...) names the node to avoid.
-  --list-rules        print the catalogue as JSON lines (id, class, subclass, priority,
-                      keywords, pattern, reason, source) and exit
-  -q, --quiet         print no warnings (errors are always printed)
-  -v, --verbose       print what the tool does (one line per classified job)
-  -h, --help          short / long help
-  -V, --version       print the version
-
-exit status:
-  0   every line classified or passed through
+",
+    )],
+    exit_status: "  0   every line classified or passed through
   2   usage error
   65  bad input (not JSON, ERROR line without slurm.native_state, bad attempt or
       evidence); the other lines still go through, the bad one is reported on stderr
   74  a --log file or stdout could not be read/written
   78  a --rules file is invalid
-";
+",
+};
 
 /// Parsed arguments.
 #[derive(Debug, Default, PartialEq)]
@@ -118,30 +140,36 @@ pub fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Args> {
         ..Args::default()
     };
     while let Some(arg) = parser.next().map_err(usage)? {
-        match arg {
-            Short('q') | Long("quiet") => out.quiet = true,
-            Short('v') | Long("verbose") => out.verbose = out.verbose.saturating_add(1),
-            Short('h') => out.print = Some(SHORT_HELP.into()),
-            Long("help") => out.print = Some(LONG_HELP.into()),
-            Short('V') | Long("version") => {
+        let flag = match &arg {
+            Short(c) => SPEC.lookup_short(*c),
+            Long(l) => SPEC.lookup_long(l),
+            Value(_) => None,
+        };
+        match (flag.map(|f| f.long), arg) {
+            (Some("quiet"), _) => out.quiet = true,
+            (Some("verbose"), _) => out.verbose = out.verbose.saturating_add(1),
+            (Some("help"), Short(_)) => out.print = Some(SPEC.short_help()),
+            (Some("help"), _) => out.print = Some(SPEC.long_help()),
+            (Some("version"), _) => {
                 out.print = Some(format!("tao-classify {}\n", env!("CARGO_PKG_VERSION")))
             }
-            Long("log") => out.logs.push(parser.value().map_err(usage)?.into()),
-            Long("rules") => out.rules.push(parser.value().map_err(usage)?.into()),
-            Long("list-rules") => out.list_rules = true,
-            Long("max-attempts") => {
+            (Some("log"), _) => out.logs.push(parser.value().map_err(usage)?.into()),
+            (Some("rules"), _) => out.rules.push(parser.value().map_err(usage)?.into()),
+            (Some("list-rules"), _) => out.list_rules = true,
+            (Some("max-attempts"), _) => {
                 let v = parser.value().map_err(usage)?;
                 let text = v.to_string_lossy();
+                let (lo, hi) = SPEC.flag("max-attempts").range.unwrap_or((1, 100));
                 out.max_attempts = match text.parse::<u32>() {
-                    Ok(n) if (1..=MAX_ATTEMPTS_LIMIT).contains(&n) => n,
+                    Ok(n) if (lo..=hi).contains(&u64::from(n)) => n,
                     _ => {
                         return Err(Error::Usage(format!(
-                        "--max-attempts {text:?}: expected a whole number from 1 to {MAX_ATTEMPTS_LIMIT} (1 = never retry)"
+                        "--max-attempts {text:?}: expected a whole number from {lo} to {hi} (1 = never retry)"
                     )))
                     }
                 };
             }
-            other => return Err(usage(other.unexpected())),
+            (_, other) => return Err(usage(other.unexpected())),
         }
     }
     Ok(out)
@@ -221,68 +249,25 @@ pub fn run<R: BufRead>(
     filter(input()?, &mut out, &mut errors, &cat, &opts)
 }
 
-/// The filter loop: every input line comes out (untouched or classified),
-/// except lines that are not JSON objects, which are reported on `errors`.
-/// Returns 0, or 65 if any line was bad.
+/// The filter loop (`tao_core::filter`, going on after a bad line): every
+/// input line comes out (untouched or classified), except lines that are
+/// not JSON objects, which are reported on `errors`. Returns 0, or 65 if
+/// any line was bad.
 ///
 /// Errors: [`Error::Io`] reading input, writing output or a `--log` file.
 pub fn filter<W: Write>(
-    mut input: impl BufRead,
+    input: impl BufRead,
     out: &mut LineWriter<W>,
     errors: &mut impl Write,
     cat: &Catalogue,
     opts: &Options,
 ) -> Result<i32> {
-    let mut buf = Vec::with_capacity(4096);
-    let mut line_no = 0u64;
-    let mut status = tao_core::exit::OK;
-    let mut report = |errors: &mut dyn Write, e: &Error| -> Result<()> {
-        status = tao_core::exit::DATAERR;
-        writeln!(
-            errors,
-            "tao-classify: error: {}",
-            tao_core::cli::one_line(&e.to_string())
-        )
-        .map_err(|e| Error::io("writing standard error", e))
-    };
-    loop {
-        buf.clear();
-        let n = input
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| Error::io("reading standard input", e))?;
-        if n == 0 {
-            break;
-        }
-        line_no += 1;
-        let raw = buf.strip_suffix(b"\n").unwrap_or(&buf);
-        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-        let text = match std::str::from_utf8(raw) {
-            Ok(t) => t,
-            Err(e) => {
-                let err = Error::BadLine {
-                    line: line_no,
-                    message: format!(
-                        "not UTF-8 at byte {}; job lines are UTF-8 JSON",
-                        e.valid_up_to()
-                    ),
-                };
-                report(errors, &err)?;
-                continue;
-            }
-        };
-        if text.trim().is_empty() {
-            continue;
-        }
-        let mut line = match JobLine::parse(text, line_no) {
-            Ok(l) => l,
-            Err(e) => {
-                report(errors, &e)?;
-                continue;
-            }
-        };
+    let mut lines = Filter::new("tao-classify", input, OnBadLine::GoOn).with_errors(errors);
+    while let Some(mut line) = lines.next_line()? {
         match classify(&mut line, cat, opts) {
             Ok(None) => {
                 // Not ERROR: byte for byte.
+                let text = lines.raw_text();
                 let mut bytes = Vec::with_capacity(text.len() + 1);
                 bytes.extend_from_slice(text.as_bytes());
                 bytes.push(b'\n');
@@ -305,17 +290,17 @@ pub fn filter<W: Write>(
                 );
                 out.write(&line)?
             }
-            Err(e @ (Error::BadLine { .. } | Error::BadJson { .. })) => {
+            Err(e) if tao_core::filter::is_bad_line(&e) => {
                 // Loses nothing: the line goes on unclassified, the status says so.
-                report(errors, &e)?;
-                let mut bytes = text.as_bytes().to_vec();
+                lines.bad_line(&e);
+                let mut bytes = lines.raw_text().as_bytes().to_vec();
                 bytes.push(b'\n');
                 out.write_raw(&bytes)?;
             }
             Err(e) => return Err(e),
         }
     }
-    Ok(status)
+    Ok(lines.status())
 }
 
 #[cfg(test)]
@@ -344,6 +329,21 @@ mod tests {
     }
 
     #[test]
+    fn every_flag_of_the_table_parses() {
+        for f in SPEC.flags {
+            let mut a = vec![format!("--{}", f.long)];
+            if let tao_core::flags::Takes::Value(_) = f.takes {
+                a.push(f.default.unwrap_or("x").into());
+            }
+            let got = parse_args(a.iter().map(OsString::from));
+            assert!(got.is_ok(), "{a:?}: {got:?}");
+            if let Some(c) = f.short {
+                assert!(args(&[&format!("-{c}")]).is_ok(), "-{c}");
+            }
+        }
+    }
+
+    #[test]
     fn usage_errors_exit_2() {
         for bad in [
             &["--max-attempts", "0"][..],
@@ -359,12 +359,12 @@ mod tests {
 
     #[test]
     fn help_and_version() {
-        assert_eq!(args(&["-h"]).unwrap().print.as_deref(), Some(SHORT_HELP));
+        assert_eq!(args(&["-h"]).unwrap().print, Some(SPEC.short_help()));
         assert!(args(&["--help"])
             .unwrap()
             .print
             .unwrap()
-            .contains("exit status"));
+            .contains("Exit status:\n  0   every line classified"));
         assert!(args(&["--version"])
             .unwrap()
             .print

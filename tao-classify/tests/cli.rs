@@ -238,12 +238,12 @@ fn help_version_and_usage_errors() {
         .arg("-h")
         .assert()
         .success()
-        .stdout(predicate::str::contains("usage:"));
+        .stdout(predicate::str::contains("Usage:"));
     cmd()
         .arg("--help")
         .assert()
         .success()
-        .stdout(predicate::str::contains("exit status"));
+        .stdout(predicate::str::contains("Exit status:"));
     cmd()
         .arg("--version")
         .assert()

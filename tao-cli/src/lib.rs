@@ -6,7 +6,11 @@
 //! `--version` still print on stdout with exit 0.
 //!
 //! A crate of its own so that tao-core, which every tool (the lexopt
-//! filters included) links, stays free of clap.
+//! filters included) links, stays free of clap. [`table`] turns a lexopt
+//! tool's flag table (`tao_core::flags`) into a `clap::Command` for the
+//! man pages and completions.
+
+pub mod table;
 
 use std::ffi::OsString;
 
@@ -131,23 +135,6 @@ where
                 Err(Error::Usage(usage_line(&command, &e)))
             }
         },
-    }
-}
-
-/// [`parse`] of the process's own arguments, or exit: after help or
-/// version with [`Parsed::Done`]'s status; on a usage error after printing
-/// `tool: error: ...` (`tao_core::cli::report`) with exit 2.
-///
-/// Input: the tool name. Output: the parsed arguments (never returns
-/// otherwise).
-pub fn parse_or_exit<P: clap::Parser>(tool: &str) -> P {
-    match parse::<P, _, _>(tool, std::env::args_os()) {
-        Ok(Parsed::Args(p)) => p,
-        Ok(Parsed::Done(code)) => std::process::exit(code),
-        Err(e) => {
-            tao_core::cli::report(tool, &e);
-            std::process::exit(e.code())
-        }
     }
 }
 

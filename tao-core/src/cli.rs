@@ -195,27 +195,43 @@ pub fn piped_stdin(
     Ok(std::io::stdin().lock())
 }
 
-/// Run `body` and exit the process with its status: `Ok(code)` exits with
-/// `code`; `Err(e)` prints `tool: error: ...` and exits with `e.code()`.
+/// Run `body` and return the process's exit status, for `main.rs` to
+/// exit with (`std::process::exit(tao_core::cli::main_with(...))`: library
+/// code never calls `process::exit`). `Ok(code)` is `code`; `Err(e)`
+/// prints `tool: error: ...` and is `e.code()`.
 ///
-/// Broken pipes: `Err` of a broken pipe exits 0 quietly under
+/// Broken pipes: `Err` of a broken pipe is 0, quietly, under
 /// [`PipePolicy::Quiet`] and 74 with the message under
 /// [`PipePolicy::Fail`]. As a backstop, a panic of the standard library's
 /// `print!`/`eprint!` macros on a closed stream (`failed printing to
-/// stdout: Broken pipe`) is handled the same way instead of printing a
-/// panic message and exiting 101 (ripgrep and bat treat a closed pipe as
-/// the normal end of a filter); every other panic keeps the default hook.
-pub fn main_with(tool: &str, policy: PipePolicy, body: impl FnOnce() -> Result<i32, Error>) -> ! {
-    install_pipe_panic_guard(tool, policy);
-    let code = match body() {
-        Ok(code) => code,
-        Err(e) if is_broken_pipe(&e) && policy == PipePolicy::Quiet => 0,
-        Err(e) => {
+/// stdout: Broken pipe`) on the main thread is caught and handled the same
+/// way instead of printing a panic message and exiting 101 (ripgrep and
+/// bat treat a closed pipe as the normal end of a filter); every other
+/// panic keeps the default hook and unwinds on.
+pub fn main_with(tool: &str, policy: PipePolicy, body: impl FnOnce() -> Result<i32, Error>) -> i32 {
+    install_pipe_panic_guard();
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body));
+    match outcome {
+        Ok(Ok(code)) => code,
+        Ok(Err(e)) if is_broken_pipe(&e) && policy == PipePolicy::Quiet => crate::exit::OK,
+        Ok(Err(e)) => {
             report(tool, &e);
             e.code()
         }
-    };
-    std::process::exit(code)
+        Err(payload) => {
+            let msg = panic_message(payload.as_ref());
+            if !is_print_pipe_panic(msg) {
+                std::panic::resume_unwind(payload);
+            }
+            match policy {
+                PipePolicy::Quiet => crate::exit::OK,
+                PipePolicy::Fail => {
+                    write_stderr(&format!("{tool}: error: {}\n", one_line(msg)));
+                    crate::exit::IOERR
+                }
+            }
+        }
+    }
 }
 
 /// Whether a panic message is the standard library's report of a print
@@ -225,27 +241,24 @@ pub fn is_print_pipe_panic(msg: &str) -> bool {
         && msg.contains("Broken pipe")
 }
 
-/// See [`main_with`]: a print macro's broken-pipe panic exits by `policy`.
-fn install_pipe_panic_guard(tool: &str, policy: PipePolicy) {
-    let tool = tool.to_string();
+/// The text of a panic's payload (empty when it is not a string).
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
+    payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied())
+        .unwrap_or("")
+}
+
+/// See [`main_with`]: the panic hook says nothing for a print macro's
+/// broken-pipe panic ([`main_with`] decides the status); every other panic
+/// goes to the default hook.
+fn install_pipe_panic_guard() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        let payload = info.payload();
-        let msg = payload
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| payload.downcast_ref::<&str>().copied())
-            .unwrap_or("");
-        if is_print_pipe_panic(msg) {
-            match policy {
-                PipePolicy::Quiet => std::process::exit(crate::exit::OK),
-                PipePolicy::Fail => {
-                    write_stderr(&format!("{tool}: error: {}\n", one_line(msg)));
-                    std::process::exit(crate::exit::IOERR)
-                }
-            }
+        if !is_print_pipe_panic(panic_message(info.payload())) {
+            default(info);
         }
-        default(info);
     }));
 }
 
@@ -311,5 +324,22 @@ mod tests {
         let e = Error::io("x", std::io::Error::from(std::io::ErrorKind::BrokenPipe));
         assert!(is_broken_pipe(&e));
         assert!(!is_broken_pipe(&Error::Usage("x".into())));
+    }
+
+    #[test]
+    fn main_with_returns_the_status_and_never_exits() {
+        assert_eq!(main_with("t", PipePolicy::Fail, || Ok(3)), 3);
+        let pipe = || Err(Error::io("w", std::io::ErrorKind::BrokenPipe.into()));
+        assert_eq!(main_with("t", PipePolicy::Quiet, pipe), 0);
+        assert_eq!(main_with("t", PipePolicy::Fail, pipe), 74);
+        assert_eq!(
+            main_with("t", PipePolicy::Quiet, || Err(Error::Usage("u".into()))),
+            2
+        );
+        let print_panic = || -> Result<i32, Error> {
+            std::panic::panic_any("failed printing to stdout: Broken pipe (os error 32)")
+        };
+        assert_eq!(main_with("t", PipePolicy::Quiet, print_panic), 0);
+        assert_eq!(main_with("t", PipePolicy::Fail, print_panic), 74);
     }
 }

@@ -224,6 +224,15 @@ impl<R: BufRead> LineReader<R> {
         self.line_no
     }
 
+    /// The text of the line [`LineReader::next_line`] returned last, as
+    /// read (without its `\n` or `\r\n`); empty before the first line and
+    /// unspecified after an error.
+    pub fn last_text(&self) -> &str {
+        let line = self.buf.strip_suffix(b"\n").unwrap_or(&self.buf);
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        std::str::from_utf8(line).unwrap_or("")
+    }
+
     /// The next job line, `None` at end of input.
     ///
     /// Errors: [`Error::BadLine`] for a line that is not UTF-8, not JSON,

@@ -9,6 +9,8 @@
 pub mod cli;
 pub mod error;
 pub mod exit;
+pub mod filter;
+pub mod flags;
 pub mod hostlist;
 pub mod id;
 pub mod image;
@@ -22,6 +24,7 @@ pub mod state;
 pub mod time;
 
 pub use error::{Error, Result};
+pub use filter::{Filter, OnBadLine};
 pub use jobline::{JobLine, LineReader, LineWriter};
 pub use state::State;
 

@@ -14,7 +14,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 use serde_json::{json, Value};
-use tao_core::{Error, JobLine, LineReader, LineWriter, Result};
+use tao_core::filter::Counts;
+use tao_core::{Error, Filter, JobLine, LineReader, LineWriter, OnBadLine, Result};
 
 use crate::backend::ReplayBackend;
 use crate::poll::{self, Connector, Options, PollResult, Single, SshConnector};
@@ -243,9 +244,14 @@ pub fn redactor() -> impl Fn(&JobLine, &str) -> String {
     }
 }
 
-/// Read the input lines: job ids from arguments, else job lines from stdin.
-/// On a malformed line, the lines read before it are returned with the error.
-pub fn read_input(ids: &[String]) -> (Vec<JobLine>, Option<Error>) {
+/// Read the input lines: job ids from arguments, else job lines from stdin
+/// (`tao_core::filter`, stopping at a bad line: it is reported on stderr
+/// with its line number, the lines before it are returned, and the counts
+/// say so).
+///
+/// Errors: [`Error::Usage`] when stdin is a terminal; [`Error::Io`] when
+/// it cannot be read.
+pub fn read_input(ids: &[String]) -> Result<(Vec<JobLine>, Counts)> {
     if !ids.is_empty() {
         let lines = ids
             .iter()
@@ -255,36 +261,31 @@ pub fn read_input(ids: &[String]) -> (Vec<JobLine>, Option<Error>) {
                 JobLine::from_map(m)
             })
             .collect();
-        return (lines, None);
+        return Ok((lines, Counts::default()));
     }
-    let stdin = match tao_core::cli::piped_stdin(
+    let stdin = tao_core::cli::piped_stdin(
         "tao-record list --live | tao-poll",
         Some("give Slurm job ids (tao-poll 123 124)"),
-    ) {
-        Ok(s) => s,
-        Err(e) => return (Vec::new(), Some(e)),
-    };
-    let mut lines = Vec::new();
-    let mut reader = LineReader::new(stdin);
-    loop {
-        match reader.next_line() {
-            Ok(Some(l)) => lines.push(l),
-            Ok(None) => return (lines, None),
-            Err(e) => return (lines, Some(e)),
-        }
-    }
+    )?;
+    let mut filter = Filter::new("tao-poll", stdin, OnBadLine::Stop);
+    let lines = filter.read_all()?;
+    Ok((lines, filter.counts()))
 }
 
-/// Exit status for a finished poll (see the module doc). Never-submitted
-/// lines ([`PollResult::unsubmitted`]) count neither way.
-pub fn exit_status(res: &PollResult) -> i32 {
-    if res.failed == 0 {
-        return tao_core::exit::OK;
-    }
-    if res.failed == res.lines.len() - res.unsubmitted {
+/// Exit status for a finished poll (see the module doc), computed by
+/// `tao_core::filter::Counts` from the bad input lines (`input`) and the
+/// lines that failed. Never-submitted lines ([`PollResult::unsubmitted`])
+/// count neither way.
+pub fn exit_status(res: &PollResult, input: Counts) -> i32 {
+    let counts = Counts {
+        failed: res.failed as u64,
+        ..input
+    };
+    let mut failure = tao_core::exit::SOME_FAILED;
+    if res.failed > 0 && res.failed == res.lines.len() - res.unsubmitted {
         let first = res.codes.first().map(String::as_str).unwrap_or("");
         if res.codes.iter().all(|c| c == first) {
-            return match first {
+            failure = match first {
                 "unavailable" => tao_core::exit::UNAVAILABLE,
                 "noperm" => tao_core::exit::NOPERM,
                 "config" => tao_core::exit::CONFIG,
@@ -292,7 +293,7 @@ pub fn exit_status(res: &PollResult) -> i32 {
             };
         }
     }
-    tao_core::exit::SOME_FAILED
+    counts.status_with_failure(failure)
 }
 
 /// The connector for this run: replay files, else SSH from the environment
@@ -331,7 +332,7 @@ fn run_status(args: &StatusArgs, transport: Option<&str>) -> Result<i32> {
             "only one --replay-* FILE can be `-` (stdin), and then the job ids must be arguments: tao-poll --replay-sacct - 123 124 < sacct.txt".into(),
         ));
     }
-    let (lines, input_err) = read_input(&args.ids);
+    let (lines, input) = read_input(&args.ids)?;
     let redact = redactor();
     let opts = Options {
         requeue: args.requeue,
@@ -350,7 +351,7 @@ fn run_status(args: &StatusArgs, transport: Option<&str>) -> Result<i32> {
         connector(&args.replay, transport)?
     };
     if args.watch {
-        if let Some(e) = input_err {
+        if input.malformed > 0 {
             // Nothing is watched on malformed input; the lines read before
             // it go out untouched so none is lost.
             let stdout = std::io::stdout();
@@ -358,7 +359,7 @@ fn run_status(args: &StatusArgs, transport: Option<&str>) -> Result<i32> {
             for l in &lines {
                 w.write(l)?;
             }
-            return Err(e);
+            return Ok(input.status());
         }
         return crate::watch::run(lines, conn.as_mut(), &opts, args.interval);
     }
@@ -377,10 +378,7 @@ fn run_status(args: &StatusArgs, transport: Option<&str>) -> Result<i32> {
     for l in &res.lines {
         w.write(l)?;
     }
-    if let Some(e) = input_err {
-        return Err(e);
-    }
-    Ok(exit_status(&res))
+    Ok(exit_status(&res, input))
 }
 
 /// Read one job line from a reader (for `logs` with a line on stdin).

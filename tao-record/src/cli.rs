@@ -308,14 +308,20 @@ fn mark_to<W: Write>(a: &MarkArgs, out: &mut LineWriter<W>) -> Result<i32> {
                 })?;
             }
             let text = format!("{}\n", line.to_json());
-            mark::mark_stream(&store, text.as_bytes(), out, &mut |m| warn(m))?
+            mark::mark_stream(
+                &store,
+                text.as_bytes(),
+                out,
+                &mut std::io::stderr(),
+                &mut |m| warn(m),
+            )?
         }
         None => {
             let stdin = tao_core::cli::piped_stdin(
                 "tao-record list --live | tao-poll | tao-record mark",
                 Some("give a record id (tao-record mark ID --state STATE)"),
             )?;
-            mark::mark_stream(&store, stdin, out, &mut |m| warn(m))?
+            mark::mark_stream(&store, stdin, out, &mut std::io::stderr(), &mut |m| warn(m))?
         }
     };
     sum.into_result()
@@ -333,6 +339,7 @@ fn cmd_retry(a: &RetryArgs) -> Result<i32> {
         stdin,
         &mut out,
         a.max_attempts,
+        &mut std::io::stderr(),
         &mut |m| warn(m),
         &mut |m| tao_core::cli::note(TOOL, m),
     )?;

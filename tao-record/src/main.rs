@@ -4,7 +4,9 @@
 //! is not success (exit 74).
 
 fn main() {
-    tao_core::cli::main_with("tao-record", tao_core::cli::PipePolicy::Fail, || {
-        tao_record::cli::run(std::env::args_os())
-    })
+    std::process::exit(tao_core::cli::main_with(
+        "tao-record",
+        tao_core::cli::PipePolicy::Fail,
+        || tao_record::cli::run(std::env::args_os()),
+    ))
 }

@@ -12,7 +12,8 @@
 use std::io::{BufRead, Write};
 
 use serde_json::{Map, Value};
-use tao_core::{Error, JobLine, LineReader, LineWriter, Result, State};
+use tao_core::filter::Counts;
+use tao_core::{Error, Filter, JobLine, LineWriter, OnBadLine, Result, State};
 
 use crate::machine::{self, Observation, Outcome, PROTECTED, TOOL};
 use crate::store::Store;
@@ -139,26 +140,30 @@ impl Summary {
     ///
     /// Errors: [`Error::Data`] / [`Error::SomeFailed`] with the counts.
     pub fn into_result(self) -> Result<i32> {
-        if self.malformed > 0 {
-            return Err(Error::Data(format!(
+        let counts = Counts {
+            malformed: self.malformed,
+            failed: self.failed,
+            ..Counts::default()
+        };
+        match counts.status() {
+            tao_core::exit::DATAERR => Err(Error::Data(format!(
                 "{} malformed input line(s) skipped (see above); {} applied, {} failed",
                 self.malformed, self.ok, self.failed
-            )));
-        }
-        if self.failed > 0 {
-            return Err(Error::SomeFailed(format!(
+            ))),
+            tao_core::exit::SOME_FAILED => Err(Error::SomeFailed(format!(
                 "{} of {} line(s) failed; each carries an `error` object",
                 self.failed,
                 self.ok + self.failed
-            )));
+            ))),
+            code => Ok(code),
         }
-        Ok(0)
     }
 }
 
 /// Mark every job line read from `input`, echoing each to `out` (one
-/// flushed write per line). `warn` receives one-line diagnostics for
-/// malformed lines.
+/// flushed write per line). Bad lines are reported on `errors` as
+/// `tao-record: error: line N: ...` and the run goes on (`tao_core::filter`);
+/// `warn` receives one-line diagnostics for refused lines.
 ///
 /// Errors: [`Error::Io`] when `out` fails (a broken pipe included: a
 /// record changed and its report was lost).
@@ -166,21 +171,12 @@ pub fn mark_stream<R: BufRead, W: Write>(
     store: &Store,
     input: R,
     out: &mut LineWriter<W>,
+    errors: &mut dyn Write,
     warn: &mut dyn FnMut(&str),
 ) -> Result<Summary> {
-    let mut reader = LineReader::new(input);
+    let mut lines = Filter::new(TOOL, input, OnBadLine::GoOn).with_errors(errors);
     let mut sum = Summary::default();
-    loop {
-        let line = match reader.next_line() {
-            Ok(Some(l)) => l,
-            Ok(None) => break,
-            Err(e @ (Error::BadLine { .. } | Error::BadJson { .. })) => {
-                warn(&e.to_string());
-                sum.malformed += 1;
-                continue;
-            }
-            Err(e) => return Err(e),
-        };
+    while let Some(line) = lines.next_line()? {
         match mark_line_new_error(store, &line) {
             Ok((echo, _, new_error)) => {
                 sum.ok += 1;
@@ -190,8 +186,7 @@ pub fn mark_stream<R: BufRead, W: Write>(
                 out.write(&echo)?;
             }
             Err(e @ Error::BadLine { .. }) => {
-                warn(&e.to_string());
-                sum.malformed += 1;
+                lines.bad_line(&e);
                 let mut l = line;
                 l.set_error(TOOL, &e);
                 out.write(&l)?;
@@ -211,6 +206,7 @@ pub fn mark_stream<R: BufRead, W: Write>(
             }
         }
     }
+    sum.malformed = lines.counts().malformed;
     Ok(sum)
 }
 
@@ -385,7 +381,8 @@ mod tests {
         );
         let mut out = LineWriter::new(Vec::new());
         let mut warnings = Vec::new();
-        let sum = mark_stream(&store, input.as_bytes(), &mut out, &mut |w| {
+        let mut errors = Vec::new();
+        let sum = mark_stream(&store, input.as_bytes(), &mut out, &mut errors, &mut |w| {
             warnings.push(w.to_string())
         })
         .unwrap();
@@ -418,7 +415,16 @@ mod tests {
             .contains("--retry-of"));
         // An unknown id has no record: its line goes on as it came.
         assert_eq!(lines[1].get_str(&["state"]), Some("RUNNING"));
-        assert!(warnings.iter().any(|w| w.starts_with("line 3")));
+        let errors = String::from_utf8(errors).unwrap();
+        assert_eq!(errors.lines().count(), 1, "{errors}");
+        assert!(
+            errors.starts_with("tao-record: error: line 3, column 2: invalid JSON"),
+            "{errors}"
+        );
+        assert!(
+            warnings.iter().any(|w| w.starts_with("nope: ")),
+            "{warnings:?}"
+        );
         let rec = store.load("j1").unwrap();
         assert_eq!(rec.state(), Some(State::Complete));
         assert_eq!(rec.history().len(), 3);

@@ -20,7 +20,10 @@
 use std::io::{BufRead, Write};
 
 use serde_json::Value;
-use tao_core::{Error, JobLine, LineReader, LineWriter, Result, State};
+use tao_core::filter::Counts;
+use tao_core::{Error, Filter, JobLine, LineWriter, OnBadLine, Result, State};
+
+use crate::machine::TOOL;
 
 use crate::open::{open, OpenArgs};
 use crate::store::Store;
@@ -56,19 +59,22 @@ impl Summary {
     ///
     /// Errors: [`Error::Data`] / [`Error::SomeFailed`] with the counts.
     pub fn into_result(self) -> Result<i32> {
-        if self.malformed > 0 {
-            return Err(Error::Data(format!(
+        let counts = Counts {
+            malformed: self.malformed,
+            failed: self.failed,
+            ..Counts::default()
+        };
+        match counts.status() {
+            tao_core::exit::DATAERR => Err(Error::Data(format!(
                 "{} malformed input line(s) skipped (see above); {} retry record(s) opened",
                 self.malformed, self.opened
-            )));
-        }
-        if self.failed > 0 {
-            return Err(Error::SomeFailed(format!(
+            ))),
+            tao_core::exit::SOME_FAILED => Err(Error::SomeFailed(format!(
                 "{} retry record(s) could not be opened (see above); {} opened",
                 self.failed, self.opened
-            )));
+            ))),
+            code => Ok(code),
         }
-        Ok(0)
     }
 }
 
@@ -114,8 +120,10 @@ pub fn retry_one(store: &Store, id: &str, max_attempts: u32) -> Result<(Outcome,
 }
 
 /// The stage: read job lines from `input`, open the due retries, write
-/// their lines to `out`; `warn` gets one line per spent budget, failure or
-/// malformed line, `note` one per retry opened.
+/// their lines to `out`; bad lines (not JSON, no `id`) are reported on
+/// `errors` as `tao-record: error: line N: ...` and the run goes on
+/// (`tao_core::filter`); `warn` gets one line per spent budget or failure,
+/// `note` one per retry opened.
 ///
 /// Errors: a write error on `out`, an I/O error reading `input`; per-line
 /// failures are counted in the [`Summary`].
@@ -124,29 +132,19 @@ pub fn retry_stream<R: BufRead, W: Write>(
     input: R,
     out: &mut LineWriter<W>,
     max_attempts: u32,
+    errors: &mut dyn Write,
     warn: &mut dyn FnMut(&str),
     note: &mut dyn FnMut(&str),
 ) -> Result<Summary> {
-    let mut reader = LineReader::new(input);
+    let mut lines = Filter::new(TOOL, input, OnBadLine::GoOn).with_errors(errors);
     let mut sum = Summary::default();
     let mut seen = std::collections::HashSet::new();
-    loop {
-        let line = match reader.next_line() {
-            Ok(Some(l)) => l,
-            Ok(None) => break,
-            Err(e @ (Error::BadLine { .. } | Error::BadJson { .. })) => {
-                warn(&e.to_string());
-                sum.malformed += 1;
-                continue;
-            }
-            Err(e) => return Err(e),
-        };
+    while let Some(line) = lines.next_line()? {
         let Some(id) = line.id().map(str::to_string) else {
-            warn(&format!(
-                "line {}: no `id`; pipe lines from tao-record (list, mark)",
-                line.line_no
-            ));
-            sum.malformed += 1;
+            lines.bad_line(&Error::BadLine {
+                line: line.line_no,
+                message: "no `id`; pipe lines from tao-record (list, mark)".into(),
+            });
             continue;
         };
         if !seen.insert(id.clone()) {
@@ -176,5 +174,6 @@ pub fn retry_stream<R: BufRead, W: Write>(
             }
         }
     }
+    sum.malformed = lines.counts().malformed;
     Ok(sum)
 }

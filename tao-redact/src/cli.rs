@@ -4,90 +4,20 @@
 //! Exit statuses (tao_core::exit): 0 ok; 2 usage; 3 lint blocked at least
 //! one script (a literal secret, xtrace on a job with secrets, a syntax
 //! error); 65 a job line without `script.text`, not JSON, or a script
-//! file that is not UTF-8; 74 local I/O; 78 a bad `--rules` file.
+//! file that is not UTF-8 (a bad job line is reported and lint goes on:
+//! `tao_core::filter`); 74 local I/O; 78 a bad `--rules` file.
 
 use std::io::Write;
 use std::path::PathBuf;
 
-use tao_core::{Error, JobLine, LineReader, LineWriter, Result};
+use tao_core::filter::Counts;
+
+use crate::spec::SPEC;
+use tao_core::{Error, Filter, JobLine, LineWriter, OnBadLine, Result};
 
 use tao_secrets::{LineRedactors, Lint, Redactor};
 
 const TOOL: &str = "tao-redact";
-
-/// Short help (`-h`).
-pub const SHORT_HELP: &str = "\
-tao-redact: mask secrets in a stream, or block scripts that carry them
-
-Usage: tao-redact [OPTIONS]                 filter stdin to stdout
-       tao-redact lint [OPTIONS] [FILE...]  lint job lines (stdin) or script files
-
-Options:
-      --rules FILE        add the rules of FILE to the built-in catalogue
-      --secret-env NAME   also mask the exact value of $NAME (repeatable)
-      --list-rules        print the rule catalogue and exit
-  -q, --quiet             print no warnings
-  -v, --verbose           print what the tool does
-  -h, --help              print help (--help for more)
-  -V, --version           print version
-";
-
-/// Long help (`--help`).
-pub const LONG_HELP: &str = "\
-tao-redact: mask secrets in a stream, or block scripts that carry them
-
-Usage: tao-redact [OPTIONS]                 filter stdin to stdout
-       tao-redact lint [OPTIONS] [FILE...]  lint job lines (stdin) or script files
-
-Filter mode (no command) copies stdin to stdout and masks every secret as
-[REDACTED:<rule>]. Each line is written as soon as it is read. Memory stays
-bounded on lines of any length and bytes need not be UTF-8; bytes outside a
-secret pass through unchanged. Multi-line PEM private keys are masked from
-BEGIN to END. The exact values of HF_TOKEN, NGC_KEY and every --secret-env
-variable are masked too, whatever their format (values under 8 bytes are
-not, with a warning).
-
-lint reads job lines on stdin and checks each line's `script.text`. A clean
-script gets lint = {ok: true, sha256: <sha256 of script.text>, findings: []};
-a script with a literal secret gets lint.ok = false and one finding per
-secret {rule, line, column, preview} (the preview is masked, never the
-secret); the line goes on either way. References are fine: \"$HF_TOKEN\",
-${NGC_KEY}, printf '%s' \"$HF_TOKEN\", placeholders like <your-key>.
-On a job line lint also blocks, each as one finding naming the step
-({rule, line, column, preview, step}):
-  xtrace   on a job whose `secrets` is not empty: `set -x`, `set -o xtrace`,
-           `bash -x`/`sh -x`, BASH_XTRACEFD, or SHELLOPTS with xtrace in a
-           command, a pre/post step, the spec, `env` or the script (bash
-           would print every expanded secret into the job's logs)
-  syntax   `bash -n` fails on a step text as the job runs it (`pre_N`,
-           `main`, `post_N`; `line` is the line in that step) or on the
-           script (`script`)
-The values of HF_TOKEN, NGC_KEY and of every name in the line's `secrets`
-(read from this environment) are findings wherever they appear.
-With FILE arguments, each file is a script and one line
-{\"file\": FILE, \"lint\": {...}} is printed per file.
-
-Options:
-      --rules FILE        add the rules of FILE (the format of the built-in
-                          rules/builtin.toml) after the built-in ones
-      --secret-env NAME   also mask the exact value of the variable NAME
-                          (repeatable; HF_TOKEN and NGC_KEY always are)
-      --list-rules        print the rule catalogue (id, description, source)
-  -q, --quiet             print no warnings (errors are always printed)
-  -v, --verbose           print what the tool does (lint verdicts)
-  -h, --help              print help
-  -V, --version           print version
-
-Exit status:
-  0   ok (filter: stream copied; lint: every script clean)
-  2   usage error
-  3   lint blocked at least one script: a literal secret, xtrace on a job
-      with secrets, or a shell syntax error (the lines still went out)
-  65  bad input: a job line that is not JSON or has no `script.text`
-      (pipe it through tao-render first), a script file that is not UTF-8
-  74  local I/O error
-  78  bad --rules file
-";
 
 /// What the command line asks for.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -126,15 +56,20 @@ where
     let mut a = Args::default();
     let usage = |e: lexopt::Error| Error::Usage(format!("{e}; try 'tao-redact --help'"));
     while let Some(arg) = p.next().map_err(usage)? {
-        match arg {
-            Short('h') => a.help = Some(false),
-            Long("help") => a.help = Some(true),
-            Short('V') | Long("version") => a.version = true,
-            Short('q') | Long("quiet") => a.quiet = true,
-            Short('v') | Long("verbose") => a.verbose = a.verbose.saturating_add(1),
-            Long("list-rules") => a.list_rules = true,
-            Long("rules") => a.rules.push(p.value().map_err(usage)?.into()),
-            Long("secret-env") => {
+        let flag = match &arg {
+            Short(c) => SPEC.lookup_short(*c),
+            Long(l) => SPEC.lookup_long(l),
+            Value(_) => None,
+        };
+        match (flag.map(|f| f.long), arg) {
+            (Some("help"), Short(_)) => a.help = Some(false),
+            (Some("help"), _) => a.help = Some(true),
+            (Some("version"), _) => a.version = true,
+            (Some("quiet"), _) => a.quiet = true,
+            (Some("verbose"), _) => a.verbose = a.verbose.saturating_add(1),
+            (Some("list-rules"), _) => a.list_rules = true,
+            (Some("rules"), _) => a.rules.push(p.value().map_err(usage)?.into()),
+            (Some("secret-env"), _) => {
                 let name = p.value().map_err(usage)?.string().map_err(usage)?;
                 let valid = !name.is_empty()
                     && !name.starts_with(|c: char| c.is_ascii_digit())
@@ -146,7 +81,7 @@ where
                 }
                 a.secret_env.push(name);
             }
-            Value(v) if !a.lint && a.files.is_empty() => {
+            (None, Value(v)) if !a.lint && a.files.is_empty() => {
                 if v == "lint" {
                     a.lint = true;
                 } else {
@@ -156,8 +91,8 @@ where
                     )));
                 }
             }
-            Value(v) if a.lint => a.files.push(v.into()),
-            other => return Err(usage(other.unexpected())),
+            (None, Value(v)) if a.lint => a.files.push(v.into()),
+            (_, other) => return Err(usage(other.unexpected())),
         }
     }
     Ok(a)
@@ -176,7 +111,11 @@ where
     let stdout = std::io::stdout();
     if let Some(long) = a.help {
         let mut out = stdout.lock();
-        let text = if long { LONG_HELP } else { SHORT_HELP };
+        let text = if long {
+            SPEC.long_help()
+        } else {
+            SPEC.short_help()
+        };
         out.write_all(text.as_bytes())
             .and_then(|_| out.flush())
             .map_err(|e| Error::io("writing standard output", e))?;
@@ -234,17 +173,18 @@ where
         red.filter(std::io::stdin().lock(), std::fs::File::from(out))?;
         return Ok(0);
     }
-    let blocked = if a.files.is_empty() {
+    let (blocked, counts) = if a.files.is_empty() {
         lint_stdin(&reds)?
     } else {
-        lint_files(&red, &a.files)?
+        (lint_files(&red, &a.files)?, Counts::default())
     };
-    if blocked > 0 {
-        return Err(Error::LintBlocked(format!(
+    let fatal = (blocked > 0).then(|| {
+        Error::LintBlocked(format!(
             "{blocked} script(s) blocked: literal secrets found; pass secrets by name (`secrets` field, \"$NAME\" in the script), never by value"
-        )));
-    }
-    Ok(0)
+        ))
+    });
+    // A bad line (65) wins over a blocked script (3); both are reported.
+    counts.finish(TOOL, fatal)
 }
 
 fn report(source: &str, lint: &Lint) {
@@ -260,28 +200,44 @@ fn report(source: &str, lint: &Lint) {
     }
 }
 
-/// Lint job lines from stdin; returns the number of blocked scripts.
-fn lint_stdin(reds: &LineRedactors) -> Result<usize> {
+/// Lint job lines from stdin (`tao_core::filter`, going on after a bad
+/// line: a line that is not JSON is reported and dropped, a line without
+/// `script.text` is reported and goes on with `error.code = "data"`);
+/// returns the number of blocked scripts and the counts.
+fn lint_stdin(reds: &LineRedactors) -> Result<(usize, Counts)> {
     let stdin = tao_core::cli::piped_stdin(
         "tao-record show ID | tao-render | tao-redact lint",
         Some("name script files (tao-redact lint job.sbatch)"),
     )?;
-    let mut reader = LineReader::new(stdin);
+    let mut lines = Filter::new(TOOL, stdin, OnBadLine::GoOn);
     let mut writer = LineWriter::new(std::io::stdout().lock());
     let mut blocked = 0;
-    while let Some(mut line) = reader.next_line()? {
+    while let Some(mut line) = lines.next_line()? {
         if line.has_error() && line.get_str(&["script", "text"]).is_none() {
             writer.write(&line)?;
             continue;
         }
         if line.get_str(&["script", "text"]).is_none() {
-            return Err(Error::BadLine {
+            let e = Error::BadLine {
                 line: line.line_no,
                 message: "missing string field `script.text`; pipe the job line through `tao-render` first"
                     .into(),
-            });
+            };
+            lines.bad_line(&e);
+            line.set_error(TOOL, &e);
+            writer.write(&line)?;
+            continue;
         }
-        let lint = tao_secrets::lint_job(&line, reds)?;
+        let lint = match tao_secrets::lint_job(&line, reds) {
+            Ok(lint) => lint,
+            Err(e) if tao_core::filter::is_bad_line(&e) => {
+                lines.bad_line(&e);
+                line.set_error(TOOL, &e);
+                writer.write(&line)?;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
         tao_core::cli::note(
             TOOL,
             &format!(
@@ -303,7 +259,7 @@ fn lint_stdin(reds: &LineRedactors) -> Result<usize> {
         line.set_path(&["lint"], lint.to_value());
         writer.write(&line)?;
     }
-    Ok(blocked)
+    Ok((blocked, lines.counts()))
 }
 
 /// Lint script files; one `{"file", "lint"}` line per file.
@@ -347,6 +303,22 @@ mod tests {
         assert!(!a.lint && a.rules.len() == 1);
         assert_eq!(parse_args(["-h"]).unwrap().help, Some(false));
         assert_eq!(parse_args(["--help"]).unwrap().help, Some(true));
+    }
+
+    #[test]
+    fn every_flag_of_the_table_parses() {
+        for f in SPEC.flags {
+            let mut a = vec![format!("--{}", f.long)];
+            if let tao_core::flags::Takes::Value(_) = f.takes {
+                a.push("X".into());
+            }
+            assert!(parse_args(a.clone()).is_ok(), "{a:?}");
+            a.insert(0, "lint".into());
+            assert!(parse_args(a.clone()).is_ok(), "{a:?}");
+            if let Some(c) = f.short {
+                assert!(parse_args([format!("-{c}")]).is_ok(), "-{c}");
+            }
+        }
     }
 
     #[test]

@@ -6,9 +6,12 @@
 //! closed stdout ends the filter quietly.
 
 mod cli;
+mod spec;
 
 fn main() {
-    tao_core::cli::main_with("tao-redact", tao_core::cli::PipePolicy::Quiet, || {
-        cli::run(std::env::args_os().skip(1))
-    })
+    std::process::exit(tao_core::cli::main_with(
+        "tao-redact",
+        tao_core::cli::PipePolicy::Quiet,
+        || cli::run(std::env::args_os().skip(1)),
+    ))
 }

@@ -149,7 +149,9 @@ fn lint_finds_the_exact_value_of_a_named_secret() {
 }
 
 #[test]
-fn lint_line_without_script_text_is_bad_input_and_earlier_lines_are_kept() {
+fn lint_line_without_script_text_is_bad_input_and_the_other_lines_go_on() {
+    // tao_core::filter, OnBadLine::GoOn: the bad line is reported and goes
+    // on with error.code "data"; the line after it is still linted.
     let input = format!(
         "{}\n{{\"id\":\"tao-y\"}}\n{}\n",
         job("tao-a", "echo\n"),
@@ -169,13 +171,29 @@ fn lint_line_without_script_text_is_bad_input_and_earlier_lines_are_kept() {
     );
     assert!(stderr.contains("tao-render"), "{stderr}");
     let lines = stdout_lines(&o.stdout);
-    assert_eq!(lines.len(), 1);
+    assert_eq!(lines.len(), 3);
     assert_eq!(lines[0]["id"], "tao-a");
-    cmd()
+    assert_eq!(lines[0]["lint"]["ok"], true);
+    assert_eq!(lines[1]["id"], "tao-y");
+    assert_eq!(lines[1]["error"]["code"], "data");
+    assert!(lines[1].get("lint").is_none());
+    assert_eq!(lines[2]["id"], "tao-c");
+    assert_eq!(lines[2]["lint"]["ok"], true);
+    let o = cmd()
         .arg("lint")
-        .write_stdin("not json\n")
+        .write_stdin(format!("not json\n{}\n", job("tao-d", "echo\n")))
         .assert()
-        .code(65);
+        .code(65)
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.starts_with("tao-redact: error: line 1, column"),
+        "{stderr}"
+    );
+    let lines = stdout_lines(&o.stdout);
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["id"], "tao-d");
 }
 
 #[test]

@@ -18,8 +18,9 @@ use std::ffi::OsString;
 use std::io::{BufRead, Write};
 
 use tao_core::site::SiteProfile;
-use tao_core::{Error, JobLine, LineReader, LineWriter, Result};
+use tao_core::{Error, Filter, JobLine, LineWriter, OnBadLine, Result};
 
+use crate::spec::SPEC;
 use crate::TOOL;
 use tao_script::job::RenderOptions;
 use tao_script::render_line_with;
@@ -50,67 +51,8 @@ pub enum Command {
     Version,
 }
 
-/// Short help (`-h`).
-pub const SHORT_HELP: &str = "\
-tao-render: render job lines into sbatch scripts
-
-Usage: tao-render [--print] [--allow-unlimited] [--site-profile NAME|FILE] < lines
-
-  --print                 print the bare script of one job line
-  --allow-unlimited       no effect (kept for old command lines)
-  --site-profile NAME     site profile (built-in name or TOML file)
-  -q, --quiet             print no warnings (errors are always printed)
-  -v, --verbose           print what the tool does
-  -h, --help              short / long help
-  -V, --version           print the version
-";
-
-/// Long help (`--help`).
-pub const LONG_HELP: &str = "\
-tao-render: render job lines into sbatch scripts
-
-Usage: tao-render [--print] [--allow-unlimited] [--site-profile NAME|FILE] < lines
-
-Reads job lines (tao-jobline(7)) on standard input and writes each one back
-with `script = {template, sha256, text, bindings, resources, image}` added.
-The template is `single` (one node) or `multi` (two or more nodes). Lines
-that arrive with an `error` from an earlier tool pass through untouched.
-
-Every value reaching the shell is single-quoted by the template escaper;
-values on #SBATCH lines must match a strict character set. A line breaking
-a rule (wall time above its partition's limit, a partition the site profile
-does not list, a reserved env or secret name, a relative or non-.sqsh image,
-a bad #SBATCH value, ...) gets `error` and goes on. The rules are the ones
-`tao-record open` applies (tao-core's request module): a line it opened
-renders.
-
-Options:
-  --print
-      Print the bare script instead of the job line. Takes exactly one job
-      line (for many, use: tao-render | jq -r .script.text).
-  --allow-unlimited
-      No effect; kept so old command lines still work. `0`, `-1`, `INFINITE`
-      and `UNLIMITED` are accepted as resources.time wherever the partition's
-      limit in the site profile is unlimited (or the profile does not list
-      the partition), and refused where it is finite, as tao-record open does.
-  --site-profile NAME|FILE
-      Site profile: `local`, `cs-oci-ord`, or a TOML file. Default: the
-      TAO_SITE_PROFILE environment variable, else `cs-oci-ord`.
-  -q, --quiet
-      Print no warnings on standard error; errors are always printed.
-  -v, --verbose
-      Print what the tool does on standard error (one line per line rendered).
-  -h, --help
-      Print short (-h) or long (--help) help.
-  -V, --version
-      Print the version.
-
-Exit status:
-  0 all rendered; 1 some lines refused (they carry `error`); 2 usage;
-  65 malformed input line; 74 output failed; 78 bad site profile.
-";
-
-/// Parse the arguments (without the program name).
+/// Parse the arguments (without the program name), looking each flag up in
+/// [`SPEC`].
 ///
 /// Errors: [`Error::Usage`] for an unknown option, a missing value or a
 /// positional argument.
@@ -124,22 +66,27 @@ where
     let (mut quiet, mut verbose) = (false, 0u8);
     let mut parser = lexopt::Parser::from_args(args);
     while let Some(arg) = parser.next().map_err(usage)? {
-        match arg {
-            Short('q') | Long("quiet") => quiet = true,
-            Short('v') | Long("verbose") => verbose = verbose.saturating_add(1),
-            Short('h') => return Ok(Command::Help { long: false }),
-            Long("help") => return Ok(Command::Help { long: true }),
-            Short('V') | Long("version") => return Ok(Command::Version),
-            Long("print") => opts.print = true,
-            Long("allow-unlimited") => opts.allow_unlimited = true,
-            Long("site-profile") => {
+        let flag = match &arg {
+            Short(c) => SPEC.lookup_short(*c),
+            Long(l) => SPEC.lookup_long(l),
+            Value(_) => None,
+        };
+        match (flag.map(|f| f.long), &arg) {
+            (Some("quiet"), _) => quiet = true,
+            (Some("verbose"), _) => verbose = verbose.saturating_add(1),
+            (Some("help"), Short(_)) => return Ok(Command::Help { long: false }),
+            (Some("help"), _) => return Ok(Command::Help { long: true }),
+            (Some("version"), _) => return Ok(Command::Version),
+            (Some("print"), _) => opts.print = true,
+            (Some("allow-unlimited"), _) => opts.allow_unlimited = true,
+            (Some("site-profile"), _) => {
                 let v = parser.value().map_err(usage)?;
                 let v = v
                     .into_string()
                     .map_err(|_| Error::Usage("--site-profile: the value is not UTF-8".into()))?;
                 opts.site_profile = Some(v);
             }
-            other => return Err(usage(other.unexpected())),
+            _ => return Err(usage(arg.unexpected())),
         }
     }
     tao_core::cli::set_verbosity(quiet, verbose);
@@ -157,7 +104,12 @@ where
 {
     match parse_args(args)? {
         Command::Help { long } => {
-            tao_core::cli::write_stdout(if long { LONG_HELP } else { SHORT_HELP }.as_bytes())?;
+            let text = if long {
+                SPEC.long_help()
+            } else {
+                SPEC.short_help()
+            };
+            tao_core::cli::write_stdout(text.as_bytes())?;
             Ok(0)
         }
         Command::Version => {
@@ -176,32 +128,20 @@ where
     }
 }
 
-fn report(stderr: &mut dyn Write, msg: &str) {
-    let _ = writeln!(stderr, "{TOOL}: error: {}", tao_core::cli::one_line(msg));
-}
-
 /// Outcome of one line.
 enum Outcome {
     Rendered(JobLine, String),
     PassedOn(JobLine),
     Refused(JobLine),
-    Malformed(Option<JobLine>),
+    Malformed(JobLine),
 }
 
-fn render_one(
-    next: Result<JobLine>,
+fn render_one<R: BufRead>(
+    mut line: JobLine,
     opts: &Options,
     profile: &SiteProfile,
-    stderr: &mut dyn Write,
+    filter: &mut Filter<'_, R>,
 ) -> Result<Outcome> {
-    let mut line = match next {
-        Ok(line) => line,
-        Err(e @ (Error::BadLine { .. } | Error::BadJson { .. })) => {
-            report(stderr, &e.to_string());
-            return Ok(Outcome::Malformed(None));
-        }
-        Err(e) => return Err(e),
-    };
     if line.has_error() {
         return Ok(Outcome::PassedOn(line));
     }
@@ -226,14 +166,15 @@ fn render_one(
             Ok(Outcome::Rendered(line, text))
         }
         Err(e @ Error::BadLine { .. }) => {
-            report(stderr, &e.to_string());
+            filter.bad_line(&e);
             line.set_error(TOOL, &e);
-            Ok(Outcome::Malformed(Some(line)))
+            Ok(Outcome::Malformed(line))
         }
         Err(e @ Error::Config(_)) => Err(e),
         Err(e) => {
+            filter.failed();
             let id = line.id().unwrap_or("?").to_string();
-            report(stderr, &format!("line {} ({id}): {e}", line.line_no));
+            filter.report(&format!("line {} ({id}): {e}", line.line_no));
             let code = if matches!(e, Error::Internal(_)) {
                 "internal"
             } else {
@@ -246,7 +187,8 @@ fn render_one(
 }
 
 /// Run the filter over `input`, writing lines (or, with `--print`, the one
-/// script) to `output` and messages to `stderr`. Returns the exit status.
+/// script) to `output` and messages to `stderr`. Returns the exit status
+/// (`tao_core::filter`: bad lines are reported and the filter goes on).
 ///
 /// Errors: [`Error::Io`] when reading or writing fails; [`Error::Usage`]
 /// for `--print` with other than one line; [`Error::Config`] for a profile
@@ -258,66 +200,59 @@ pub fn run<R: BufRead, W: Write>(
     output: W,
     stderr: &mut dyn Write,
 ) -> Result<i32> {
-    let mut reader = LineReader::new(input);
-    let mut malformed = false;
-    let mut refused = false;
+    let mut filter = Filter::new(TOOL, input, OnBadLine::GoOn).with_errors(stderr);
     if opts.print {
         let mut outcomes = Vec::new();
-        for next in reader.by_ref() {
-            outcomes.push(render_one(next, opts, profile, stderr)?);
+        while let Some(line) = filter.next_line()? {
+            outcomes.push(render_one(line, opts, profile, &mut filter)?);
         }
-        if outcomes.len() != 1 {
+        let seen = outcomes.len() as u64 + filter.counts().malformed - malformed_objects(&outcomes);
+        if seen != 1 {
             return Err(Error::Usage(format!(
-                "--print takes exactly one job line, got {}; for many, use `tao-render | jq -r .script.text`",
-                outcomes.len()
+                "--print takes exactly one job line, got {seen}; for many, use `tao-render | jq -r .script.text`"
             )));
         }
-        return match outcomes.pop().expect("one outcome") {
-            Outcome::Rendered(_, text) => {
+        return match outcomes.pop() {
+            Some(Outcome::Rendered(_, text)) => {
                 let mut out = output;
                 out.write_all(text.as_bytes())
                     .and_then(|_| out.flush())
                     .map_err(|e| Error::io("writing standard output", e))?;
                 Ok(0)
             }
-            Outcome::PassedOn(line) => {
+            Some(Outcome::PassedOn(line)) => {
                 let msg = line
                     .get_str(&["error", "message"])
                     .unwrap_or("the line carries an error")
                     .to_string();
-                report(
-                    stderr,
-                    &format!("line {}: no script: earlier error: {msg}", line.line_no),
-                );
+                filter.report(&format!(
+                    "line {}: no script: earlier error: {msg}",
+                    line.line_no
+                ));
                 Ok(1)
             }
-            Outcome::Refused(_) => Ok(1),
-            Outcome::Malformed(_) => Ok(tao_core::exit::DATAERR),
+            Some(Outcome::Refused(_)) | Some(Outcome::Malformed(_)) | None => Ok(filter.status()),
         };
     }
     let mut writer = LineWriter::new(output);
-    for next in reader {
-        match render_one(next, opts, profile, stderr)? {
-            Outcome::Rendered(line, _) | Outcome::PassedOn(line) => writer.write(&line)?,
-            Outcome::Refused(line) => {
-                refused = true;
-                writer.write(&line)?;
-            }
-            Outcome::Malformed(line) => {
-                malformed = true;
-                if let Some(line) = line {
-                    writer.write(&line)?;
-                }
-            }
+    while let Some(line) = filter.next_line()? {
+        match render_one(line, opts, profile, &mut filter)? {
+            Outcome::Rendered(line, _)
+            | Outcome::PassedOn(line)
+            | Outcome::Refused(line)
+            | Outcome::Malformed(line) => writer.write(&line)?,
         }
     }
-    Ok(if malformed {
-        tao_core::exit::DATAERR
-    } else if refused {
-        tao_core::exit::SOME_FAILED
-    } else {
-        0
-    })
+    Ok(filter.status())
+}
+
+/// Lines that were parsed but lacked a field: counted as malformed by the
+/// driver and present among the outcomes (so not counted twice by --print).
+fn malformed_objects(outcomes: &[Outcome]) -> u64 {
+    outcomes
+        .iter()
+        .filter(|o| matches!(o, Outcome::Malformed(_)))
+        .count() as u64
 }
 
 #[cfg(test)]
@@ -354,6 +289,22 @@ mod tests {
             panic!()
         };
         assert_eq!(o.site_profile.as_deref(), Some("x.toml"));
+    }
+
+    #[test]
+    fn every_flag_of_the_table_parses() {
+        for f in SPEC.flags {
+            let mut a = vec![format!("--{}", f.long)];
+            if let tao_core::flags::Takes::Value(_) = f.takes {
+                a.push("x".into());
+            }
+            let got = parse_args(a.iter().map(OsString::from));
+            assert!(got.is_ok(), "--{}: {got:?}", f.long);
+            if let Some(c) = f.short {
+                let got = parse_args([OsString::from(format!("-{c}"))]);
+                assert!(got.is_ok(), "-{c}: {got:?}");
+            }
+        }
     }
 
     #[test]

@@ -4,12 +4,15 @@
 //! tao-submit links too.
 
 mod cli;
+mod spec;
 
 /// The tool name used in messages and in `error.tool`.
 pub const TOOL: &str = "tao-render";
 
 fn main() {
-    tao_core::cli::main_with(TOOL, tao_core::cli::PipePolicy::Quiet, || {
-        cli::main(std::env::args_os().skip(1))
-    })
+    std::process::exit(tao_core::cli::main_with(
+        TOOL,
+        tao_core::cli::PipePolicy::Quiet,
+        || cli::main(std::env::args_os().skip(1)),
+    ))
 }

@@ -22,7 +22,7 @@ use std::io::{BufRead, Write};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use tao_core::{shell, Error, JobLine, LineReader, LineWriter, Result};
+use tao_core::{shell, Error, Filter, JobLine, LineWriter, OnBadLine, Result};
 
 use crate::sched;
 use crate::sessions::Sessions;
@@ -101,22 +101,11 @@ pub fn run<R: BufRead, W: Write>(
     sessions: &mut Sessions,
     cfg: &CancelConfig,
 ) -> Result<i32> {
-    let mut reader = LineReader::new(input);
-    let mut lines = Vec::new();
-    let mut read_err = None;
-    loop {
-        match reader.next_line() {
-            Ok(Some(l)) => lines.push(l),
-            Ok(None) => break,
-            Err(e) => {
-                read_err = Some(e);
-                break;
-            }
-        }
-    }
+    // Every line before acting; a bad line stops the reading
+    // (tao_core::filter, OnBadLine::Stop): the lines after it are not read.
+    let mut filter = Filter::new(TOOL, input, OnBadLine::Stop);
+    let mut lines = filter.read_all()?;
     let mut results: Vec<Option<JobLine>> = vec![None; lines.len()];
-    let mut failed = 0usize;
-    let mut malformed = 0usize;
     let mut fatal = None;
     // (login host, cluster) -> indices of lines.
     let mut groups: BTreeMap<(Option<String>, Option<String>), Vec<usize>> = BTreeMap::new();
@@ -140,25 +129,19 @@ pub fn run<R: BufRead, W: Write>(
                     .is_some_and(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
             });
         if let Err(e) = id_ok {
-            failed += 1;
-            if crate::is_malformed(&e) {
-                malformed += 1;
-                crate::report_malformed(&e);
-            }
+            filter.line_failed(&e);
             line.set_error(TOOL, &e);
             results[i] = Some(line.clone());
             continue;
         }
         if bad_job_id {
-            failed += 1;
-            malformed += 1;
             let e = Error::BadLine {
                 line: line.line_no,
                 message:
                     "`slurm.job_id` must be a string of digits; pipe lines from `tao-record list`"
                         .into(),
             };
-            crate::report_malformed(&e);
+            filter.line_failed(&e);
             line.set_error(TOOL, &e);
             results[i] = Some(line.clone());
             continue;
@@ -187,7 +170,7 @@ pub fn run<R: BufRead, W: Write>(
             Ok(done) => {
                 for (&i, (line, ok)) in idx.iter().zip(done) {
                     if !ok {
-                        failed += 1;
+                        filter.failed();
                     }
                     results[i] = Some(line);
                 }
@@ -196,7 +179,7 @@ pub fn run<R: BufRead, W: Write>(
                 for &i in &idx {
                     let mut line = lines[i].clone();
                     line.set_error(TOOL, &e);
-                    failed += 1;
+                    filter.failed();
                     results[i] = Some(line);
                 }
                 if matches!(
@@ -211,7 +194,7 @@ pub fn run<R: BufRead, W: Write>(
     for line in results.into_iter().flatten() {
         out.write(&line)?;
     }
-    crate::finish_lines(read_err, fatal, failed, malformed)
+    filter.counts().finish(TOOL, fatal)
 }
 
 /// Cancel one group's jobs on one login host; returns each line with its

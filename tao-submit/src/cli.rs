@@ -156,16 +156,16 @@ pub enum Command {
     Preflight(crate::preflight::PreflightArgs),
 }
 
-/// Parse arguments (`tao_cli::parse`); `--help`/`--version` print and
-/// exit 0, a usage error becomes [`tao_core::Error::Usage`] (exit 2, one line naming
+/// Parse arguments (`tao_cli::parse`): the parsed command line, or
+/// `Done(status)` after `--help`/`--version` printed (0) or a missing
+/// subcommand's help (2), for `main.rs` to exit with; a usage error
+/// becomes [`tao_core::Error::Usage`] (exit 2, one line naming
 /// `tao-submit [COMMAND] --help`).
 ///
-/// Errors: [`tao_core::Error::Usage`].
-pub fn parse_args<I: IntoIterator<Item = OsString>>(args: I) -> Result<Cli> {
-    match tao_cli::parse::<Cli, _, _>("tao-submit", args)? {
-        tao_cli::Parsed::Args(c) => Ok(c),
-        tao_cli::Parsed::Done(code) => std::process::exit(code),
-    }
+/// Errors: [`tao_core::Error::Usage`]; [`tao_core::Error::Io`] when help
+/// cannot be written (a closed pipe is `Done(0)`).
+pub fn parse_args<I: IntoIterator<Item = OsString>>(args: I) -> Result<tao_cli::Parsed<Cli>> {
+    tao_cli::parse::<Cli, _, _>("tao-submit", args)
 }
 
 impl ConnArgs {
@@ -276,10 +276,12 @@ mod tests {
         let e = parse_args(["tao-submit", "--bogus"].map(OsString::from)).unwrap_err();
         assert_eq!(e.code(), 2);
         assert!(!e.to_string().contains('\n'));
-        let c = parse_args(
+        let tao_cli::Parsed::Args(c) = parse_args(
             ["tao-submit", "cancel", "--wait", "5", "--hosts", "h:1"].map(OsString::from),
         )
-        .unwrap();
+        .unwrap() else {
+            panic!("not parsed")
+        };
         assert!(matches!(c.command, Some(Command::Cancel { wait: 5 })));
         assert_eq!(c.conn.hosts.as_deref(), Some("h:1"));
     }

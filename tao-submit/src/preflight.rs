@@ -21,7 +21,7 @@ use std::io::{BufRead, Write};
 
 use clap::Args;
 use serde_json::{json, Value};
-use tao_core::{shell, Error, JobLine, LineReader, LineWriter, Result};
+use tao_core::{shell, Error, Filter, JobLine, LineWriter, OnBadLine, Result};
 
 use crate::cli::ConnArgs;
 use crate::sessions::Sessions;
@@ -94,21 +94,14 @@ pub fn run<R: BufRead, W: Write>(
     out: &mut LineWriter<W>,
 ) -> Result<i32> {
     let mut checks = Vec::new();
-    let mut lines = Vec::new();
-    let mut read_err = None;
-    if args.lines {
-        let mut r = LineReader::new(input);
-        loop {
-            match r.next_line() {
-                Ok(Some(l)) => lines.push(l),
-                Ok(None) => break,
-                Err(e) => {
-                    read_err = Some(e);
-                    break;
-                }
-            }
-        }
-    }
+    // A bad line stops the reading (tao_core::filter, OnBadLine::Stop): the
+    // lines before it are checked, and the status is 65 whatever else failed.
+    let mut filter = Filter::new(crate::submit::TOOL, input, OnBadLine::Stop);
+    let mut lines = if args.lines {
+        filter.read_all()?
+    } else {
+        Vec::new()
+    };
     let env = |n: &str| std::env::var(n).ok().filter(|v| !v.is_empty());
     for (var, fix) in [
         ("SLURM_HOSTNAME", "export SLURM_HOSTNAME=login.example.org"),
@@ -173,10 +166,9 @@ pub fn run<R: BufRead, W: Write>(
             checks.push(Check::new("login", false, detail));
             report(out, &checks, None, &mut lines)?;
             // A malformed input line is bad data (65) whatever else failed.
-            if let Some(r) = read_err {
-                return Err(r);
-            }
-            return Err(summary_error(e, &checks));
+            let mut counts = filter.counts();
+            counts.failed += 1;
+            return counts.finish(crate::submit::TOOL, Some(summary_error(e, &checks)));
         }
     };
     let user_check = s.run_on(&host, "id -un; test -t 0 && echo tty || echo notty", None)?;
@@ -281,10 +273,10 @@ pub fn run<R: BufRead, W: Write>(
         checks.push(check);
     }
     let ok = report(out, &checks, Some(&host), &mut lines)?;
-    if let Some(e) = read_err {
-        return Err(e);
+    if !ok {
+        filter.failed();
     }
-    Ok(if ok { 0 } else { tao_core::exit::SOME_FAILED })
+    Ok(filter.status())
 }
 
 /// The error that ends a preflight whose login failed: the same kind (so

@@ -23,7 +23,7 @@ use std::io::{BufRead, Write};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use tao_core::{shell, Error, JobLine, LineReader, LineWriter, Result};
+use tao_core::{shell, Error, Filter, JobLine, LineWriter, OnBadLine, Result};
 use tao_store::Store;
 
 use crate::image;
@@ -234,21 +234,10 @@ pub fn run<R: BufRead, W: Write>(
     store: std::result::Result<&Store, &Error>,
     cfg: &SubmitConfig,
 ) -> Result<i32> {
-    let mut reader = LineReader::new(input);
-    let mut items = Vec::new();
-    let mut read_err = None;
-    loop {
-        match reader.next_line() {
-            Ok(Some(l)) => items.push(l),
-            Ok(None) => break,
-            Err(e) => {
-                read_err = Some(e);
-                break;
-            }
-        }
-    }
-    let mut failed = 0usize;
-    let mut malformed = 0usize;
+    // Every line before acting; a bad line stops the reading
+    // (tao_core::filter, OnBadLine::Stop): the lines after it are not read.
+    let mut lines = Filter::new(TOOL, input, OnBadLine::Stop);
+    let items = lines.read_all()?;
     let mut fatal = store
         .err()
         .map(|e| Error::Config(format!("cannot open the record store: {e}")));
@@ -274,11 +263,7 @@ pub fn run<R: BufRead, W: Write>(
             match gate(&line, store) {
                 Ok((plan, since, need)) => Item::Ready(line, Box::new(plan), since, need),
                 Err(e) => {
-                    failed += 1;
-                    if crate::is_malformed(&e) {
-                        malformed += 1;
-                        crate::report_malformed(&e);
-                    }
+                    lines.line_failed(&e);
                     line.set_error(TOOL, &e);
                     Item::Done(line)
                 }
@@ -324,7 +309,7 @@ pub fn run<R: BufRead, W: Write>(
             Item::Done(line) => line,
             Item::Ready(mut line, mut plan, since, need) => {
                 if let Some(e) = &fatal {
-                    failed += 1;
+                    lines.failed();
                     line.set_error(TOOL, e);
                     line
                 } else {
@@ -374,7 +359,7 @@ pub fn run<R: BufRead, W: Write>(
                     match res {
                         Ok(s) => annotate(&mut line, &s),
                         Err(e) => {
-                            failed += 1;
+                            lines.line_failed(&e);
                             line.set_error(TOOL, &e);
                         }
                     }
@@ -384,7 +369,7 @@ pub fn run<R: BufRead, W: Write>(
         };
         out.write(&line)?;
     }
-    crate::finish_lines(read_err, fatal, failed, malformed)
+    lines.counts().finish(TOOL, fatal)
 }
 
 /// Make sure the line's image exists or is being converted, submit the job

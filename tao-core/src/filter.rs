@@ -1,0 +1,321 @@
+//! The filter driver: the one loop over job lines on standard input that
+//! every line-reading tool runs (tao-render, `tao-redact lint`,
+//! tao-classify, `tao-record mark`/`retry`, tao-poll, tao-submit and its
+//! `cancel` and `preflight --lines`), so that a bad line is treated the
+//! same way everywhere and the exit status is computed in one place.
+//!
+//! # The bad-line policy (documented once: here, in tao-jobline(7) and in
+//! docs/CONTRACT.md; each tool's page says whether it goes on or stops)
+//!
+//! A *bad line* is an input line that is not UTF-8, not JSON, not a JSON
+//! object, longer than [`MAX_LINE_BYTES`](crate::jobline::MAX_LINE_BYTES),
+//! or a JSON object that lacks (or has an invalid) field the tool needs.
+//!
+//! 1. It is reported at once as one line on standard error, naming the
+//!    input and its line number and saying what to fix:
+//!    `TOOL: error: line N[, column C]: WHAT; FIX` (errors are printed
+//!    with `-q` too).
+//! 2. Nothing half-written goes out: every output line is written whole
+//!    ([`LineWriter`](crate::LineWriter)); a line that cannot be parsed is
+//!    not printed at all; a JSON object the tool cannot act on goes on
+//!    with an `error` object where the tool's page says so.
+//! 3. Then the tool goes on with the next line ([`OnBadLine::GoOn`]: the
+//!    streaming filters tao-render, `tao-redact lint`, tao-classify,
+//!    `tao-record mark` and `retry`) or stops reading
+//!    ([`OnBadLine::Stop`]: tao-poll and tao-submit, which read every line
+//!    before acting on the cluster: the lines before the bad one are acted
+//!    on and printed, the ones after it are not read, so a truncated or
+//!    corrupt input is never half acted on by guesswork).
+//! 4. The exit status ([`Counts::status`]) is 65 when any line was bad,
+//!    else 1 when any line went on carrying an `error` (some failed),
+//!    else 0. A tool's own stronger statuses (a fatal connection error,
+//!    `tao-redact lint`'s 3) come after 65 ([`Counts::finish`]).
+//!
+//! Read errors of the stream itself (an I/O error on standard input) are
+//! not bad lines: they end the run with [`Error::Io`] (74).
+
+use std::io::{BufRead, Write};
+
+use crate::error::{Error, Result};
+use crate::jobline::{JobLine, LineReader};
+
+/// What a tool does after a bad line (see the module doc).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnBadLine {
+    /// Report it, count it, read the next line.
+    GoOn,
+    /// Report it, count it, read no further line.
+    Stop,
+}
+
+/// The counts of one run over job lines, from which the exit status is
+/// computed ([`Counts::status`], [`Counts::finish`]).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Counts {
+    /// Job lines read and parsed (bad lines excluded).
+    pub read: u64,
+    /// Bad lines: reported on stderr with their line number (exit 65).
+    pub malformed: u64,
+    /// Lines that went on carrying this tool's `error` object (exit 1).
+    pub failed: u64,
+}
+
+impl Counts {
+    /// The exit status: 65 (`exit::DATAERR`) when a line was bad, else 1
+    /// (`exit::SOME_FAILED`) when a line failed, else 0.
+    pub fn status(&self) -> i32 {
+        self.status_with_failure(crate::exit::SOME_FAILED)
+    }
+
+    /// [`Counts::status`] with `failure` instead of 1 when lines failed
+    /// (tao-poll: 69, 77 or 78 when every line failed for the same
+    /// connection reason).
+    pub fn status_with_failure(&self, failure: i32) -> i32 {
+        if self.malformed > 0 {
+            crate::exit::DATAERR
+        } else if self.failed > 0 {
+            failure
+        } else {
+            crate::exit::OK
+        }
+    }
+
+    /// The end of a run that may also have hit a `fatal` error (one that
+    /// stopped lines: no login host, configuration): a bad line wins (65;
+    /// the fatal error is still reported on stderr as `tool: error: ...`),
+    /// then the fatal error, then [`Counts::status`].
+    ///
+    /// Errors: `fatal`, when no line was bad.
+    pub fn finish(&self, tool: &str, fatal: Option<Error>) -> Result<i32> {
+        match fatal {
+            Some(e) if self.malformed > 0 => {
+                crate::cli::report(tool, &e);
+                Ok(crate::exit::DATAERR)
+            }
+            Some(e) => Err(e),
+            None => Ok(self.status()),
+        }
+    }
+}
+
+/// Whether `err` is a bad line (a line error naming its number, exit 65)
+/// rather than an error of the run.
+pub fn is_bad_line(err: &Error) -> bool {
+    matches!(err, Error::BadLine { .. } | Error::BadJson { .. })
+}
+
+/// Reads job lines for a tool under the bad-line policy of the module doc:
+/// a [`LineReader`] (bounded lines, reused buffer, 1-based line numbers),
+/// the report of bad lines, and the [`Counts`].
+pub struct Filter<'e, R> {
+    tool: &'static str,
+    reader: LineReader<R>,
+    on_bad: OnBadLine,
+    errors: Option<&'e mut dyn Write>,
+    counts: Counts,
+    stopped: bool,
+}
+
+impl<'e, R: BufRead> Filter<'e, R> {
+    /// A driver for `tool` (the `tao-x` prefix of its messages) reading
+    /// `input`, reporting bad lines on standard error.
+    pub fn new(tool: &'static str, input: R, on_bad: OnBadLine) -> Self {
+        Self::from_reader(tool, LineReader::new(input), on_bad)
+    }
+
+    /// A driver over a given reader (a smaller line bound, for tests).
+    pub fn from_reader(tool: &'static str, reader: LineReader<R>, on_bad: OnBadLine) -> Self {
+        Self {
+            tool,
+            reader,
+            on_bad,
+            errors: None,
+            counts: Counts::default(),
+            stopped: false,
+        }
+    }
+
+    /// Report bad lines on `errors` instead of standard error (tests, and
+    /// tools handed their stderr).
+    pub fn with_errors(mut self, errors: &'e mut dyn Write) -> Self {
+        self.errors = Some(errors);
+        self
+    }
+
+    /// The next job line, or `None` at the end of input (or after a bad
+    /// line under [`OnBadLine::Stop`]). A bad line is reported and counted
+    /// here ([`Filter::bad_line`]) and never returned.
+    ///
+    /// Errors: [`Error::Io`] when standard input cannot be read.
+    pub fn next_line(&mut self) -> Result<Option<JobLine>> {
+        while !self.stopped {
+            match self.reader.next_line() {
+                Ok(Some(line)) => {
+                    self.counts.read += 1;
+                    return Ok(Some(line));
+                }
+                Ok(None) => self.stopped = true,
+                Err(e) if is_bad_line(&e) => {
+                    self.bad_line(&e);
+                    if self.on_bad == OnBadLine::Stop {
+                        self.stopped = true;
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(None)
+    }
+
+    /// Every job line up to the end of input (or the first bad line under
+    /// [`OnBadLine::Stop`]), for the tools that read all lines before acting.
+    ///
+    /// Errors: as [`Filter::next_line`].
+    pub fn read_all(&mut self) -> Result<Vec<JobLine>> {
+        let mut lines = Vec::new();
+        while let Some(line) = self.next_line()? {
+            lines.push(line);
+        }
+        Ok(lines)
+    }
+
+    /// The text of the line [`Filter::next_line`] returned last, as read
+    /// (UTF-8, without its `\n` or `\r\n`), for tools that pass a line on
+    /// byte for byte (tao-classify).
+    pub fn raw_text(&self) -> &str {
+        self.reader.last_text()
+    }
+
+    /// Report a bad line found by the tool (a missing or invalid field:
+    /// `err` names the line number) and count it: `tool: error: MESSAGE`
+    /// as one line. The line itself goes on or not as the tool says.
+    pub fn bad_line(&mut self, err: &Error) {
+        self.counts.malformed += 1;
+        self.report(&err.to_string());
+    }
+
+    /// Print `tool: error: MESSAGE` (one line, then any hints attached to
+    /// it: [`crate::cli::attach_hints`]) where this driver reports, without
+    /// counting anything: for a line that goes on with an `error` (count it
+    /// with [`Filter::failed`]).
+    pub fn report(&mut self, msg: &str) {
+        let text = format!(
+            "{}: error: {}\n{}",
+            self.tool,
+            crate::cli::one_line(msg),
+            crate::cli::hint_text(msg)
+        );
+        match self.errors.as_mut() {
+            Some(w) => {
+                let _ = w.write_all(text.as_bytes()).and_then(|()| w.flush());
+            }
+            None => crate::cli::write_stderr(&text),
+        }
+    }
+
+    /// Count a line that goes on carrying this tool's `error` (exit 1).
+    pub fn failed(&mut self) {
+        self.counts.failed += 1;
+    }
+
+    /// Count a line that goes on carrying this tool's `error` for `err`:
+    /// a bad line ([`is_bad_line`]: a missing or invalid field, reported
+    /// here as [`Filter::bad_line`] does, exit 65) or another failure
+    /// (counted with [`Filter::failed`], exit 1; the tool reports it as
+    /// its page says).
+    pub fn line_failed(&mut self, err: &Error) {
+        if is_bad_line(err) {
+            self.bad_line(err);
+        }
+        self.failed();
+    }
+
+    /// The counts so far.
+    pub fn counts(&self) -> Counts {
+        self.counts
+    }
+
+    /// The exit status so far ([`Counts::status`]).
+    pub fn status(&self) -> i32 {
+        self.counts.status()
+    }
+
+    /// The number of the last line read (1-based; 0 before the first).
+    pub fn line_no(&self) -> u64 {
+        self.reader.line_no()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const INPUT: &[u8] = b"{\"id\":\"a\"}\nnot json\n\n[1]\n{\"id\":\"b\"}\r\n\xff\n{\"id\":\"c\"}";
+
+    fn run(on_bad: OnBadLine) -> (Vec<String>, Counts, String) {
+        let mut err = Vec::new();
+        let mut f = Filter::new("tao-x", INPUT, on_bad).with_errors(&mut err);
+        let mut ids = Vec::new();
+        while let Some(l) = f.next_line().unwrap() {
+            assert_eq!(f.raw_text(), l.to_json());
+            ids.push(l.id().unwrap().to_string());
+        }
+        let c = f.counts();
+        drop(f);
+        (ids, c, String::from_utf8(err).unwrap())
+    }
+
+    #[test]
+    fn go_on_reports_every_bad_line_and_reads_the_rest() {
+        let (ids, c, err) = run(OnBadLine::GoOn);
+        assert_eq!(ids, ["a", "b", "c"]);
+        assert_eq!((c.read, c.malformed, c.failed), (3, 3, 0));
+        let lines: Vec<&str> = err.lines().collect();
+        assert_eq!(lines.len(), 3, "{err}");
+        assert!(
+            lines[0].starts_with("tao-x: error: line 2, column"),
+            "{err}"
+        );
+        assert!(lines[1].starts_with("tao-x: error: line 4: expected a JSON object"));
+        assert!(lines[2].starts_with("tao-x: error: line 6: not UTF-8"));
+        assert_eq!(c.status(), crate::exit::DATAERR);
+    }
+
+    #[test]
+    fn stop_reads_nothing_after_the_first_bad_line() {
+        let (ids, c, err) = run(OnBadLine::Stop);
+        assert_eq!(ids, ["a"]);
+        assert_eq!((c.read, c.malformed), (1, 1));
+        assert_eq!(err.lines().count(), 1);
+    }
+
+    #[test]
+    fn status_and_finish_order_bad_lines_fatal_and_failures() {
+        let mut c = Counts::default();
+        assert_eq!(c.status(), 0);
+        c.failed = 2;
+        assert_eq!(c.status(), 1);
+        assert_eq!(c.status_with_failure(69), 69);
+        let fatal = || Some(Error::Unavailable("no host".into()));
+        assert_eq!(c.finish("t", fatal()).unwrap_err().code(), 69);
+        c.malformed = 1;
+        assert_eq!(c.status_with_failure(69), 65);
+        assert_eq!(c.finish("t", fatal()).unwrap(), 65);
+        assert_eq!(c.finish("t", None).unwrap(), 65);
+    }
+
+    #[test]
+    fn a_tool_found_bad_line_is_counted_and_reported() {
+        let mut err = Vec::new();
+        let mut f = Filter::new("tao-x", &b"{}\n"[..], OnBadLine::GoOn).with_errors(&mut err);
+        let l = f.next_line().unwrap().unwrap();
+        f.bad_line(&l.require_str(&["id"]).unwrap_err());
+        f.failed();
+        assert_eq!(f.status(), 65);
+        drop(f);
+        assert_eq!(
+            String::from_utf8(err).unwrap(),
+            "tao-x: error: line 1: missing string field `id`; pipe lines from `tao-record open` or add it\n"
+        );
+    }
+}
