@@ -2,7 +2,9 @@
 //! panics when the reader of its output goes away early.
 //!
 //! For each of the six tools, each way it prints (`--help`, `-h`,
-//! `--version`, a usage error, and a run that prints many lines), the
+//! `--version`, a usage error, and a run that prints many lines: every
+//! line-reading mode, render, redact and redact lint, classify, poll,
+//! record mark, submit and submit cancel, is fed many input lines), the
 //! output is read as `| head -c 1` (one byte, then the pipe is closed) and
 //! as `| head -n 1` (one line), 50 times each, and once into a pipe closed
 //! before the tool starts (every write fails: the deterministic case).
@@ -51,6 +53,10 @@ enum Reader {
 struct Env {
     dir: tempfile::TempDir,
     job_line: String,
+    /// The job line rendered by tao-render, for lint.
+    rendered: String,
+    /// The ids of the records `tao-record open` made, for mark.
+    ids: Vec<String>,
 }
 
 impl Env {
@@ -76,7 +82,8 @@ impl Env {
             .unwrap();
         assert!(out.status.success(), "{}", text(&out.stderr));
         let job_line = text(&out.stdout).trim().to_string();
-        // Three records for `tao-record list`.
+        // Three records for `tao-record list` and `mark`.
+        let mut ids = Vec::new();
         for _ in 0..3 {
             let out = base(&bin("tao-record"), dir.path())
                 .args([
@@ -96,7 +103,23 @@ impl Env {
                 .output()
                 .unwrap();
             assert!(out.status.success(), "{}", text(&out.stderr));
+            let line: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            ids.push(line["id"].as_str().unwrap().to_string());
         }
+        let mut render = base(&bin("tao-render"), dir.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        render
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(format!("{job_line}\n").as_bytes())
+            .unwrap();
+        let out = render.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let rendered = text(&out.stdout).trim().to_string();
         let mut sq = String::new();
         for id in 1000..1300 {
             sq.push_str(&format!(
@@ -105,7 +128,12 @@ impl Env {
         }
         std::fs::write(dir.path().join("squeue.txt"), sq).unwrap();
         std::fs::write(dir.path().join("sacct.txt"), "").unwrap();
-        Env { dir, job_line }
+        Env {
+            dir,
+            job_line,
+            rendered,
+            ids,
+        }
     }
 
     fn path(&self, name: &str) -> String {
@@ -206,6 +234,56 @@ fn cases(env: &Env) -> Vec<Case> {
         code: 0,
         lost: 0,
     });
+    // Every line-reading mode fed many lines (tao_core::filter): the
+    // pipe is closed after one output line.
+    v.push(Case {
+        tool: "tao-redact",
+        args: vec!["lint".into()],
+        stdin: format!("{}\n", env.rendered).repeat(40).into_bytes(),
+        code: 0,
+        lost: 0,
+    });
+    v.push(Case {
+        tool: "tao-classify",
+        args: vec![],
+        stdin: format!("{}\n", env.job_line).repeat(400).into_bytes(),
+        code: 0,
+        lost: 0,
+    });
+    let polled: String = (1000..1300)
+        .map(|id| format!("{{\"id\":\"j{id}\",\"slurm\":{{\"job_id\":\"{id}\"}}}}\n"))
+        .collect();
+    v.push(Case {
+        tool: "tao-poll",
+        args: vec![
+            "--replay-squeue".to_string(),
+            env.path("squeue.txt"),
+            "--replay-sacct".to_string(),
+            env.path("sacct.txt"),
+        ],
+        stdin: polled.into_bytes(),
+        code: 0,
+        lost: 0,
+    });
+    // A writer fed many lines: each mark applies (the first) or is a
+    // duplicate (the others); its lost echo is exit 74.
+    let marks: String = env
+        .ids
+        .iter()
+        .map(|id| {
+            format!(
+                "{{\"id\":\"{id}\",\"state\":\"RUNNING\",\"observed_at\":\"2030-01-01T00:00:00Z\",\"observed_by\":\"tao-poll\"}}\n"
+            )
+        })
+        .collect::<String>()
+        .repeat(20);
+    v.push(Case {
+        tool: "tao-record",
+        args: vec!["mark".into(), "--json".into()],
+        stdin: marks.into_bytes(),
+        code: 0,
+        lost: 74,
+    });
     // A reader: `list | head` changed nothing (exit 0 either way).
     v.push(Case {
         tool: "tao-record",
@@ -242,6 +320,13 @@ fn cases(env: &Env) -> Vec<Case> {
     v.push(Case {
         tool: "tao-submit",
         args: vec!["-q".into()],
+        stdin: format!("{failed}\n").repeat(40).into_bytes(),
+        code: 0,
+        lost: 74,
+    });
+    v.push(Case {
+        tool: "tao-submit",
+        args: vec!["cancel".into()],
         stdin: format!("{failed}\n").repeat(40).into_bytes(),
         code: 0,
         lost: 74,
