@@ -5,7 +5,8 @@
 //!   (`tao_core::cli::require_piped_stdin`), exit 2, nothing on stdout,
 //!   instead of waiting silently for lines nobody types;
 //! - a line that is not JSON, or lacks a field the tool requires, is bad
-//!   input data: exit 65 and a `line 1` report on stderr (docs/CONTRACT.md).
+//!   input data: exit 65 and a `line 1` report on stderr (docs/CONTRACT.md);
+//! - library code never calls `process::exit` (only a `main.rs` does).
 
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -298,4 +299,50 @@ fn a_line_past_the_bound_is_a_line_error() {
             assert_eq!(err.matches("no record").count(), 2, "{err}");
         }
     }
+}
+
+/// Library code never ends the process (issue 13): only a binary's
+/// `main.rs` calls `std::process::exit`, with the status the library
+/// returned (`tao_core::cli::main_with`). Checked over every `src/` file
+/// of the workspace's crates, comments excluded.
+#[test]
+fn library_code_never_calls_process_exit() {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut files = Vec::new();
+    for e in std::fs::read_dir(&root).unwrap().flatten() {
+        let src = e.path().join("src");
+        if e.path().join("Cargo.toml").is_file() && src.is_dir() {
+            walk(&src, &mut files);
+        }
+    }
+    assert!(files.len() > 50, "found only {} source files", files.len());
+    let mut found = Vec::new();
+    for f in &files {
+        if f.file_name().is_some_and(|n| n == "main.rs")
+            || f.components().any(|c| c.as_os_str() == "bin")
+        {
+            continue;
+        }
+        let text = std::fs::read_to_string(f).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            let code = line.trim_start();
+            if !code.starts_with("//") && code.contains("process::exit(") {
+                found.push(format!("{}:{}", f.display(), i + 1));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "process::exit in library code: {found:?}; return the status to main.rs instead"
+    );
 }
