@@ -227,7 +227,7 @@ fn poll() -> Extra {
             (exit::SOME_FAILED, "Some lines carry a tao-poll error (they keep their last state); with --watch, some job did not end COMPLETE."),
             (exit::USAGE, "Usage error (also: no job ids and standard input is a terminal)."),
             (exit::DATAERR, "A malformed input line (the lines before it were printed); logs: no log file and the job is no longer queued or running."),
-            (exit::TEMPFAIL, "logs: no log file yet because the job has not started; try again later, or wait for it with --follow."),
+            (exit::TEMPFAIL, "logs: no log file yet because the job has not started (or has not written it yet); try again later, or wait for it with --follow."),
             (exit::UNAVAILABLE, "No line could be polled: no login host answered."),
             (exit::NOPERM, "No line could be polled: host key, key permissions or login refused."),
             (exit::CONFIG, "No line could be polled: configuration error."),

@@ -36,7 +36,7 @@ Examples:
 Exit status: 0 all lines observed (with --watch: all COMPLETE); 1 some lines carry
 a tao-poll `error` (with --watch: not all COMPLETE, or interrupted); 2 usage;
 65 malformed input line; 69 no login host answered; 74 local I/O; 75 (logs)
-no log file yet, the job has not started: try again or use --follow; 77 SSH
+no log file yet (the job has not started or not written it): try again or use --follow; 77 SSH
 authentication or host key; 78 configuration.";
 
 /// The DESCRIPTION of `--help` and tao-poll(1).
@@ -145,13 +145,10 @@ pub struct StatusArgs {
     /// line number) decided its state: for reading a replayed paste.
     #[arg(long)]
     pub explain: bool,
-    /// Print `tao-poll: stats: lines=N handshakes=N execs=N` on stderr (benchmarks).
+    /// Print `tao-poll: stats: lines=N handshakes=N execs=N remote_s=S` on
+    /// stderr (benchmarks; remote_s: seconds spent waiting for remote commands).
     #[arg(long, hide = true)]
     pub stats: bool,
-    /// With --replay-squeue/--replay-sacct: read the status files over SSH
-    /// (benchmarks: more running jobs than the test cluster can run).
-    #[arg(long, hide = true)]
-    pub bench_files_over_ssh: bool,
 }
 
 /// Offline replay: saved command outputs stand in for the cluster.
@@ -331,6 +328,11 @@ fn run_status(args: &StatusArgs, transport: Option<&str>) -> Result<i32> {
             "only one --replay-* FILE can be `-` (stdin), and then the job ids must be arguments: tao-poll --replay-sacct - 123 124 < sacct.txt".into(),
         ));
     }
+    if let Some(first) = args.ids.first() {
+        if let Some(e) = not_a_job_id(first) {
+            return Err(e);
+        }
+    }
     let (lines, input_err) = read_input(&args.ids);
     let redact = redactor();
     let opts = Options {
@@ -339,16 +341,7 @@ fn run_status(args: &StatusArgs, transport: Option<&str>) -> Result<i32> {
         redact: &redact,
         explain: args.explain,
     };
-    let mut conn = if args.bench_files_over_ssh {
-        let opts = tao_ssh::SshOptions::from_env_with_transport(transport)?;
-        let ssh = crate::backend::SshBackend::new(tao_ssh::connect(&opts)?);
-        Box::new(Single(crate::backend::Hybrid {
-            replay: args.replay.backend()?,
-            ssh,
-        }))
-    } else {
-        connector(&args.replay, transport)?
-    };
+    let mut conn = connector(&args.replay, transport)?;
     if args.watch {
         if let Some(e) = input_err {
             // Nothing is watched on malformed input; the lines read before
@@ -366,21 +359,40 @@ fn run_status(args: &StatusArgs, transport: Option<&str>) -> Result<i32> {
     poll::warn_unsubmitted(res.unsubmitted);
     if args.stats {
         tao_core::cli::write_stderr(&format!(
-            "tao-poll: stats: lines={} handshakes={} execs={}\n",
+            "tao-poll: stats: lines={} handshakes={} execs={} remote_s={:.3}\n",
             res.lines.len(),
             tao_ssh::handshake_count(),
-            tao_ssh::exec_count()
+            tao_ssh::exec_count(),
+            crate::backend::remote_seconds()
         ));
     }
-    let stdout = std::io::stdout();
-    let mut w = LineWriter::new(stdout.lock());
-    for l in &res.lines {
-        w.write(l)?;
-    }
+    poll::write_lines(&res.lines)?;
     if let Some(e) = input_err {
         return Err(e);
     }
     Ok(exit_status(&res))
+}
+
+/// A usage error for a first argument that is a word, not a job id: a
+/// mistyped command (`tao-poll log ID`) gets the command it resembles.
+/// `None` for anything that starts like a job id (digits).
+pub fn not_a_job_id(word: &str) -> Option<Error> {
+    let w = word.trim().to_ascii_lowercase();
+    if w.is_empty() || w.starts_with(|c: char| c.is_ascii_digit()) {
+        return None;
+    }
+    let guess = if w.starts_with("log") || w == "tail" || w == "out" {
+        Some("logs JOB_ID")
+    } else if w.starts_with("rep") || w == "html" {
+        Some("report JOB_ID")
+    } else {
+        None
+    };
+    let shown = tao_core::cli::one_line(word);
+    Some(Error::Usage(match guess {
+        Some(g) => format!("{shown:?} is not a command or a Slurm job id: did you mean `tao-poll {g}`?"),
+        None => format!("{shown:?} is not a command or a Slurm job id: the commands are `logs` and `report`, job ids are digits (`tao-poll 12345`; see tao-poll --help)"),
+    }))
 }
 
 /// Read one job line from a reader (for `logs` with a line on stdin).

@@ -80,8 +80,9 @@ pub const COLUMNS: [&str; 9] = [
 
 /// One table row: id, slurm id, state, time in queue, elapsed, nodes,
 /// progress (bar, epoch/max, percent, ETA; for a pending job its expected
-/// start), latest KPI with a sparkline, message (for a pending job the
-/// reason in words, and what to do when it never clears).
+/// start, or what to do when it waits until someone acts), latest KPI with
+/// a sparkline, message (for a pending job the reason in words); see
+/// `tao_core::progress::pending_cells`.
 pub fn table_row(l: &JobLine) -> [String; 9] {
     let s = |p: &[&str]| l.get_str(p).map(str::to_string);
     let submit = s(&["slurm", "submit_time"]);
@@ -95,27 +96,19 @@ pub fn table_row(l: &JobLine) -> [String; 9] {
         .fields
         .get("pending")
         .filter(|_| state_of(l) == Some(State::Pending));
-    let msg = match (l.fields.get("error"), pending) {
-        (Some(e), _) => format!(
+    let (progress, msg) = match pending {
+        Some(p) => tao_core::progress::pending_cells(p),
+        None => (
+            tao_core::progress::progress_cell(l.fields.get("progress"), 12),
+            s(&["message"]).unwrap_or_default(),
+        ),
+    };
+    let msg = match l.fields.get("error") {
+        Some(e) => format!(
             "poll failed: {}",
             e.get("message").and_then(Value::as_str).unwrap_or("")
         ),
-        (None, Some(p)) => {
-            let reason = p.get("reason").and_then(Value::as_str).unwrap_or("-");
-            let words = p.get("words").and_then(Value::as_str).unwrap_or("");
-            match p.get("action").and_then(Value::as_str) {
-                Some(a) => format!("{reason}: {words}; {a}"),
-                None => format!("{reason}: {words}"),
-            }
-        }
-        (None, None) => s(&["message"]).unwrap_or_default(),
-    };
-    let progress = match pending {
-        Some(p) => match p.get("expected_start").and_then(Value::as_str) {
-            Some(t) => format!("starts ~{}", short_time(t)),
-            None => "start unknown".into(),
-        },
-        None => tao_core::progress::progress_cell(l.fields.get("progress"), 12),
+        None => msg,
     };
     [
         l.id().unwrap_or("-").to_string(),
@@ -130,14 +123,6 @@ pub fn table_row(l: &JobLine) -> [String; 9] {
         tao_core::progress::kpi_cell(l.fields.get("progress")),
         tao_core::cli::one_line(&msg),
     ]
-}
-
-/// An RFC 3339 time as `YYYY-MM-DD HH:MM UTC`.
-pub fn short_time(t: &str) -> String {
-    match tao_core::time::parse_rfc3339(t) {
-        Some(d) => d.format("%Y-%m-%d %H:%M UTC").to_string(),
-        None => tao_core::cli::one_line(t),
-    }
 }
 
 /// Render the live table (header + rows), column-aligned.
@@ -276,8 +261,15 @@ mod tests {
         )
         .unwrap();
         let r = table_row(&held);
-        assert_eq!(r[6], "starts ~2026-12-01 15:00 UTC");
-        assert_eq!(r[8], "JobHeldUser: it is held; release it");
+        // Held: the advice, not Slurm's meaningless estimate.
+        assert_eq!(r[6], "will not start until you act: release it");
+        assert_eq!(r[8], "JobHeldUser: it is held");
+        let begin = JobLine::parse(
+            r#"{"id":"tao-d","state":"PENDING","slurm":{"job_id":"10"},"pending":{"reason":"BeginTime","words":"not yet","clears":true,"expected_start":"2026-12-01T15:00:00Z"}}"#,
+            1,
+        )
+        .unwrap();
+        assert_eq!(table_row(&begin)[6], "starts ~2026-12-01 15:00 UTC");
         assert!(!render_table(&[run, held]).contains('\x1b'));
     }
 }

@@ -493,7 +493,7 @@ fn logs_of_a_job_not_started_yet_try_again_or_wait_for_it() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert_eq!(out.status.code(), Some(75), "{err}");
     assert!(err.starts_with("tao-poll: error: no log file"), "{err}");
-    assert!(err.contains("has not started (PENDING)"), "{err}");
+    assert!(err.contains("has not started yet (PENDING)"), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(out.stdout.is_empty());
     // --follow waits on the pending job (on a pipe: silently), then streams.
