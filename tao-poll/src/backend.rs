@@ -1046,6 +1046,91 @@ mod tests {
         );
     }
 
+    /// The scheduler part and the files part of one script run are read
+    /// apart: squeue's rows, the expected starts, a status.json tail (with
+    /// its verdict line) and a completion record, from one `sh` run.
+    #[test]
+    fn scheduler_and_files_in_one_script() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path();
+        std::fs::write(
+            bin.join("squeue"),
+            "#!/bin/sh\ncase \"$*\" in *--start*) echo '8|1800000000';; *) echo '7|7|COMPLETED|n1|1|2|3|0:01|0|None|';; esac\n",
+        )
+        .unwrap();
+        std::fs::write(bin.join("sacct"), "#!/bin/sh\nexit 0\n").unwrap();
+        for f in ["squeue", "sacct"] {
+            std::process::Command::new("chmod")
+                .arg("+x")
+                .arg(bin.join(f))
+                .status()
+                .unwrap();
+        }
+        let d = bin.display().to_string();
+        std::fs::write(
+            bin.join("status.json"),
+            "{\"status\": \"STARTED\"}\n{\"epoch\": 2, \"max_epoch\": 2, \"status\": \"RUNNING\", \"kpi\": {\"loss\": 0.5}}\n{\"status\": \"SUCCESS\", \"message\": \"done\"}\n",
+        )
+        .unwrap();
+        std::fs::write(bin.join("completion.json"), "{\"exit_code\": 0}\n").unwrap();
+        let reqs = vec![FileRequest {
+            status: None,
+            completion: Some(format!("{d}/completion.json")),
+            logs: None,
+            progress: Some(format!("{d}/status.json")),
+        }];
+        let parts = vec![(
+            "@@m0".to_string(),
+            None,
+            vec!["7".to_string(), "8".to_string()],
+        )];
+        let script = format!(
+            "{}{}",
+            all_chunks_script(&parts),
+            status::script(&reqs, "fn0", 0)
+        );
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(&script)
+            .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+            .output()
+            .unwrap();
+        let cut = line_start_of(&out.stdout, b"@@tao-poll-fn0 ").unwrap();
+        let sched = String::from_utf8_lossy(&out.stdout[..cut]);
+        let (qs, qo, ..) = split_both(&sched, "@@m0").unwrap();
+        assert_eq!(
+            (qs, qo.as_str()),
+            (0, "7|7|COMPLETED|n1|1|2|3|0:01|0|None|\n")
+        );
+        assert_eq!(
+            parse_starts(&split_start(&sched, "@@m0"))
+                .get("8")
+                .map(String::as_str),
+            Some("2027-01-15T08:00:00Z")
+        );
+        let o = tao_ssh::Output {
+            stdout: out.stdout.clone(),
+            stderr: Vec::new(),
+            status: out.status.code().unwrap(),
+        };
+        let files = files_from(&out.stdout[cut..], &o, &reqs, "fn0", 0).unwrap();
+        let t = files[0].progress.as_ref().unwrap();
+        assert_eq!(t.progress().unwrap().epoch, Some(2));
+        assert_eq!(
+            t.verdict_line(),
+            Some(Some(
+                "{\"status\": \"SUCCESS\", \"message\": \"done\"}".to_string()
+            ))
+        );
+        assert_eq!(
+            files[0].completion.as_deref().map(str::trim),
+            Some("{\"exit_code\": 0}")
+        );
+        // A cut output (no end marker) is a failed read, not an empty one.
+        let half = &out.stdout[..out.stdout.len() - 10];
+        assert!(files_from(&half[cut..], &o, &reqs, "fn0", 0).is_err());
+    }
+
     #[test]
     fn two_clusters_in_one_script() {
         // A stand-in squeue/sacct that echo their -M: each chunk's answer

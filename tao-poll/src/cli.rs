@@ -22,8 +22,9 @@ use crate::poll::{self, Connector, Options, PollResult, Single, SshConnector};
 const AFTER_HELP: &str = "\
 States: PENDING RUNNING COMPLETE ERROR CANCELED UNKNOWN (Slurm's native state and
 reason ride along in `message` and `slurm.native_state`). COMPLETED is COMPLETE only
-when the job's status.json (last SUCCESS/FAILURE) or completion.json (exit_code 0)
-says so. A failed query never changes a state: the line gets `error` instead.
+when the job's status.json (last SUCCESS/FAILURE, or TAO's RUNNING \"Train finished
+successfully.\") or completion.json (exit_code 0) says so. A failed query never
+changes a state: the line gets `error` instead.
 Lines never submitted (no slurm.job_id) pass through unchanged, with one warning.
 
 Examples:
@@ -53,7 +54,8 @@ host (squeue knows a job first) and a single sacct (sacct still knows it after s
 has forgotten it), never one command per job. Each native state maps to exactly one \
 word; the native state and reason ride along. A job that ended COMPLETED is COMPLETE \
 only if its own verdict says so: the last SUCCESS or FAILURE in <results_dir>/status.json \
-(written by TAO), else the exit_code of the job script's completion.json. A query that \
+(written by TAO; current TAO ends a good run with RUNNING \"Train finished successfully.\", \
+which counts as SUCCESS), else the exit_code of the job script's completion.json. A query that \
 fails never changes a state: the line gets an `error` instead. Lines never submitted (no \
 slurm.job_id) pass through unchanged, with one warning.
 
@@ -63,9 +65,10 @@ table on a terminal (progress bar, epoch/max, ETA, latest KPI with a sparkline; 
 pending job its reason in words and expected start), a job line per change (of state, \
 message, error, progress or expected start) on a pipe. Running and ended jobs get \
 `progress` from the last 4 KiB of their status.json (epoch, max_epoch, percent, eta_s, \
-kpi, history, updated_at), read in the same command as the verdicts; pending jobs get \
-`pending` (reason, words, clears, action, expected_start from squeue --start, asked in \
-the same round trip as squeue and sacct). The report command writes one self-contained \
+kpi, history, updated_at); pending jobs get `pending` (reason, words, clears, action, \
+expected_start from squeue --start). squeue, sacct, squeue --start and every job's \
+status.json tail and completion record travel in one remote command per login host; \
+only a verdict older than the tail, --evidence tails and scontrol take a second one. The report command writes one self-contained \
 HTML file of jobs and their retry chains (KPI curves over epochs, a timeline). The logs command prints the tail \
 of a job's main.out or main.err, redacted (-n, --err, --follow). The --replay-* options \
 read saved squeue, sacct and scontrol output (and a directory standing for the \

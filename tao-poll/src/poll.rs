@@ -823,6 +823,54 @@ mod tests {
         assert_eq!(bound_line("short"), "short");
     }
 
+    /// The first read settles a verdict only when it read the same files
+    /// the whole read would, and the tail holds the deciding line (or the
+    /// whole file).
+    #[test]
+    fn the_first_read_settles_what_it_can() {
+        let full = FileRequest {
+            status: Some("/r/status.json".into()),
+            completion: Some("/j/slurm-logs/x-7/completion.json".into()),
+            logs: None,
+            progress: None,
+        };
+        let asked = FileRequest {
+            status: None,
+            completion: full.completion.clone(),
+            logs: None,
+            progress: Some("/r/status.json".into()),
+        };
+        let tail = |text: &str, cut: bool| FileRecords {
+            progress: Some(status::ProgressTail {
+                text: text.into(),
+                cut,
+                mtime: None,
+            }),
+            completion: Some("{\"exit_code\": 0}".into()),
+            ..Default::default()
+        };
+        let ok = settle(&full, &asked, &tail("x\n{\"status\":\"FAILURE\"}\n", true)).unwrap();
+        assert_eq!(ok.status_last.as_deref(), Some("{\"status\":\"FAILURE\"}"));
+        assert!(ok.completion.is_some());
+        // Cut, and no deciding line in the tail: read the whole file.
+        assert_eq!(
+            settle(&full, &asked, &tail("x\n{\"status\":\"RUNNING\"}\n", true)),
+            None
+        );
+        // The whole file, no deciding line: settled, completion decides.
+        let none = settle(&full, &asked, &tail("{\"status\":\"RUNNING\"}\n", false)).unwrap();
+        assert_eq!(none.status_last, None);
+        // No status.json at all: settled.
+        let absent = FileRecords::default();
+        assert_eq!(settle(&full, &asked, &absent).unwrap().status_last, None);
+        // Another attempt's completion record: read again under its id.
+        let other = FileRequest {
+            completion: Some("/j/slurm-logs/x-9/completion.json".into()),
+            ..full.clone()
+        };
+        assert_eq!(settle(&other, &asked, &absent), None);
+    }
+
     #[test]
     fn log_dir_layout() {
         assert_eq!(

@@ -7,7 +7,9 @@
 //! * `<results_dir>/status.json`: JSON lines appended by TAO containers
 //!   (`date`, `time`, `status` in STARTED/RUNNING/SUCCESS/FAILURE/SKIPPED,
 //!   `verbosity`, `message`, ...; nvidia_tao_pytorch/core/loggers/
-//!   api_logging.py); the last SUCCESS or FAILURE decides;
+//!   api_logging.py); the last SUCCESS or FAILURE decides (current TAO
+//!   ends a good run with RUNNING `Train finished successfully.`, which
+//!   counts as SUCCESS: [`TAO_SUCCESS_SUFFIX`]);
 //! * else `<job_dir>/slurm-logs/<id>-<slurm_job_id>/completion.json`, one
 //!   object `{"exit_code": int, "end", "slurm_job_id", "restart_count"}`
 //!   written by the job script on exit: exit code 0 is success.
@@ -57,8 +59,17 @@ impl Verdict {
     }
 }
 
-/// Read one status.json line: `Some(true)` for SUCCESS, `Some(false)` for
-/// FAILURE (with its message), `None` for any other status or non-JSON.
+/// The message TAO's entry points write, with status RUNNING, when the
+/// run returned without an error (`f"{mode.capitalize()} finished
+/// successfully."`, nvidia_tao_pytorch/core/decorators/workflow.py,
+/// `monitor_status`): current TAO writes it where older releases wrote
+/// SUCCESS.
+pub const TAO_SUCCESS_SUFFIX: &str = " finished successfully.";
+
+/// Read one status.json line: `Some(true)` for SUCCESS (or TAO's RUNNING
+/// `<Mode> finished successfully.`, see [`TAO_SUCCESS_SUFFIX`]),
+/// `Some(false)` for FAILURE (with its message), `None` for any other
+/// record or non-JSON.
 pub fn status_line(text: &str) -> Option<(bool, String)> {
     let v: Value = serde_json::from_str(text.trim()).ok()?;
     let msg = v
@@ -69,6 +80,7 @@ pub fn status_line(text: &str) -> Option<(bool, String)> {
     match v.get("status").and_then(Value::as_str)? {
         "SUCCESS" => Some((true, msg)),
         "FAILURE" => Some((false, msg)),
+        "RUNNING" if msg.ends_with(TAO_SUCCESS_SUFFIX) => Some((true, msg)),
         _ => None,
     }
 }
@@ -264,19 +276,20 @@ fn path_list(var: &str, paths: &[&str], nonce: &str) -> String {
     s
 }
 
-/// sh text printing the NUL-terminated paths of `$var` that are regular
-/// files (builtins only: `read`, `[`, `printf`).
-fn existing(var: &str) -> String {
-    format!(
-        "printf '%s\\n' \"${var}\" | while IFS= read -r f; do [ -f \"$f\" ] && printf '%s\\0' \"$f\"; done"
-    )
+/// sh text feeding the paths of `$var` to one `awk` program that opens
+/// each itself (`getline < path`: a missing file is skipped, no process
+/// or shell loop per path; a `while read` loop in sh reads a byte per
+/// system call).
+fn awk_over(var: &str, program: &str) -> String {
+    format!("printf '%s\\n' \"${var}\" | awk -v M=\"$M\" '{program}'\n")
 }
 
 /// Build the script for `requests` (index = key). `nonce` makes the record
 /// marker unforgeable; `tail_lines` bounds evidence tails.
 ///
-/// Processes: one `awk` for every status.json verdict read, one for every
-/// completion record, one `stat` and one `tail` for every progress tail
+/// Processes: one `awk` for every status.json verdict read (each file read
+/// whole), one for every completion record, one `stat` and one `tail` for
+/// every progress tail
 /// (more only when xargs splits a list past the argument-size limit), two
 /// per evidence log. The paths travel in here-documents, so a poll of
 /// 10,000 jobs is one script of about 1 MB, parsed once.
@@ -293,10 +306,10 @@ pub fn script(requests: &[FileRequest], nonce: &str, tail_lines: u32) -> String 
         .collect();
     if !status.is_empty() {
         s.push_str(&path_list("S", &status, nonce));
-        s.push_str(&existing("S"));
-        s.push_str(
-            " | xargs -0 -r awk -v M=\"$M\" 'FNR==1{if(f!=\"\")print M\" S \"f\"\\n\"l; f=FILENAME; l=\"\"} /\"status\"[ \\t]*:[ \\t]*\"(SUCCESS|FAILURE)\"/{l=$0} END{if(f!=\"\")print M\" S \"f\"\\n\"l}'\n",
-        );
+        s.push_str(&awk_over(
+            "S",
+            "{f=$0; l=\"\"; ok=0; while ((getline x < f) > 0) {ok=1; if (x ~ /\"status\"[ \\t]*:[ \\t]*\"(SUCCESS|FAILURE)\"|finished successfully\\./) l=x} close(f); if (ok) print M\" S \"f\"\\n\"l}",
+        ));
     }
     // Completion records (at most 64 lines each).
     let completion: Vec<&str> = requests
@@ -305,10 +318,10 @@ pub fn script(requests: &[FileRequest], nonce: &str, tail_lines: u32) -> String 
         .collect();
     if !completion.is_empty() {
         s.push_str(&path_list("C", &completion, nonce));
-        s.push_str(&existing("C"));
-        s.push_str(
-            " | xargs -0 -r awk -v M=\"$M\" 'FNR==1{print M\" C \"FILENAME} FNR<=64{print}'\n",
-        );
+        s.push_str(&awk_over(
+            "C",
+            "{f=$0; n=0; while (n < 64 && (getline x < f) > 0) {if (n == 0) print M\" C \"f; print x; n++} close(f)}",
+        ));
     }
     for r in requests {
         if let Some((out, err)) = &r.logs {
@@ -677,6 +690,14 @@ mod tests {
             Some(Verdict::StatusFailure("boom".into()))
         );
         assert_eq!(status_verdict("{\"status\":\"STARTED\"}\nnot json"), None);
+        // Current TAO: a good run ends with RUNNING "<Mode> finished
+        // successfully." (after an earlier attempt's FAILURE, it decides).
+        let tao = "{\"status\": \"FAILURE\", \"message\": \"Train was interrupted\"}\n{\"status\": \"STARTED\", \"message\": \"Starting dino train.\"}\n{\"status\": \"RUNNING\", \"message\": \"Train finished successfully.\"}\n";
+        assert_eq!(status_verdict(tao), Some(Verdict::StatusSuccess));
+        assert_eq!(
+            status_line("{\"status\": \"RUNNING\", \"message\": \"Training loop in progress\"}"),
+            None
+        );
     }
 
     #[test]
@@ -795,6 +816,58 @@ mod tests {
         // The same from a local file (replay): the same progress.
         let local = local_progress_tail(std::path::Path::new(&format!("{d}/a.json"))).unwrap();
         assert_eq!(local.progress().unwrap().history, p.history);
+    }
+
+    /// A sparse 1 GiB status.json read by the script: the same progress as
+    /// its last records alone, in bounded bytes (tail seeks).
+    #[test]
+    fn a_1_gib_status_json_costs_its_tail_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_str().unwrap();
+        let recs: String = (1..=30)
+            .map(|e| format!("{{\"epoch\": {e}, \"max_epoch\": 30, \"status\": \"RUNNING\", \"kpi\": {{\"loss\": {e}}}}}\n"))
+            .collect();
+        let big = format!("{d}/big.json");
+        {
+            use std::io::{Seek, Write};
+            let mut f = std::fs::File::create(&big).unwrap();
+            f.set_len(1 << 30).unwrap();
+            f.seek(std::io::SeekFrom::End(0)).unwrap();
+            f.write_all(b"\n").unwrap();
+            f.write_all(recs.as_bytes()).unwrap();
+        }
+        std::fs::write(format!("{d}/small.json"), &recs).unwrap();
+        let req = |p: &str| FileRequest {
+            status: None,
+            completion: None,
+            logs: None,
+            progress: Some(p.to_string()),
+        };
+        let reqs = [req(&big), req(&format!("{d}/small.json"))];
+        let t0 = std::time::Instant::now();
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(script(&reqs, "g1", 0))
+            .output()
+            .unwrap();
+        assert!(t0.elapsed() < std::time::Duration::from_secs(5));
+        assert!(out.stdout.len() < 2 * tao_core::progress::TAIL_BYTES as usize + 4096);
+        let (map, ended) = parse_output(&String::from_utf8_lossy(&out.stdout), "g1", 0);
+        assert!(ended);
+        let fr = records_for_all(&reqs, map);
+        let (b, s) = (
+            fr[0].progress.as_ref().unwrap(),
+            fr[1].progress.as_ref().unwrap(),
+        );
+        assert!(b.cut && !s.cut);
+        let (pb, ps) = (b.progress().unwrap(), s.progress().unwrap());
+        assert_eq!(
+            (pb.epoch, pb.percent, pb.kpi.clone()),
+            (ps.epoch, ps.percent, ps.kpi.clone())
+        );
+        // No verdict line: unknown for the cut file, none for the whole one.
+        assert_eq!(b.verdict_line(), None);
+        assert_eq!(s.verdict_line(), Some(None));
     }
 
     #[test]

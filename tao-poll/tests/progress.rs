@@ -385,3 +385,25 @@ fn regex_sgr(text: &str) -> Option<String> {
     }
     None
 }
+
+/// A fresh user's typo: `tao-poll log ID` is a usage error (2) naming the
+/// command meant, not a job line with a "not a Slurm job id" error.
+#[test]
+fn a_mistyped_command_names_the_real_one() {
+    for (word, meant) in [
+        ("log", "tao-poll logs JOB_ID"),
+        ("reprot", "tao-poll report JOB_ID"),
+    ] {
+        let (code, out, err) = run_poll(&[word, "tao-20261129-k3f9x2"], "");
+        assert_eq!(code, 2, "{err}");
+        assert!(out.is_empty());
+        assert!(err.contains(&format!("did you mean `{meant}`")), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    let (code, _, err) = run_poll(&["frobnicate"], "");
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("the commands are `logs` and `report`"),
+        "{err}"
+    );
+}
