@@ -218,7 +218,7 @@ fn poll() -> Extra {
     Extra {
         environment: env,
         files: vec![
-            ("<results_dir>/status.json", "TAO's status lines, read on the cluster: the last SUCCESS or FAILURE decides whether COMPLETED is COMPLETE or ERROR."),
+            ("<results_dir>/status.json", "TAO's status lines, read on the cluster: the last SUCCESS or FAILURE (or current TAO's RUNNING \"Train finished successfully.\", a success) decides whether COMPLETED is COMPLETE or ERROR; its last 4 KiB give progress."),
             ("<job_dir>/slurm-logs/<id>-<slurm_job_id>/completion.json", "The job script's completion record (exit_code), which decides for commands that write no status.json."),
             ("<job_dir>/slurm-logs/<id>-<slurm_job_id>/main.out, main.err", "The job's output, read by logs and --evidence."),
         ],

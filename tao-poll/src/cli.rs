@@ -70,7 +70,7 @@ expected_start from squeue --start). squeue, sacct, squeue --start and every job
 status.json tail and completion record travel in one remote command per login host; \
 only a verdict older than the tail, --evidence tails and scontrol take a second one. The report command writes one self-contained \
 HTML file of jobs and their retry chains (KPI curves over epochs, a timeline). The logs command prints the tail \
-of a job's main.out or main.err, redacted (-n, --err, --follow). The --replay-* options \
+of a job's main.out or main.err, redacted (-n, --err, --follow). Replay options (--replay-*) \
 read saved squeue, sacct and scontrol output (and a directory standing for the \
 cluster's files) instead of asking a cluster, to reproduce a report offline; --explain \
 says which row decided each state.";
