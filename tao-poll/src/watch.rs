@@ -10,7 +10,8 @@
 //! is lost. Lines never submitted (no `slurm.job_id`) are printed once as
 //! they are, with one warning, and left out of the wait and the exit
 //! status. Exit status: 0 when every (submitted) job ended COMPLETE, 1
-//! otherwise.
+//! otherwise; 77 or 78 at once when no line could be polled for an SSH
+//! authentication, host-key or configuration reason (waiting fixes none).
 
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -190,6 +191,13 @@ pub fn run(
             .collect();
         let batch: Vec<JobLine> = live.iter().map(|i| lines[*i].clone()).collect();
         let res = poll::poll(batch, conn, opts);
+        // No line could be polled for a reason waiting will not fix (SSH
+        // authentication or host key, configuration): stop with its exit
+        // status instead of repeating the error every interval.
+        let fatal = match crate::cli::exit_status(&res) {
+            c @ (tao_core::exit::NOPERM | tao_core::exit::CONFIG) => Some(c),
+            _ => None,
+        };
         for (k, l) in live.iter().zip(res.lines) {
             lines[*k] = l;
         }
@@ -208,6 +216,9 @@ pub fn run(
         let done = lines.iter().all(|l| {
             state_of(l).is_some_and(State::is_final) || l.get_path(&["slurm", "job_id"]).is_none()
         });
+        if let Some(code) = fatal {
+            return Ok(code);
+        }
         if done || stop.load(Ordering::Relaxed) {
             break;
         }

@@ -407,3 +407,35 @@ fn a_mistyped_command_names_the_real_one() {
         "{err}"
     );
 }
+
+/// `--watch` that cannot poll any line for a reason waiting will not fix
+/// (here: no SLURM_HOSTNAME, a configuration error) stops at once with
+/// that status (78) and the fix, instead of repeating it every interval.
+#[test]
+fn watch_stops_on_a_configuration_error() {
+    let mut child = Command::new(bin())
+        .args(["--watch", "--interval", "1", "123"])
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("the watch kept going on a configuration error");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(status.code(), Some(78), "{err}");
+    assert!(err.contains("SLURM_HOSTNAME is not set"), "{err}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 1);
+}
