@@ -218,7 +218,7 @@ fn poll() -> Extra {
     Extra {
         environment: env,
         files: vec![
-            ("<results_dir>/status.json", "TAO's status lines, read on the cluster: the last SUCCESS or FAILURE decides whether COMPLETED is COMPLETE or ERROR."),
+            ("<results_dir>/status.json", "TAO's status lines, read on the cluster: the last SUCCESS or FAILURE (or current TAO's RUNNING \"Train finished successfully.\", a success) decides whether COMPLETED is COMPLETE or ERROR; its last 4 KiB give progress."),
             ("<job_dir>/slurm-logs/<id>-<slurm_job_id>/completion.json", "The job script's completion record (exit_code), which decides for commands that write no status.json."),
             ("<job_dir>/slurm-logs/<id>-<slurm_job_id>/main.out, main.err", "The job's output, read by logs and --evidence."),
         ],
@@ -227,7 +227,7 @@ fn poll() -> Extra {
             (exit::SOME_FAILED, "Some lines carry a tao-poll error (they keep their last state); with --watch, some job did not end COMPLETE."),
             (exit::USAGE, "Usage error (also: no job ids and standard input is a terminal)."),
             (exit::DATAERR, "A malformed input line (reported when read; the lines before it were polled and printed, the lines after it are not read); logs: no log file and the job is no longer queued or running."),
-            (exit::TEMPFAIL, "logs: no log file yet because the job has not started; try again later, or wait for it with --follow."),
+            (exit::TEMPFAIL, "logs: no log file yet because the job has not started (or has not written it yet); try again later, or wait for it with --follow."),
             (exit::IOERR, "Local I/O error (a replay file, the record store of logs, standard output). tao-poll changes nothing: a closed standard output (tao-poll ... | head -n 1, --help | head -c 1) is no error, it ends quietly with status 0."),
             (exit::UNAVAILABLE, "No line could be polled: no login host answered."),
             (exit::NOPERM, "No line could be polled: host key, key permissions or login refused."),

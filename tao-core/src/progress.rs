@@ -390,6 +390,32 @@ pub fn kpi_cell(progress: Option<&Value>) -> String {
     s
 }
 
+/// The table cells of a pending job's `pending` object: `(progress
+/// cell, message cell)`. A job that waits until someone acts (`action`
+/// set: held, a request the partition can never meet, ...) shows that
+/// advice instead of an expected start, since Slurm's estimate for it
+/// means nothing; any other shows `starts ~YYYY-MM-DD HH:MM UTC` (or
+/// `start unknown`). The message cell is `REASON: words`. Both one line.
+pub fn pending_cells(pending: &Value) -> (String, String) {
+    let get = |k: &str| pending.get(k).and_then(Value::as_str);
+    let reason = get("reason").unwrap_or("-");
+    let words = get("words").unwrap_or("");
+    let progress = match (get("action"), get("expected_start")) {
+        (Some(a), _) => format!("will not start until you act: {a}"),
+        (None, Some(t)) => format!(
+            "starts ~{}",
+            crate::time::parse_rfc3339(t)
+                .map(|d| d.format("%Y-%m-%d %H:%M UTC").to_string())
+                .unwrap_or_else(|| t.to_string())
+        ),
+        (None, None) => "start unknown".into(),
+    };
+    (
+        crate::cli::one_line(&progress),
+        crate::cli::one_line(&format!("{reason}: {words}")),
+    )
+}
+
 /// `HH:MM:SS`, or `Nd HH:MM:SS` from a day on.
 pub fn hms(s: i64) -> String {
     let s = s.max(0);

@@ -5,8 +5,12 @@
 //! for all of that host's jobs (one per cluster for `jobid;cluster` jobs,
 //! with `-M`), chunked only when the `-j` list would pass [`MAX_ID_LIST`]
 //! bytes (Linux limits one argument to 128 KiB); every cluster and chunk of
-//! a host goes in one remote script (one round trip), then one `sh -s`
-//! script for the status files of every finished job. Commands run under `env
+//! a host goes in one remote script (one round trip), with `squeue --start`
+//! and, after them, the files of every job ([`Backend::observe`]: the last
+//! bytes of each status.json, for progress and verdicts, and each
+//! completion record). Only what that read could not settle (a verdict
+//! line older than the tail, `--evidence` log tails, scontrol without
+//! accounting) takes a second command. Commands run under `env
 //! SLURM_TIME_FORMAT=%s` (epoch seconds; `env` works from any login shell).
 //!
 //! A command's reply is classified by [`classify`]: exit 0 is an answer
@@ -37,6 +41,31 @@ pub trait Backend {
     /// the other; over SSH both run side by side in one remote command.
     fn both(&mut self, jobs: &[JobRef]) -> (Answer, Answer) {
         (self.squeue(jobs), self.sacct(jobs))
+    }
+    /// squeue's and sacct's views of `jobs` and the files of `reqs`, in
+    /// that order: `(squeue, sacct, files)`, one [`FileRecords`] per
+    /// request. Over SSH everything (squeue, sacct, `squeue --start`, the
+    /// status.json tails and completion records) travels in ONE remote
+    /// script per login host, the files read after the scheduler answered
+    /// (a job squeue calls COMPLETED has written its verdict by then). The
+    /// default asks [`Backend::both`], then [`Backend::read_files`] when
+    /// `reqs` is not empty.
+    ///
+    /// Errors: the files part is a [`QueryFailure`] when their read as a
+    /// whole failed (the scheduler answers may still stand).
+    fn observe(
+        &mut self,
+        jobs: &[JobRef],
+        reqs: &[FileRequest],
+        tail_lines: u32,
+    ) -> (Answer, Answer, Result<Vec<FileRecords>, QueryFailure>) {
+        let (q, a) = self.both(jobs);
+        let files = if reqs.is_empty() {
+            Ok(Vec::new())
+        } else {
+            self.read_files(reqs, tail_lines)
+        };
+        (q, a, files)
     }
     /// `scontrol show job` (used when accounting is disabled).
     fn scontrol(&mut self, jobs: &[JobRef]) -> Answer;
@@ -142,10 +171,14 @@ pub fn classify(
 /// `max` bytes.
 pub fn chunks(jobs: &[JobRef], max: usize) -> Vec<(Option<String>, Vec<String>)> {
     let mut by_cluster: BTreeMap<Option<String>, Vec<String>> = BTreeMap::new();
+    let mut seen: std::collections::HashSet<(&Option<String>, &str)> = Default::default();
     for j in jobs {
-        let v = by_cluster.entry(j.cluster.clone()).or_default();
-        if !v.contains(&j.job_id) {
-            v.push(j.job_id.clone());
+        // A set, not a scan of the list: 10,000 ids cost 10,000 lookups.
+        if seen.insert((&j.cluster, &j.job_id)) {
+            by_cluster
+                .entry(j.cluster.clone())
+                .or_default()
+                .push(j.job_id.clone());
         }
     }
     let mut out = Vec::new();
@@ -192,7 +225,7 @@ impl SshBackend {
     }
 
     fn run(&self, what: &str, cmd: &str, n_ids: usize) -> Result<String, QueryFailure> {
-        match self.remote.exec(cmd, None) {
+        match timed_exec(self.remote.as_ref(), cmd, None) {
             Ok(out) => classify(
                 what,
                 out.status,
@@ -299,13 +332,32 @@ fn split_start(out: &str, marker: &str) -> String {
     cur.unwrap_or_default()
 }
 
+/// The first position of `pat` in `hay` at the start of a line.
+fn line_start_of(hay: &[u8], pat: &[u8]) -> Option<usize> {
+    let mut from = 0;
+    while from <= hay.len() {
+        let i = from + hay[from..].windows(pat.len()).position(|w| w == pat)?;
+        if i == 0 || hay[i - 1] == b'\n' {
+            return Some(i);
+        }
+        from = i + 1;
+    }
+    None
+}
+
 /// Split [`both_script`]'s output into (squeue status, stdout, stderr,
 /// sacct status, stdout, stderr); `None` when the end marker is missing.
 fn split_both(out: &str, marker: &str) -> Option<(i32, String, String, i32, String, String)> {
     let mut parts: Vec<(String, String)> = Vec::new();
     for line in out.split_inclusive('\n') {
         if let Some(rest) = line.strip_prefix(marker).and_then(|r| r.strip_prefix(' ')) {
-            parts.push((rest.trim_end().to_string(), String::new()));
+            let tag = rest.trim_end().to_string();
+            let end = tag == "E";
+            parts.push((tag, String::new()));
+            if end {
+                // Other chunks' records (and the files') follow.
+                break;
+            }
         } else if let Some(last) = parts.last_mut() {
             last.1.push_str(line);
         }
@@ -327,8 +379,44 @@ fn split_both(out: &str, marker: &str) -> Option<(i32, String, String, i32, Stri
     ))
 }
 
-impl Backend for SshBackend {
-    fn both(&mut self, jobs: &[JobRef]) -> (Answer, Answer) {
+/// Wall time spent in remote commands by this process, in microseconds
+/// (`--stats`: the remote side of a poll against its local work).
+static REMOTE_MICROS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Seconds this process has waited for remote commands (script sent,
+/// output read), for `--stats`.
+pub fn remote_seconds() -> f64 {
+    REMOTE_MICROS.load(std::sync::atomic::Ordering::Relaxed) as f64 / 1e6
+}
+
+/// Run `script` on `remote`, adding its wall time to [`remote_seconds`].
+fn timed_exec(
+    remote: &dyn tao_ssh::Transport,
+    script: &str,
+    stdin: Option<&[u8]>,
+) -> tao_core::Result<tao_ssh::Output> {
+    let t0 = std::time::Instant::now();
+    let r = remote.exec(script, stdin);
+    REMOTE_MICROS.fetch_add(
+        t0.elapsed().as_micros() as u64,
+        std::sync::atomic::Ordering::Relaxed,
+    );
+    r
+}
+
+impl SshBackend {
+    /// [`Backend::both`], with the files of `files` read at the end of the
+    /// same remote script (`None`: no files).
+    #[allow(clippy::type_complexity)]
+    fn run_both(
+        &mut self,
+        jobs: &[JobRef],
+        files: Option<(&[FileRequest], u32)>,
+    ) -> (
+        Answer,
+        Answer,
+        Option<Result<Vec<FileRecords>, QueryFailure>>,
+    ) {
         self.starts.clear();
         let mut sq = Answer::default();
         let mut sa = Answer::default();
@@ -338,8 +426,34 @@ impl Backend for SshBackend {
             .into_iter()
             .map(|(c, ids)| (format!("@@tao-poll-{}", nonce()), c, ids))
             .collect();
-        let script = all_chunks_script(&parts);
-        let reply = self.remote.exec(&script, None);
+        let mut script = all_chunks_script(&parts);
+        let file_nonce = nonce();
+        if let Some((reqs, tail)) = files {
+            script.push_str(&status::script(reqs, &file_nonce, tail));
+        }
+        let reply = timed_exec(self.remote.as_ref(), &script, None);
+        // The files' records start at their first marker line: the
+        // scheduler part before it is read on its own (the files part is
+        // most of the bytes of a large poll, and is read once).
+        let cut = match (&reply, files) {
+            (Ok(out), Some(_)) => {
+                line_start_of(&out.stdout, format!("@@tao-poll-{file_nonce} ").as_bytes())
+                    .unwrap_or(out.stdout.len())
+            }
+            (Ok(out), None) => out.stdout.len(),
+            (Err(_), _) => 0,
+        };
+        let file_part = files.map(|(reqs, tail)| match &reply {
+            Ok(out) => files_from(&out.stdout[cut..], out, reqs, &file_nonce, tail),
+            Err(e) => Err(QueryFailure {
+                code: e.kind().into(),
+                message: e.to_string(),
+            }),
+        });
+        let sched_text = match &reply {
+            Ok(out) => String::from_utf8_lossy(&out.stdout[..cut]),
+            Err(_) => std::borrow::Cow::Borrowed(""),
+        };
         for (marker, cluster, ids) in parts {
             let fail_both = |f: QueryFailure| {
                 let mut a = Answer::failed(f);
@@ -358,10 +472,10 @@ impl Backend for SshBackend {
                     continue;
                 }
             };
-            let text = String::from_utf8_lossy(&out.stdout);
+            let text = &sched_text;
             self.starts
-                .extend(parse_starts(&split_start(&text, &marker)));
-            let Some((qs, qo, qe, as_, ao, ae)) = split_both(&text, &marker) else {
+                .extend(parse_starts(&split_start(text, &marker)));
+            let Some((qs, qo, qe, as_, ao, ae)) = split_both(text, &marker) else {
                 let f = QueryFailure {
                     code: "tempfail".into(),
                     message: format!(
@@ -403,7 +517,54 @@ impl Backend for SshBackend {
             sq.merge(q);
             sa.merge(a);
         }
-        (sq, sa)
+        (sq, sa, file_part)
+    }
+}
+
+/// The records of [`status::script`]'s part of a remote command's output.
+///
+/// Errors: a `tempfail` [`QueryFailure`] when the part's end marker is
+/// missing (the output was cut) or the script failed.
+fn files_from(
+    stdout: &[u8],
+    out: &tao_ssh::Output,
+    reqs: &[FileRequest],
+    nonce: &str,
+    tail_lines: u32,
+) -> Result<Vec<FileRecords>, QueryFailure> {
+    let text = String::from_utf8_lossy(stdout);
+    let (map, ended) = status::parse_output(&text, nonce, tail_lines);
+    if !ended || out.status != 0 {
+        return Err(QueryFailure {
+            code: "tempfail".into(),
+            message: format!(
+                "reading status files exited {}: {}",
+                out.status,
+                tao_core::cli::one_line(String::from_utf8_lossy(&out.stderr).trim())
+            ),
+        });
+    }
+    Ok(status::records_for_all(reqs, map))
+}
+
+impl Backend for SshBackend {
+    fn both(&mut self, jobs: &[JobRef]) -> (Answer, Answer) {
+        let (q, a, _) = self.run_both(jobs, None);
+        (q, a)
+    }
+
+    fn observe(
+        &mut self,
+        jobs: &[JobRef],
+        reqs: &[FileRequest],
+        tail_lines: u32,
+    ) -> (Answer, Answer, Result<Vec<FileRecords>, QueryFailure>) {
+        if reqs.is_empty() {
+            let (q, a) = self.both(jobs);
+            return (q, a, Ok(Vec::new()));
+        }
+        let (q, a, f) = self.run_both(jobs, Some((reqs, tail_lines)));
+        (q, a, f.unwrap_or_else(|| Ok(Vec::new())))
     }
 
     fn squeue(&mut self, jobs: &[JobRef]) -> Answer {
@@ -493,23 +654,11 @@ impl Backend for SshBackend {
         }
         let nonce = nonce();
         let script = status::script(reqs, &nonce, tail_lines);
-        let out = self.remote.exec(&script, None).map_err(|e| QueryFailure {
+        let out = timed_exec(self.remote.as_ref(), &script, None).map_err(|e| QueryFailure {
             code: e.kind().into(),
             message: e.to_string(),
         })?;
-        let text = String::from_utf8_lossy(&out.stdout);
-        let (map, ended) = status::parse_output(&text, &nonce, tail_lines);
-        if !ended || out.status != 0 {
-            return Err(QueryFailure {
-                code: "tempfail".into(),
-                message: format!(
-                    "reading status files exited {}: {}",
-                    out.status,
-                    tao_core::cli::one_line(String::from_utf8_lossy(&out.stderr).trim())
-                ),
-            });
-        }
-        Ok(reqs.iter().map(|r| status::records_for(r, &map)).collect())
+        files_from(&out.stdout, &out, reqs, &nonce, tail_lines)
     }
 
     fn read_tails(
@@ -519,7 +668,7 @@ impl Backend for SshBackend {
     ) -> Result<Vec<Option<String>>, QueryFailure> {
         let nonce = nonce();
         let script = tails_script(paths, &nonce, max_bytes);
-        let out = self.remote.exec(&script, None).map_err(|e| QueryFailure {
+        let out = timed_exec(self.remote.as_ref(), &script, None).map_err(|e| QueryFailure {
             code: e.kind().into(),
             message: e.to_string(),
         })?;
@@ -768,54 +917,6 @@ impl Backend for ReplayBackend {
     }
 }
 
-/// Replayed squeue/sacct answers with the status files read over SSH: the
-/// hidden `--bench-files-over-ssh` of `make bench`, which times the
-/// progress read for more running jobs than the local cluster can run.
-pub struct Hybrid {
-    /// The replayed scheduler answers.
-    pub replay: ReplayBackend,
-    /// The session the status files are read over.
-    pub ssh: SshBackend,
-}
-
-impl Backend for Hybrid {
-    fn squeue(&mut self, jobs: &[JobRef]) -> Answer {
-        self.replay.squeue(jobs)
-    }
-
-    fn sacct(&mut self, jobs: &[JobRef]) -> Answer {
-        self.replay.sacct(jobs)
-    }
-
-    fn scontrol(&mut self, jobs: &[JobRef]) -> Answer {
-        self.replay.scontrol(jobs)
-    }
-
-    fn read_files(
-        &mut self,
-        reqs: &[FileRequest],
-        tail_lines: u32,
-    ) -> Result<Vec<FileRecords>, QueryFailure> {
-        self.ssh.read_files(reqs, tail_lines)
-    }
-
-    fn read_tails(
-        &mut self,
-        paths: &[String],
-        max_bytes: u64,
-    ) -> Result<Vec<Option<String>>, QueryFailure> {
-        self.ssh.read_tails(paths, max_bytes)
-    }
-
-    fn login_host(&self) -> Option<String> {
-        self.ssh.login_host()
-    }
-
-    fn expected_starts(&mut self) -> std::collections::HashMap<String, String> {
-        self.replay.expected_starts()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -943,6 +1044,91 @@ mod tests {
             starts.into_iter().collect::<Vec<_>>(),
             vec![("7".to_string(), "2027-01-15T08:00:00Z".to_string())]
         );
+    }
+
+    /// The scheduler part and the files part of one script run are read
+    /// apart: squeue's rows, the expected starts, a status.json tail (with
+    /// its verdict line) and a completion record, from one `sh` run.
+    #[test]
+    fn scheduler_and_files_in_one_script() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path();
+        std::fs::write(
+            bin.join("squeue"),
+            "#!/bin/sh\ncase \"$*\" in *--start*) echo '8|1800000000';; *) echo '7|7|COMPLETED|n1|1|2|3|0:01|0|None|';; esac\n",
+        )
+        .unwrap();
+        std::fs::write(bin.join("sacct"), "#!/bin/sh\nexit 0\n").unwrap();
+        for f in ["squeue", "sacct"] {
+            std::process::Command::new("chmod")
+                .arg("+x")
+                .arg(bin.join(f))
+                .status()
+                .unwrap();
+        }
+        let d = bin.display().to_string();
+        std::fs::write(
+            bin.join("status.json"),
+            "{\"status\": \"STARTED\"}\n{\"epoch\": 2, \"max_epoch\": 2, \"status\": \"RUNNING\", \"kpi\": {\"loss\": 0.5}}\n{\"status\": \"SUCCESS\", \"message\": \"done\"}\n",
+        )
+        .unwrap();
+        std::fs::write(bin.join("completion.json"), "{\"exit_code\": 0}\n").unwrap();
+        let reqs = vec![FileRequest {
+            status: None,
+            completion: Some(format!("{d}/completion.json")),
+            logs: None,
+            progress: Some(format!("{d}/status.json")),
+        }];
+        let parts = vec![(
+            "@@m0".to_string(),
+            None,
+            vec!["7".to_string(), "8".to_string()],
+        )];
+        let script = format!(
+            "{}{}",
+            all_chunks_script(&parts),
+            status::script(&reqs, "fn0", 0)
+        );
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(&script)
+            .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+            .output()
+            .unwrap();
+        let cut = line_start_of(&out.stdout, b"@@tao-poll-fn0 ").unwrap();
+        let sched = String::from_utf8_lossy(&out.stdout[..cut]);
+        let (qs, qo, ..) = split_both(&sched, "@@m0").unwrap();
+        assert_eq!(
+            (qs, qo.as_str()),
+            (0, "7|7|COMPLETED|n1|1|2|3|0:01|0|None|\n")
+        );
+        assert_eq!(
+            parse_starts(&split_start(&sched, "@@m0"))
+                .get("8")
+                .map(String::as_str),
+            Some("2027-01-15T08:00:00Z")
+        );
+        let o = tao_ssh::Output {
+            stdout: out.stdout.clone(),
+            stderr: Vec::new(),
+            status: out.status.code().unwrap(),
+        };
+        let files = files_from(&out.stdout[cut..], &o, &reqs, "fn0", 0).unwrap();
+        let t = files[0].progress.as_ref().unwrap();
+        assert_eq!(t.progress().unwrap().epoch, Some(2));
+        assert_eq!(
+            t.verdict_line(),
+            Some(Some(
+                "{\"status\": \"SUCCESS\", \"message\": \"done\"}".to_string()
+            ))
+        );
+        assert_eq!(
+            files[0].completion.as_deref().map(str::trim),
+            Some("{\"exit_code\": 0}")
+        );
+        // A cut output (no end marker) is a failed read, not an empty one.
+        let half = &out.stdout[..out.stdout.len() - 10];
+        assert!(files_from(&half[cut..], &o, &reqs, "fn0", 0).is_err());
     }
 
     #[test]

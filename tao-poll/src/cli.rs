@@ -23,8 +23,9 @@ use crate::poll::{self, Connector, Options, PollResult, Single, SshConnector};
 const AFTER_HELP: &str = "\
 States: PENDING RUNNING COMPLETE ERROR CANCELED UNKNOWN (Slurm's native state and
 reason ride along in `message` and `slurm.native_state`). COMPLETED is COMPLETE only
-when the job's status.json (last SUCCESS/FAILURE) or completion.json (exit_code 0)
-says so. A failed query never changes a state: the line gets `error` instead.
+when the job's status.json (last SUCCESS/FAILURE, or TAO's RUNNING \"Train finished
+successfully.\") or completion.json (exit_code 0) says so. A failed query never
+changes a state: the line gets `error` instead.
 Lines never submitted (no slurm.job_id) pass through unchanged, with one warning.
 
 Examples:
@@ -37,7 +38,7 @@ Examples:
 Exit status: 0 all lines observed (with --watch: all COMPLETE); 1 some lines carry
 a tao-poll `error` (with --watch: not all COMPLETE, or interrupted); 2 usage;
 65 malformed input line; 69 no login host answered; 74 local I/O; 75 (logs)
-no log file yet, the job has not started: try again or use --follow; 77 SSH
+no log file yet (the job has not started or not written it): try again or use --follow; 77 SSH
 authentication or host key; 78 configuration.";
 
 /// The DESCRIPTION of `--help` and tao-poll(1).
@@ -54,7 +55,8 @@ host (squeue knows a job first) and a single sacct (sacct still knows it after s
 has forgotten it), never one command per job. Each native state maps to exactly one \
 word; the native state and reason ride along. A job that ended COMPLETED is COMPLETE \
 only if its own verdict says so: the last SUCCESS or FAILURE in <results_dir>/status.json \
-(written by TAO), else the exit_code of the job script's completion.json. A query that \
+(written by TAO; current TAO ends a good run with RUNNING \"Train finished successfully.\", \
+which counts as SUCCESS), else the exit_code of the job script's completion.json. A query that \
 fails never changes a state: the line gets an `error` instead. Lines never submitted (no \
 slurm.job_id) pass through unchanged, with one warning.
 
@@ -64,11 +66,12 @@ table on a terminal (progress bar, epoch/max, ETA, latest KPI with a sparkline; 
 pending job its reason in words and expected start), a job line per change (of state, \
 message, error, progress or expected start) on a pipe. Running and ended jobs get \
 `progress` from the last 4 KiB of their status.json (epoch, max_epoch, percent, eta_s, \
-kpi, history, updated_at), read in the same command as the verdicts; pending jobs get \
-`pending` (reason, words, clears, action, expected_start from squeue --start, asked in \
-the same round trip as squeue and sacct). The report command writes one self-contained \
+kpi, history, updated_at); pending jobs get `pending` (reason, words, clears, action, \
+expected_start from squeue --start). squeue, sacct, squeue --start and every job's \
+status.json tail and completion record travel in one remote command per login host; \
+only a verdict older than the tail, --evidence tails and scontrol take a second one. The report command writes one self-contained \
 HTML file of jobs and their retry chains (KPI curves over epochs, a timeline). The logs command prints the tail \
-of a job's main.out or main.err, redacted (-n, --err, --follow). The --replay-* options \
+of a job's main.out or main.err, redacted (-n, --err, --follow). Replay options (--replay-*) \
 read saved squeue, sacct and scontrol output (and a directory standing for the \
 cluster's files) instead of asking a cluster, to reproduce a report offline; --explain \
 says which row decided each state.";
@@ -146,13 +149,10 @@ pub struct StatusArgs {
     /// line number) decided its state: for reading a replayed paste.
     #[arg(long)]
     pub explain: bool,
-    /// Print `tao-poll: stats: lines=N handshakes=N execs=N` on stderr (benchmarks).
+    /// Print `tao-poll: stats: lines=N handshakes=N execs=N remote_s=S` on
+    /// stderr (benchmarks; remote_s: seconds spent waiting for remote commands).
     #[arg(long, hide = true)]
     pub stats: bool,
-    /// With --replay-squeue/--replay-sacct: read the status files over SSH
-    /// (benchmarks: more running jobs than the test cluster can run).
-    #[arg(long, hide = true)]
-    pub bench_files_over_ssh: bool,
 }
 
 /// Offline replay: saved command outputs stand in for the cluster.
@@ -332,6 +332,11 @@ fn run_status(args: &StatusArgs, transport: Option<&str>) -> Result<i32> {
             "only one --replay-* FILE can be `-` (stdin), and then the job ids must be arguments: tao-poll --replay-sacct - 123 124 < sacct.txt".into(),
         ));
     }
+    if let Some(first) = args.ids.first() {
+        if let Some(e) = not_a_job_id(first) {
+            return Err(e);
+        }
+    }
     let (lines, input) = read_input(&args.ids)?;
     let redact = redactor();
     let opts = Options {
@@ -340,16 +345,7 @@ fn run_status(args: &StatusArgs, transport: Option<&str>) -> Result<i32> {
         redact: &redact,
         explain: args.explain,
     };
-    let mut conn = if args.bench_files_over_ssh {
-        let opts = tao_ssh::SshOptions::from_env_with_transport(transport)?;
-        let ssh = crate::backend::SshBackend::new(tao_ssh::connect(&opts)?);
-        Box::new(Single(crate::backend::Hybrid {
-            replay: args.replay.backend()?,
-            ssh,
-        }))
-    } else {
-        connector(&args.replay, transport)?
-    };
+    let mut conn = connector(&args.replay, transport)?;
     if args.watch {
         if input.malformed > 0 {
             // Nothing is watched on malformed input; the lines read before
@@ -367,18 +363,37 @@ fn run_status(args: &StatusArgs, transport: Option<&str>) -> Result<i32> {
     poll::warn_unsubmitted(res.unsubmitted);
     if args.stats {
         tao_core::cli::write_stderr(&format!(
-            "tao-poll: stats: lines={} handshakes={} execs={}\n",
+            "tao-poll: stats: lines={} handshakes={} execs={} remote_s={:.3}\n",
             res.lines.len(),
             tao_ssh::handshake_count(),
-            tao_ssh::exec_count()
+            tao_ssh::exec_count(),
+            crate::backend::remote_seconds()
         ));
     }
-    let stdout = std::io::stdout();
-    let mut w = LineWriter::new(stdout.lock());
-    for l in &res.lines {
-        w.write(l)?;
-    }
+    poll::write_lines(&res.lines)?;
     Ok(exit_status(&res, input))
+}
+
+/// A usage error for a first argument that is a word, not a job id: a
+/// mistyped command (`tao-poll log ID`) gets the command it resembles.
+/// `None` for anything that starts like a job id (digits).
+pub fn not_a_job_id(word: &str) -> Option<Error> {
+    let w = word.trim().to_ascii_lowercase();
+    if w.is_empty() || w.starts_with(|c: char| c.is_ascii_digit()) {
+        return None;
+    }
+    let guess = if w.starts_with("log") || w == "tail" || w == "out" {
+        Some("logs JOB_ID")
+    } else if w.starts_with("rep") || w == "html" {
+        Some("report JOB_ID")
+    } else {
+        None
+    };
+    let shown = tao_core::cli::one_line(word);
+    Some(Error::Usage(match guess {
+        Some(g) => format!("{shown:?} is not a command or a Slurm job id: did you mean `tao-poll {g}`?"),
+        None => format!("{shown:?} is not a command or a Slurm job id: the commands are `logs` and `report`, job ids are digits (`tao-poll 12345`; see tao-poll --help)"),
+    }))
 }
 
 /// Read one job line from a reader (for `logs` with a line on stdin).

@@ -189,8 +189,9 @@ pub fn run(args: &LogsArgs, transport: Option<&str>) -> Result<i32> {
         if job_is_live(&state) {
             if !args.follow {
                 return Err(Error::TempFail(format!(
-                    "no log file {:?} on the cluster yet: the job has not started ({shown}); try again later, or wait for it with --follow",
-                    t.path
+                    "no log file {:?} on the cluster yet: {}; try again later, or wait for it with --follow",
+                    t.path,
+                    not_yet_why(&state, &shown)
                 )));
             }
             if !announced && std::io::stderr().is_terminal() {
@@ -299,6 +300,21 @@ impl<W: Write> Output<'_, W> {
             f.finish(&mut self.w)?;
         }
         Ok(0)
+    }
+}
+
+/// Why a live job has no log file yet, in words: a job Slurm has not
+/// started (`PENDING (Priority)`), or one that runs but has not written
+/// its log yet (the batch script creates it when it starts writing).
+fn not_yet_why(state: &str, shown: &str) -> String {
+    let word = state.split_whitespace().next().unwrap_or("");
+    if matches!(
+        word,
+        "PENDING" | "CONFIGURING" | "REQUEUED" | "REQUEUE_HOLD" | "REQUEUE_FED" | "RESV_DEL_HOLD"
+    ) {
+        format!("the job has not started yet ({shown})")
+    } else {
+        format!("the job is {shown} but has not written its log yet")
     }
 }
 

@@ -198,6 +198,46 @@ fn status_path(p: &Prepared) -> Option<String> {
         .map(|r| format!("{}/status.json", r.trim_end_matches('/')))
 }
 
+/// What every job gets read in the round trip of its poll, before its
+/// state is known: the last bytes of its status.json (`progress`, and the
+/// verdict when they hold it) and its completion record under its own job
+/// id. `None` when the line names neither directory.
+fn first_request(p: &Prepared) -> Option<FileRequest> {
+    let completion = file_request(p, &raw_id(p, None), false).and_then(|r| r.completion);
+    let progress = status_path(p);
+    (completion.is_some() || progress.is_some()).then_some(FileRequest {
+        status: None,
+        completion,
+        logs: None,
+        progress,
+    })
+}
+
+/// The verdict records of a job as the first read found them, when that
+/// read settles them (`full` is what a whole read would ask, `asked` what
+/// the first read asked): status.json's last SUCCESS/FAILURE line when its
+/// tail holds one (or the whole file is in the tail), and the completion
+/// record when it was read under the attempt's raw id. `None`: read the
+/// whole files.
+fn settle(full: &FileRequest, asked: &FileRequest, got: &FileRecords) -> Option<FileRecords> {
+    if full.completion != asked.completion {
+        return None;
+    }
+    let status_last = match &full.status {
+        None => None,
+        Some(s) if asked.progress.as_ref() == Some(s) => match &got.progress {
+            None => None,
+            Some(t) => t.verdict_line()?,
+        },
+        Some(_) => return None,
+    };
+    Some(FileRecords {
+        status_last,
+        completion: got.completion.clone(),
+        ..Default::default()
+    })
+}
+
 /// Whether a job in this state gets its `progress` read: running, or
 /// ended (the last poll of a job shows where training stopped). Pending
 /// jobs keep what an earlier attempt showed.
@@ -432,9 +472,20 @@ pub fn poll(lines: Vec<JobLine>, conn: &mut dyn Connector, opts: &Options) -> Po
             }
         };
         let refs: Vec<JobRef> = jobs.iter().map(|(_, p)| p.jref.clone()).collect();
-        // One squeue and one sacct for all of this host's jobs (side by side
-        // in one remote command over SSH).
-        let (sq, sa) = backend.both(&refs);
+        // One round trip for all of this host's jobs: squeue, sacct and
+        // `squeue --start` side by side, then every job's status.json tail
+        // (progress, and the verdict when the tail settles it) and
+        // completion record, read after the scheduler answered.
+        let mut first: Vec<FileRequest> = Vec::new();
+        let mut first_of: Vec<Option<usize>> = vec![None; jobs.len()];
+        for (k, (_, p)) in jobs.iter().enumerate() {
+            if let Some(r) = first_request(p) {
+                first_of[k] = Some(first.len());
+                first.push(r);
+            }
+        }
+        let tail = opts.evidence.unwrap_or(0);
+        let (sq, sa, first_files) = backend.observe(&refs, &first, tail);
         let starts = backend.expected_starts();
         let sc: Option<Answer> = sa.no_accounting().then(|| backend.scontrol(&refs));
         for issue in sq
@@ -462,53 +513,57 @@ pub fn poll(lines: Vec<JobLine>, conn: &mut dyn Connector, opts: &Options) -> Po
                 ));
             }
         }
-        // Which jobs need their own files read (one command for all).
+        // What the first read found for job k.
+        let first_for = |k: usize| -> Option<&FileRecords> {
+            let r = first_of[k]?;
+            first_files.as_ref().ok().map(|v| &v[r])
+        };
+        // A second command only for what the first read could not settle:
+        // a verdict older than the status.json tail, a completion record
+        // under another raw id (array elements), evidence log tails.
         let mut reqs: Vec<FileRequest> = Vec::new();
         let mut req_of: Vec<Option<usize>> = vec![None; jobs.len()];
+        let mut settled: Vec<Option<FileRecords>> = vec![None; jobs.len()];
         for (k, ((_, p), o)) in jobs.iter().zip(&outcomes).enumerate() {
-            let want = match o {
+            let (verdict, logs, raw) = match o {
                 Outcome::Observed(ob) => {
                     let errorish =
                         ob.needs_verdict || (ob.state == State::Error && !ob.provisional);
-                    (ob.needs_verdict || (errorish && opts.evidence.is_some()))
-                        .then(|| {
-                            file_request(
-                                p,
-                                &raw_id(p, Some(ob)),
-                                opts.evidence.is_some() && errorish,
-                            )
-                        })
-                        .flatten()
+                    (
+                        ob.needs_verdict,
+                        errorish && opts.evidence.is_some(),
+                        raw_id(p, Some(ob)),
+                    )
                 }
                 Outcome::NotFound { .. } if sa.no_accounting() => {
-                    file_request(p, &raw_id(p, None), opts.evidence.is_some())
+                    (true, opts.evidence.is_some(), raw_id(p, None))
                 }
-                _ => None,
+                _ => continue,
             };
-            // Progress rides along in the same read (one command for all).
-            let progress = match o {
-                Outcome::Observed(ob) if wants_progress(ob.state) => status_path(p),
-                _ => None,
+            let Some(full) = file_request(p, &raw, logs) else {
+                // No job dir known: nothing to read (Slurm's exit code decides).
+                continue;
             };
-            let want = match (want, progress) {
-                (Some(mut r), pr) => {
-                    r.progress = pr;
-                    Some(r)
-                }
-                (None, Some(pr)) => Some(FileRequest {
+            if verdict {
+                settled[k] = first_for(k).and_then(|f| settle(&full, &first[first_of[k]?], f));
+            }
+            let want = if verdict && settled[k].is_none() {
+                Some(full)
+            } else if logs {
+                Some(FileRequest {
                     status: None,
                     completion: None,
-                    logs: None,
-                    progress: Some(pr),
-                }),
-                (None, None) => None,
+                    logs: full.logs,
+                    progress: None,
+                })
+            } else {
+                None
             };
             if let Some(r) = want {
                 req_of[k] = Some(reqs.len());
                 reqs.push(r);
             }
         }
-        let tail = opts.evidence.unwrap_or(0);
         let files: Result<Vec<FileRecords>, QueryFailure> = if reqs.is_empty() {
             Ok(Vec::new())
         } else {
@@ -519,11 +574,14 @@ pub fn poll(lines: Vec<JobLine>, conn: &mut dyn Connector, opts: &Options) -> Po
         for (k, ((i, p), o)) in jobs.iter().zip(outcomes).enumerate() {
             let line = &mut out.lines[*i];
             let fr = req_of[k].map(|r| files.as_ref().map(|v| &v[r]));
-            // The verdict files only count when they were asked for (a
-            // progress-only read says nothing about the verdict).
+            // The verdict's records: settled by the first read, else read
+            // whole by the second (when it asked for them).
             let asked_verdict =
                 req_of[k].is_some_and(|r| reqs[r].status.is_some() || reqs[r].completion.is_some());
-            let vfr = fr.filter(|_| asked_verdict);
+            let vfr: Option<Result<&FileRecords, &QueryFailure>> = match &settled[k] {
+                Some(f) => Some(Ok(f)),
+                None => fr.filter(|_| asked_verdict),
+            };
             match o {
                 Outcome::Failed(f) => errors[*i] = Some((f.code, f.message)),
                 Outcome::NotFound { message } => match vfr {
@@ -575,8 +633,11 @@ pub fn poll(lines: Vec<JobLine>, conn: &mut dyn Connector, opts: &Options) -> Po
                         ob.row.reason.as_deref(),
                         starts.get(&p.jref.job_id),
                     );
-                    if req_of[k].is_some_and(|r| reqs[r].progress.is_some()) {
-                        if let Some(Ok(f)) = fr {
+                    // Progress from the first read (a failed read leaves it).
+                    if wants_progress(state)
+                        && first_of[k].is_some_and(|r| first[r].progress.is_some())
+                    {
+                        if let Some(f) = first_for(k) {
                             write_progress(line, f.progress.as_ref());
                         }
                     }
@@ -632,12 +693,39 @@ pub fn poll(lines: Vec<JobLine>, conn: &mut dyn Connector, opts: &Options) -> Po
         } else {
             format!("{n} job lines carry it")
         };
+        // The steps a message promises (the SSH key set-up after a refused
+        // login) follow it, indented (tao_core::cli::attach_hints).
         tao_core::cli::write_stderr(&format!(
-            "{TOOL}: error: {} ({carry})\n",
-            tao_core::cli::one_line(&message)
+            "{TOOL}: error: {} ({carry})\n{}",
+            tao_core::cli::one_line(&message),
+            tao_core::cli::hint_text(&message)
         ));
     }
     out
+}
+
+/// Write job lines to standard output in writes of about 64 KiB (one
+/// write per line costs a system call each: a tenth of a 10,000-job poll).
+///
+/// Errors: [`tao_core::Error::Io`] writing standard output (a closed pipe
+/// has kind `BrokenPipe`, which the tools end quietly on).
+pub fn write_lines(lines: &[JobLine]) -> tao_core::Result<()> {
+    const CHUNK: usize = 64 * 1024;
+    let stdout = std::io::stdout();
+    let mut w = tao_core::LineWriter::new(stdout.lock());
+    let mut buf = String::with_capacity(CHUNK * 2);
+    for l in lines {
+        buf.push_str(&l.to_json());
+        buf.push('\n');
+        if buf.len() >= CHUNK {
+            w.write_raw(buf.as_bytes())?;
+            buf.clear();
+        }
+    }
+    if !buf.is_empty() {
+        w.write_raw(buf.as_bytes())?;
+    }
+    Ok(())
 }
 
 /// A connector over one backend for every host (replay, tests).
@@ -733,6 +821,54 @@ mod tests {
             &cut[cut.len() - 30..]
         );
         assert_eq!(bound_line("short"), "short");
+    }
+
+    /// The first read settles a verdict only when it read the same files
+    /// the whole read would, and the tail holds the deciding line (or the
+    /// whole file).
+    #[test]
+    fn the_first_read_settles_what_it_can() {
+        let full = FileRequest {
+            status: Some("/r/status.json".into()),
+            completion: Some("/j/slurm-logs/x-7/completion.json".into()),
+            logs: None,
+            progress: None,
+        };
+        let asked = FileRequest {
+            status: None,
+            completion: full.completion.clone(),
+            logs: None,
+            progress: Some("/r/status.json".into()),
+        };
+        let tail = |text: &str, cut: bool| FileRecords {
+            progress: Some(status::ProgressTail {
+                text: text.into(),
+                cut,
+                mtime: None,
+            }),
+            completion: Some("{\"exit_code\": 0}".into()),
+            ..Default::default()
+        };
+        let ok = settle(&full, &asked, &tail("x\n{\"status\":\"FAILURE\"}\n", true)).unwrap();
+        assert_eq!(ok.status_last.as_deref(), Some("{\"status\":\"FAILURE\"}"));
+        assert!(ok.completion.is_some());
+        // Cut, and no deciding line in the tail: read the whole file.
+        assert_eq!(
+            settle(&full, &asked, &tail("x\n{\"status\":\"RUNNING\"}\n", true)),
+            None
+        );
+        // The whole file, no deciding line: settled, completion decides.
+        let none = settle(&full, &asked, &tail("{\"status\":\"RUNNING\"}\n", false)).unwrap();
+        assert_eq!(none.status_last, None);
+        // No status.json at all: settled.
+        let absent = FileRecords::default();
+        assert_eq!(settle(&full, &asked, &absent).unwrap().status_last, None);
+        // Another attempt's completion record: read again under its id.
+        let other = FileRequest {
+            completion: Some("/j/slurm-logs/x-9/completion.json".into()),
+            ..full.clone()
+        };
+        assert_eq!(settle(&other, &asked, &absent), None);
     }
 
     #[test]

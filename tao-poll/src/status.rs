@@ -7,7 +7,9 @@
 //! * `<results_dir>/status.json`: JSON lines appended by TAO containers
 //!   (`date`, `time`, `status` in STARTED/RUNNING/SUCCESS/FAILURE/SKIPPED,
 //!   `verbosity`, `message`, ...; nvidia_tao_pytorch/core/loggers/
-//!   api_logging.py); the last SUCCESS or FAILURE decides;
+//!   api_logging.py); the last SUCCESS or FAILURE decides (current TAO
+//!   ends a good run with RUNNING `Train finished successfully.`, which
+//!   counts as SUCCESS: [`TAO_SUCCESS_SUFFIX`]);
 //! * else `<job_dir>/slurm-logs/<id>-<slurm_job_id>/completion.json`, one
 //!   object `{"exit_code": int, "end", "slurm_job_id", "restart_count"}`
 //!   written by the job script on exit: exit code 0 is success.
@@ -57,8 +59,17 @@ impl Verdict {
     }
 }
 
-/// Read one status.json line: `Some(true)` for SUCCESS, `Some(false)` for
-/// FAILURE (with its message), `None` for any other status or non-JSON.
+/// The message TAO's entry points write, with status RUNNING, when the
+/// run returned without an error (`f"{mode.capitalize()} finished
+/// successfully."`, nvidia_tao_pytorch/core/decorators/workflow.py,
+/// `monitor_status`): current TAO writes it where older releases wrote
+/// SUCCESS.
+pub const TAO_SUCCESS_SUFFIX: &str = " finished successfully.";
+
+/// Read one status.json line: `Some(true)` for SUCCESS (or TAO's RUNNING
+/// `<Mode> finished successfully.`, see [`TAO_SUCCESS_SUFFIX`]),
+/// `Some(false)` for FAILURE (with its message), `None` for any other
+/// record or non-JSON.
 pub fn status_line(text: &str) -> Option<(bool, String)> {
     let v: Value = serde_json::from_str(text.trim()).ok()?;
     let msg = v
@@ -69,6 +80,7 @@ pub fn status_line(text: &str) -> Option<(bool, String)> {
     match v.get("status").and_then(Value::as_str)? {
         "SUCCESS" => Some((true, msg)),
         "FAILURE" => Some((false, msg)),
+        "RUNNING" if msg.ends_with(TAO_SUCCESS_SUFFIX) => Some((true, msg)),
         _ => None,
     }
 }
@@ -157,6 +169,25 @@ impl ProgressTail {
             .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
         tao_core::progress::Progress::from_tail(&self.text, self.cut, updated)
     }
+
+    /// The verdict line this tail settles: `Some(Some(line))`, the last
+    /// SUCCESS/FAILURE line of the file (the last one in the tail is the
+    /// last one in the file); `Some(None)`, the file has none (the whole
+    /// file is in the tail); `None`, unknown: the tail starts inside the
+    /// file and holds none, so an older line may decide (the caller reads
+    /// the whole file, [`FileRequest::status`]).
+    pub fn verdict_line(&self) -> Option<Option<String>> {
+        let mut lines = self.text.split('\n');
+        if self.cut {
+            // The first line is partial: never a record.
+            lines.next();
+        }
+        match lines.rev().find(|l| status_line(l).is_some()) {
+            Some(l) => Some(Some(l.trim().to_string())),
+            None if self.cut => None,
+            None => Some(None),
+        }
+    }
 }
 
 /// The most bytes an evidence tail holds per file: 64 KiB. `--evidence-lines`
@@ -228,32 +259,70 @@ pub struct FileRecords {
     pub progress: Option<ProgressTail>,
 }
 
+/// A shell variable `var` holding `paths`, one a line, from a here-document
+/// (no argument vector, so no size limit; the script is parsed once
+/// whatever the count). Paths holding a newline cannot be listed and are
+/// left out (such a file is then read as absent). The terminator carries
+/// the nonce, so no path can end the document early.
+fn path_list(var: &str, paths: &[&str], nonce: &str) -> String {
+    let end = format!("@@tao-poll-{nonce}-{var}");
+    let mut s = format!("{var}=$(cat <<'{end}'\n");
+    for p in paths.iter().filter(|p| !p.contains('\n') && !p.is_empty()) {
+        s.push_str(p);
+        s.push('\n');
+    }
+    s.push_str(&end);
+    s.push_str("\n)\n");
+    s
+}
+
+/// sh text feeding the paths of `$var` to one `awk` program that opens
+/// each itself (`getline < path`: a missing file is skipped, no process
+/// or shell loop per path; a `while read` loop in sh reads a byte per
+/// system call).
+fn awk_over(var: &str, program: &str) -> String {
+    format!("printf '%s\\n' \"${var}\" | awk -v M=\"$M\" '{program}'\n")
+}
+
 /// Build the script for `requests` (index = key). `nonce` makes the record
 /// marker unforgeable; `tail_lines` bounds evidence tails.
+///
+/// Processes: one `awk` for every status.json verdict read (each file read
+/// whole), one for every completion record, one `stat` and one `tail` for
+/// every progress tail
+/// (more only when xargs splits a list past the argument-size limit), two
+/// per evidence log. The paths travel in here-documents, so a poll of
+/// 10,000 jobs is one script of about 1 MB, parsed once.
 pub fn script(requests: &[FileRequest], nonce: &str, tail_lines: u32) -> String {
     let mut s = String::new();
     s.push_str("export LC_ALL=C\n");
     s.push_str(&format!("M={}\n", quote(&format!("@@tao-poll-{nonce}"))));
-    // Status files: one awk over those that exist, printing the last
-    // decisive line of each: `M S <path>` then the line.
-    s.push_str("set --\n");
-    for r in requests {
-        if let Some(p) = &r.status {
-            s.push_str(&format!("[ -f {q} ] && set -- \"$@\" {q}\n", q = quote(p)));
-        }
+    // Status files (verdicts from the whole file): one awk over those that
+    // exist, printing the last decisive line of each: `M S <path>` then
+    // the line.
+    let status: Vec<&str> = requests
+        .iter()
+        .filter_map(|r| r.status.as_deref())
+        .collect();
+    if !status.is_empty() {
+        s.push_str(&path_list("S", &status, nonce));
+        s.push_str(&awk_over(
+            "S",
+            "{f=$0; l=\"\"; ok=0; while ((getline x < f) > 0) {ok=1; if (x ~ /\"status\"[ \\t]*:[ \\t]*\"(SUCCESS|FAILURE)\"|finished successfully\\./) l=x} close(f); if (ok) print M\" S \"f\"\\n\"l}",
+        ));
     }
-    s.push_str(
-        "if [ $# -gt 0 ]; then awk -v M=\"$M\" 'FNR==1{if(f!=\"\")print M\" S \"f\"\\n\"l; f=FILENAME; l=\"\"} /\"status\"[ \\t]*:[ \\t]*\"(SUCCESS|FAILURE)\"/{l=$0} END{if(f!=\"\")print M\" S \"f\"\\n\"l}' \"$@\"; fi\n",
-    );
-    s.push_str("set --\n");
-    for r in requests {
-        if let Some(p) = &r.completion {
-            s.push_str(&format!("[ -f {q} ] && set -- \"$@\" {q}\n", q = quote(p)));
-        }
+    // Completion records (at most 64 lines each).
+    let completion: Vec<&str> = requests
+        .iter()
+        .filter_map(|r| r.completion.as_deref())
+        .collect();
+    if !completion.is_empty() {
+        s.push_str(&path_list("C", &completion, nonce));
+        s.push_str(&awk_over(
+            "C",
+            "{f=$0; n=0; while (n < 64 && (getline x < f) > 0) {if (n == 0) print M\" C \"f; print x; n++} close(f)}",
+        ));
     }
-    s.push_str(
-        "if [ $# -gt 0 ]; then awk -v M=\"$M\" 'FNR==1{print M\" C \"FILENAME} FNR<=64{print}' \"$@\"; fi\n",
-    );
     for r in requests {
         if let Some((out, err)) = &r.logs {
             for p in [out, err] {
@@ -264,22 +333,20 @@ pub fn script(requests: &[FileRequest], nonce: &str, tail_lines: u32) -> String 
             }
         }
     }
-    // Progress: the last TAIL_BYTES of each status.json of a running job,
-    // for all of them in one `stat` and one `tail` (xargs splits only past
-    // the argument-size limit): `M P`, `<size> <mtime> <path>` lines, `M PT`,
-    // tail's own `==> path <==` sections, `M PE`. The paths go to xargs from
-    // one printf (a builtin: no argument limit, linear in the count);
-    // missing files are left out by stat and tail themselves.
-    let progress: Vec<String> = requests
+    // Progress: the last TAIL_BYTES of each status.json, for all of them in
+    // one `stat` and one `tail` (xargs splits only past the argument-size
+    // limit): `M P`, `<size> <mtime> <path>` lines, `M PT`, tail's own
+    // `==> path <==` sections, `M PE`. Missing files are left out by stat
+    // and tail themselves; GNU tail seeks, so each file costs the same
+    // whatever its size.
+    let progress: Vec<&str> = requests
         .iter()
-        .filter_map(|r| r.progress.as_ref())
-        .filter(|p| !p.contains('\n'))
-        .map(|p| quote(p))
+        .filter_map(|r| r.progress.as_deref())
         .collect();
     if !progress.is_empty() {
-        let list = progress.join(" ");
+        s.push_str(&path_list("P", &progress, nonce));
         s.push_str(&format!(
-            "printf '%s P\\n' \"$M\"\nprintf '%s\\0' {list} | xargs -0 stat -L -c '%s %Y %n' -- 2>/dev/null\nprintf '%s PT\\n' \"$M\"\nprintf '%s\\0' {list} | xargs -0 tail -v -c {n} -- 2>/dev/null\necho\nprintf '%s PE\\n' \"$M\"\n",
+            "printf '%s P\\n' \"$M\"\nprintf '%s\\n' \"$P\" | tr '\\n' '\\0' | xargs -0 -r stat -L -c '%s %Y %n' -- 2>/dev/null\nprintf '%s PT\\n' \"$M\"\nprintf '%s\\n' \"$P\" | tr '\\n' '\\0' | xargs -0 -r tail -v -c {n} -- 2>/dev/null\necho\nprintf '%s PE\\n' \"$M\"\n",
             n = tao_core::progress::TAIL_BYTES
         ));
     }
@@ -379,10 +446,20 @@ pub fn parse_output(
 ) -> (HashMap<String, PathRecord>, bool) {
     let marker = format!("@@tao-poll-{nonce} ");
     let mut map: HashMap<String, PathRecord> = HashMap::new();
+    // The progress section is sliced out whole (it is most of the bytes of
+    // a large poll: no per-line copying), then the rest is read by lines.
+    let (before, after) = match progress_section(out, &marker) {
+        Some((start, stat, tail, end)) => {
+            for (path, t) in parse_progress(stat, tail) {
+                map.insert(progress_key(&path), PathRecord::Progress(t));
+            }
+            let b = &out[..start];
+            (b.strip_suffix('\n').unwrap_or(b), &out[end..])
+        }
+        None => (out, ""),
+    };
     let mut cur: Option<(String, PathRecord)> = None;
     let mut ended = false;
-    // The progress section: (stat text, tail text), filled by `P`/`PT`.
-    let mut prog: Option<(String, String, bool)> = None;
     let flush = |cur: &mut Option<(String, PathRecord)>, map: &mut HashMap<String, PathRecord>| {
         if let Some((p, mut r)) = cur.take() {
             if let PathRecord::Tail(t) = &mut r {
@@ -398,30 +475,12 @@ pub fn parse_output(
             map.insert(p, r);
         }
     };
-    for line in out.split('\n') {
+    let lines = before
+        .split('\n')
+        .chain(after.split('\n').filter(|_| !after.is_empty()));
+    for line in lines {
         if let Some(rest) = line.strip_prefix(&marker) {
             flush(&mut cur, &mut map);
-            match rest {
-                "P" => {
-                    prog = Some((String::new(), String::new(), false));
-                    continue;
-                }
-                "PT" => {
-                    if let Some(p) = &mut prog {
-                        p.2 = true;
-                    }
-                    continue;
-                }
-                "PE" => {
-                    if let Some((st, tl, _)) = prog.take() {
-                        for (path, t) in parse_progress(&st, &tl) {
-                            map.insert(progress_key(&path), PathRecord::Progress(t));
-                        }
-                    }
-                    continue;
-                }
-                _ => {}
-            }
             let (kind, rest) = rest.split_once(' ').unwrap_or((rest, ""));
             match kind {
                 "S" => cur = Some((rest.to_string(), PathRecord::Status(String::new()))),
@@ -438,17 +497,12 @@ pub fn parse_output(
                         }),
                     ));
                 }
-                _ => ended = true,
+                "E" => ended = true,
+                _ => {}
             }
             continue;
         }
         if ended {
-            continue;
-        }
-        if let Some((st, tl, in_tail)) = &mut prog {
-            let buf = if *in_tail { tl } else { st };
-            buf.push_str(line);
-            buf.push('\n');
             continue;
         }
         match &mut cur {
@@ -474,6 +528,38 @@ pub fn parse_output(
         }
     }
     (map, ended)
+}
+
+/// Find the progress section of the script's output: `(start, stat text,
+/// tail text, end)`, where `start..end` spans it from its `P` marker line
+/// to the end of its `PE` line. `None` when there is none or it was cut.
+fn progress_section<'a>(out: &'a str, marker: &str) -> Option<(usize, &'a str, &'a str, usize)> {
+    let at_line = |pat: &str, from: usize| -> Option<usize> {
+        let mut from = from;
+        loop {
+            let i = out[from..].find(pat)? + from;
+            if i == 0 || out.as_bytes()[i - 1] == b'\n' {
+                return Some(i);
+            }
+            from = i + 1;
+        }
+    };
+    let p = format!("{marker}P\n");
+    let pt = format!("{marker}PT\n");
+    let pe = format!("{marker}PE\n");
+    let start = at_line(&p, 0)?;
+    let stat_from = start + p.len();
+    let t = at_line(&pt, stat_from)?;
+    let tail_from = t + pt.len();
+    let e = at_line(&pe, tail_from)?;
+    // The tail text ends before the newline the script's `echo` added.
+    let tail_to = if e > tail_from { e - 1 } else { e };
+    Some((
+        start,
+        &out[stat_from..t],
+        &out[tail_from..tail_to],
+        e + pe.len(),
+    ))
 }
 
 /// One path's record in the script output.
@@ -516,6 +602,46 @@ pub fn records_for(req: &FileRequest, map: &HashMap<String, PathRecord>) -> File
         }
     }
     fr
+}
+
+/// [`records_for`] of every request, in order, moving the progress tails
+/// out of `map` (they are most of its bytes) instead of copying them; a
+/// path asked for twice gets its tail copied once more.
+pub fn records_for_all(
+    reqs: &[FileRequest],
+    mut map: HashMap<String, PathRecord>,
+) -> Vec<FileRecords> {
+    let mut uses: HashMap<&str, usize> = HashMap::new();
+    for r in reqs {
+        if let Some(p) = &r.progress {
+            *uses.entry(p.as_str()).or_default() += 1;
+        }
+    }
+    reqs.iter()
+        .map(|r| {
+            let mut fr = records_for(
+                &FileRequest {
+                    progress: None,
+                    ..r.clone()
+                },
+                &map,
+            );
+            if let Some(p) = &r.progress {
+                let key = progress_key(p);
+                let n = uses.get_mut(p.as_str()).expect("counted above");
+                *n -= 1;
+                let rec = if *n == 0 {
+                    map.remove(&key)
+                } else {
+                    map.get(&key).cloned()
+                };
+                if let Some(PathRecord::Progress(t)) = rec {
+                    fr.progress = Some(t);
+                }
+            }
+            fr
+        })
+        .collect()
 }
 
 /// The key of a path's progress record in [`parse_output`]'s map (the
@@ -564,6 +690,14 @@ mod tests {
             Some(Verdict::StatusFailure("boom".into()))
         );
         assert_eq!(status_verdict("{\"status\":\"STARTED\"}\nnot json"), None);
+        // Current TAO: a good run ends with RUNNING "<Mode> finished
+        // successfully." (after an earlier attempt's FAILURE, it decides).
+        let tao = "{\"status\": \"FAILURE\", \"message\": \"Train was interrupted\"}\n{\"status\": \"STARTED\", \"message\": \"Starting dino train.\"}\n{\"status\": \"RUNNING\", \"message\": \"Train finished successfully.\"}\n";
+        assert_eq!(status_verdict(tao), Some(Verdict::StatusSuccess));
+        assert_eq!(
+            status_line("{\"status\": \"RUNNING\", \"message\": \"Training loop in progress\"}"),
+            None
+        );
     }
 
     #[test]
@@ -682,6 +816,58 @@ mod tests {
         // The same from a local file (replay): the same progress.
         let local = local_progress_tail(std::path::Path::new(&format!("{d}/a.json"))).unwrap();
         assert_eq!(local.progress().unwrap().history, p.history);
+    }
+
+    /// A sparse 1 GiB status.json read by the script: the same progress as
+    /// its last records alone, in bounded bytes (tail seeks).
+    #[test]
+    fn a_1_gib_status_json_costs_its_tail_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_str().unwrap();
+        let recs: String = (1..=30)
+            .map(|e| format!("{{\"epoch\": {e}, \"max_epoch\": 30, \"status\": \"RUNNING\", \"kpi\": {{\"loss\": {e}}}}}\n"))
+            .collect();
+        let big = format!("{d}/big.json");
+        {
+            use std::io::{Seek, Write};
+            let mut f = std::fs::File::create(&big).unwrap();
+            f.set_len(1 << 30).unwrap();
+            f.seek(std::io::SeekFrom::End(0)).unwrap();
+            f.write_all(b"\n").unwrap();
+            f.write_all(recs.as_bytes()).unwrap();
+        }
+        std::fs::write(format!("{d}/small.json"), &recs).unwrap();
+        let req = |p: &str| FileRequest {
+            status: None,
+            completion: None,
+            logs: None,
+            progress: Some(p.to_string()),
+        };
+        let reqs = [req(&big), req(&format!("{d}/small.json"))];
+        let t0 = std::time::Instant::now();
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(script(&reqs, "g1", 0))
+            .output()
+            .unwrap();
+        assert!(t0.elapsed() < std::time::Duration::from_secs(5));
+        assert!(out.stdout.len() < 2 * tao_core::progress::TAIL_BYTES as usize + 4096);
+        let (map, ended) = parse_output(&String::from_utf8_lossy(&out.stdout), "g1", 0);
+        assert!(ended);
+        let fr = records_for_all(&reqs, map);
+        let (b, s) = (
+            fr[0].progress.as_ref().unwrap(),
+            fr[1].progress.as_ref().unwrap(),
+        );
+        assert!(b.cut && !s.cut);
+        let (pb, ps) = (b.progress().unwrap(), s.progress().unwrap());
+        assert_eq!(
+            (pb.epoch, pb.percent, pb.kpi.clone()),
+            (ps.epoch, ps.percent, ps.kpi.clone())
+        );
+        // No verdict line: unknown for the cut file, none for the whole one.
+        assert_eq!(b.verdict_line(), None);
+        assert_eq!(s.verdict_line(), Some(None));
     }
 
     #[test]

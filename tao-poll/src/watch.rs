@@ -10,7 +10,8 @@
 //! is lost. Lines never submitted (no `slurm.job_id`) are printed once as
 //! they are, with one warning, and left out of the wait and the exit
 //! status. Exit status: 0 when every (submitted) job ended COMPLETE, 1
-//! otherwise.
+//! otherwise; 77 or 78 at once when no line could be polled for an SSH
+//! authentication, host-key or configuration reason (waiting fixes none).
 
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -80,8 +81,9 @@ pub const COLUMNS: [&str; 9] = [
 
 /// One table row: id, slurm id, state, time in queue, elapsed, nodes,
 /// progress (bar, epoch/max, percent, ETA; for a pending job its expected
-/// start), latest KPI with a sparkline, message (for a pending job the
-/// reason in words, and what to do when it never clears).
+/// start, or what to do when it waits until someone acts), latest KPI with
+/// a sparkline, message (for a pending job the reason in words); see
+/// `tao_core::progress::pending_cells`.
 pub fn table_row(l: &JobLine) -> [String; 9] {
     let s = |p: &[&str]| l.get_str(p).map(str::to_string);
     let submit = s(&["slurm", "submit_time"]);
@@ -95,27 +97,19 @@ pub fn table_row(l: &JobLine) -> [String; 9] {
         .fields
         .get("pending")
         .filter(|_| state_of(l) == Some(State::Pending));
-    let msg = match (l.fields.get("error"), pending) {
-        (Some(e), _) => format!(
+    let (progress, msg) = match pending {
+        Some(p) => tao_core::progress::pending_cells(p),
+        None => (
+            tao_core::progress::progress_cell(l.fields.get("progress"), 12),
+            s(&["message"]).unwrap_or_default(),
+        ),
+    };
+    let msg = match l.fields.get("error") {
+        Some(e) => format!(
             "poll failed: {}",
             e.get("message").and_then(Value::as_str).unwrap_or("")
         ),
-        (None, Some(p)) => {
-            let reason = p.get("reason").and_then(Value::as_str).unwrap_or("-");
-            let words = p.get("words").and_then(Value::as_str).unwrap_or("");
-            match p.get("action").and_then(Value::as_str) {
-                Some(a) => format!("{reason}: {words}; {a}"),
-                None => format!("{reason}: {words}"),
-            }
-        }
-        (None, None) => s(&["message"]).unwrap_or_default(),
-    };
-    let progress = match pending {
-        Some(p) => match p.get("expected_start").and_then(Value::as_str) {
-            Some(t) => format!("starts ~{}", short_time(t)),
-            None => "start unknown".into(),
-        },
-        None => tao_core::progress::progress_cell(l.fields.get("progress"), 12),
+        None => msg,
     };
     [
         l.id().unwrap_or("-").to_string(),
@@ -130,14 +124,6 @@ pub fn table_row(l: &JobLine) -> [String; 9] {
         tao_core::progress::kpi_cell(l.fields.get("progress")),
         tao_core::cli::one_line(&msg),
     ]
-}
-
-/// An RFC 3339 time as `YYYY-MM-DD HH:MM UTC`.
-pub fn short_time(t: &str) -> String {
-    match tao_core::time::parse_rfc3339(t) {
-        Some(d) => d.format("%Y-%m-%d %H:%M UTC").to_string(),
-        None => tao_core::cli::one_line(t),
-    }
 }
 
 /// Render the live table (header + rows), column-aligned.
@@ -205,6 +191,13 @@ pub fn run(
             .collect();
         let batch: Vec<JobLine> = live.iter().map(|i| lines[*i].clone()).collect();
         let res = poll::poll(batch, conn, opts);
+        // No line could be polled for a reason waiting will not fix (SSH
+        // authentication or host key, configuration): stop with its exit
+        // status instead of repeating the error every interval.
+        let fatal = match crate::cli::exit_status(&res, tao_core::filter::Counts::default()) {
+            c @ (tao_core::exit::NOPERM | tao_core::exit::CONFIG) => Some(c),
+            _ => None,
+        };
         for (k, l) in live.iter().zip(res.lines) {
             lines[*k] = l;
         }
@@ -223,6 +216,9 @@ pub fn run(
         let done = lines.iter().all(|l| {
             state_of(l).is_some_and(State::is_final) || l.get_path(&["slurm", "job_id"]).is_none()
         });
+        if let Some(code) = fatal {
+            return Ok(code);
+        }
         if done || stop.load(Ordering::Relaxed) {
             break;
         }
@@ -276,8 +272,15 @@ mod tests {
         )
         .unwrap();
         let r = table_row(&held);
-        assert_eq!(r[6], "starts ~2026-12-01 15:00 UTC");
-        assert_eq!(r[8], "JobHeldUser: it is held; release it");
+        // Held: the advice, not Slurm's meaningless estimate.
+        assert_eq!(r[6], "will not start until you act: release it");
+        assert_eq!(r[8], "JobHeldUser: it is held");
+        let begin = JobLine::parse(
+            r#"{"id":"tao-d","state":"PENDING","slurm":{"job_id":"10"},"pending":{"reason":"BeginTime","words":"not yet","clears":true,"expected_start":"2026-12-01T15:00:00Z"}}"#,
+            1,
+        )
+        .unwrap();
+        assert_eq!(table_row(&begin)[6], "starts ~2026-12-01 15:00 UTC");
         assert!(!render_table(&[run, held]).contains('\x1b'));
     }
 }

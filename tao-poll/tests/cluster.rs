@@ -493,7 +493,7 @@ fn logs_of_a_job_not_started_yet_try_again_or_wait_for_it() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert_eq!(out.status.code(), Some(75), "{err}");
     assert!(err.starts_with("tao-poll: error: no log file"), "{err}");
-    assert!(err.contains("has not started (PENDING)"), "{err}");
+    assert!(err.contains("has not started yet (PENDING)"), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(out.stdout.is_empty());
     // --follow waits on the pending job (on a pipe: silently), then streams.
@@ -747,12 +747,16 @@ fn demo_training_progress_advances_epoch_by_epoch() {
         .filter(|v| state(v) == "RUNNING")
         .filter_map(|v| v["progress"]["epoch"].as_u64())
         .collect();
+    // Never backwards; a line per change may repeat an epoch (the records
+    // TAO writes after the last epoch change updated_at, not the epoch).
     assert!(
-        epochs.windows(2).all(|w| w[0] < w[1]),
-        "each change a later epoch: {epochs:?}"
+        epochs.windows(2).all(|w| w[0] <= w[1]),
+        "epochs go forward: {epochs:?}"
     );
+    let mut seen = epochs.clone();
+    seen.dedup();
     assert!(
-        epochs.len() >= 3,
+        seen.len() >= 3,
         "epochs seen while running: {epochs:?}\n{out}"
     );
     for v in lines.iter().filter(|v| v["progress"].is_object()) {
@@ -768,7 +772,9 @@ fn demo_training_progress_advances_epoch_by_epoch() {
         (Some(6), Some(100.0)),
         "{last}"
     );
-    // The final KPI is the file's last one.
+    // The final KPI is the file's last one, which (as TAO writes it) is
+    // the RUNNING "Train finished successfully." record: the verdict.
+    assert!(message(last).ends_with("status.json SUCCESS"), "{last}");
     let status = std::fs::read_to_string(format!(
         "{}/status.json",
         job.line["storage"]["results_dir"].as_str().unwrap()

@@ -244,7 +244,8 @@ fn pending_reasons_in_words_with_expected_start() {
 
 /// `--watch` on a terminal: the table shows the progress bar, epoch/max,
 /// ETA, the KPI sparkline, and for a pending job its reason in words and
-/// expected start; with NO_COLOR set no colour (SGR) sequence is printed.
+/// expected start (for a held one, what to do instead of an estimate);
+/// with NO_COLOR set no colour (SGR) sequence is printed.
 /// A pipe gets JSON lines instead.
 #[test]
 fn watch_table_on_a_terminal() {
@@ -254,18 +255,20 @@ fn watch_table_on_a_terminal() {
     std::fs::write(
         &sq,
         format!(
-            "{}202|202|PENDING||1800000000|1800003600|N/A|0:00|0|BeginTime|\n",
+            "{}202|202|PENDING||1800000000|1800003600|N/A|0:00|0|BeginTime|\n203|203|PENDING||1800000000|1800007200|N/A|0:00|0|JobHeldUser|\n",
             squeue_running(&[301])
         ),
     )
     .unwrap();
+    // Slurm prints an estimate for the held job too; it means nothing
+    // until someone releases it.
     let st = root.path().join("start.txt");
-    std::fs::write(&st, "202|1800003600\n").unwrap();
+    std::fs::write(&st, "202|1800003600\n203|1800007200\n").unwrap();
     let input = root.path().join("in.jsonl");
     std::fs::write(
         &input,
         format!(
-            "{}{{\"id\":\"tao-wait\",\"slurm\":{{\"job_id\":\"202\"}}}}\n",
+            "{}{{\"id\":\"tao-wait\",\"slurm\":{{\"job_id\":\"202\"}}}}\n{{\"id\":\"tao-held\",\"slurm\":{{\"job_id\":\"203\"}}}}\n",
             line("tao-run", 301, &run_dir)
         ),
     )
@@ -346,6 +349,21 @@ fn watch_table_on_a_terminal() {
     }
     // A sparkline of the loss history.
     assert!(text.chars().any(|c| ('▁'..='▇').contains(&c)), "{text}");
+    // The held job: what to do instead of Slurm's estimate.
+    let last_table = &text[text.rfind("PROGRESS").unwrap()..];
+    let held_row = last_table
+        .lines()
+        .find(|l| l.starts_with("tao-held"))
+        .unwrap_or_else(|| panic!("no held row in:\n{last_table}"));
+    assert!(
+        held_row.contains("will not start until you act: release it with `scontrol release 203`"),
+        "{held_row}"
+    );
+    assert!(
+        held_row.contains("JobHeldUser: it is held by you"),
+        "{held_row}"
+    );
+    assert!(!held_row.contains("starts ~"), "{held_row}");
     // No colour: no SGR sequence (ESC [ ... m); the screen clear is not colour.
     let sgr = regex_sgr(&text);
     assert!(sgr.is_none(), "colour sequence {sgr:?} with NO_COLOR set");
@@ -366,4 +384,58 @@ fn regex_sgr(text: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// A fresh user's typo: `tao-poll log ID` is a usage error (2) naming the
+/// command meant, not a job line with a "not a Slurm job id" error.
+#[test]
+fn a_mistyped_command_names_the_real_one() {
+    for (word, meant) in [
+        ("log", "tao-poll logs JOB_ID"),
+        ("reprot", "tao-poll report JOB_ID"),
+    ] {
+        let (code, out, err) = run_poll(&[word, "tao-20261129-k3f9x2"], "");
+        assert_eq!(code, 2, "{err}");
+        assert!(out.is_empty());
+        assert!(err.contains(&format!("did you mean `{meant}`")), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    let (code, _, err) = run_poll(&["frobnicate"], "");
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("the commands are `logs` and `report`"),
+        "{err}"
+    );
+}
+
+/// `--watch` that cannot poll any line for a reason waiting will not fix
+/// (here: no SLURM_HOSTNAME, a configuration error) stops at once with
+/// that status (78) and the fix, instead of repeating it every interval.
+#[test]
+fn watch_stops_on_a_configuration_error() {
+    let mut child = Command::new(bin())
+        .args(["--watch", "--interval", "1", "123"])
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("the watch kept going on a configuration error");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(status.code(), Some(78), "{err}");
+    assert!(err.contains("SLURM_HOSTNAME is not set"), "{err}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 1);
 }

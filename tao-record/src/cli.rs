@@ -516,23 +516,7 @@ pub fn render_table(job_lines: &[u8]) -> String {
             .get("pending")
             .filter(|_| v.get("state").and_then(Value::as_str) == Some("PENDING"));
         let (progress, message) = match pending {
-            Some(p) => {
-                let start = match p.get("expected_start").and_then(Value::as_str) {
-                    Some(t) => format!(
-                        "starts ~{}",
-                        tao_core::time::parse_rfc3339(t)
-                            .map(|d| d.format("%Y-%m-%d %H:%M UTC").to_string())
-                            .unwrap_or_else(|| tao_core::cli::one_line(t))
-                    ),
-                    None => "start unknown".into(),
-                };
-                let words = p.get("words").and_then(Value::as_str).unwrap_or("");
-                let msg = match p.get("action").and_then(Value::as_str) {
-                    Some(a) => format!("{}: {words}; {a}", s(&["pending", "reason"])),
-                    None => format!("{}: {words}", s(&["pending", "reason"])),
-                };
-                (start, tao_core::cli::one_line(&msg))
-            }
+            Some(p) => tao_core::progress::pending_cells(p),
             None => (
                 tao_core::progress::progress_cell(v.get("progress"), 12),
                 s(&["message"]),

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_tao_poll_global_optspecs
-    string join \n q/quiet v/verbose transport= watch interval= evidence evidence-lines= requeue= replay-squeue= replay-sacct= replay-scontrol= replay-squeue-start= replay-root= explain stats bench-files-over-ssh h/help V/version
+    string join \n q/quiet v/verbose transport= watch interval= evidence evidence-lines= requeue= replay-squeue= replay-sacct= replay-scontrol= replay-squeue-start= replay-root= explain stats h/help V/version
 end
 
 function __fish_tao_poll_needs_command
@@ -40,8 +40,7 @@ complete -c tao-poll -n "__fish_tao_poll_needs_command" -s v -l verbose -d 'Prin
 complete -c tao-poll -n "__fish_tao_poll_needs_command" -l watch -d 'Keep polling until every job is final; print a line per transition (a live table on a terminal). Exit 0 when all jobs are COMPLETE'
 complete -c tao-poll -n "__fish_tao_poll_needs_command" -l evidence -d 'Attach redacted tails of main.out/main.err to ERROR lines (`evidence`)'
 complete -c tao-poll -n "__fish_tao_poll_needs_command" -l explain -d 'Say on stderr, for each job, which squeue/sacct/scontrol row (and line number) decided its state: for reading a replayed paste'
-complete -c tao-poll -n "__fish_tao_poll_needs_command" -l stats -d 'Print `tao-poll: stats: lines=N handshakes=N execs=N` on stderr (benchmarks)'
-complete -c tao-poll -n "__fish_tao_poll_needs_command" -l bench-files-over-ssh -d 'With --replay-squeue/--replay-sacct: read the status files over SSH (benchmarks: more running jobs than the test cluster can run)'
+complete -c tao-poll -n "__fish_tao_poll_needs_command" -l stats -d 'Print `tao-poll: stats: lines=N handshakes=N execs=N remote_s=S` on stderr (benchmarks; remote_s: seconds spent waiting for remote commands)'
 complete -c tao-poll -n "__fish_tao_poll_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tao-poll -n "__fish_tao_poll_needs_command" -s V -l version -d 'Print version'
 complete -c tao-poll -n "__fish_tao_poll_needs_command" -a "logs" -d 'Print the last lines of a job\'s main.out (or main.err), redacted'
