@@ -334,4 +334,9 @@ fn fourth_round_families_from_their_sources() {
         &["node001:1:2 [0] NCCL WARN NET/IB : mlx5_0:1 Got non-fatal async event: port error(9)"],
         "nccl.ib_completion_error",
     );
+    // the Xid catalog's "GPU stopped processing" with immediate action RESET_GPU
+    assert_rule(
+        &["NVRM: Xid (PCI:0000:3b:00): 46, pid=1234, name=python, Ch 00000010"],
+        "xid.hardware",
+    );
 }
