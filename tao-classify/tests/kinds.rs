@@ -283,3 +283,60 @@ fn open_mpi_ib_errors_and_host_dram_errors_are_infra() {
         "nccl.system_error",
     );
 }
+
+#[test]
+fn fourth_round_families_from_their_sources() {
+    // NVLS multicast set-up: the node's NVSwitch/Fabric Manager state is infra ...
+    assert_rule(
+        &["node023:12098:12141 [2] transport/nvls.cc:244 NCCL WARN Cuda failure 1 'invalid argument'"],
+        "nccl.nvls_setup",
+    );
+    // ... while running out of multicast memory is the job's NCCL, not retried,
+    // even though the boilerplate line also names NVLink
+    assert_rule(
+        &[
+            "Failed to bind NVLink SHARP (NVLS) Multicast memory of size 2097152 : CUDA error 2 'out of memory'.",
+            "This is usually caused by a system or configuration error in the Fabric Manager or NVSwitches.",
+        ],
+        "nccl.nvls_multicast_exhausted",
+    );
+    // UCX's mlx5 retry counters, without the UCX tag on the line
+    assert_rule(
+        &["[node001:27251:0:27251] ib_mlx5_log.c:143  Transport retry count exceeded on mlx5_0:1/IB (synd 0x15 vend 0x81 hw_synd 0/0)"],
+        "ucx.ib_retry_exceeded",
+    );
+    assert_rule(
+        &["GPU 00000000:04:00.0: Detected Critical Xid Error"],
+        "gpu.nvml_critical_xid",
+    );
+    assert_rule(
+        &["FATAL:   container creation failed: mount /proc/self/fd/3->/usr/local/var/singularity/mnt/session/rootfs error: while mounting image /proc/self/fd/3: failed to find loop device: could not attach image file to loop device: no loop devices available"],
+        "container.singularity_loop_device",
+    );
+    assert_rule(
+        &["srun: error: Unable to create step for job 39: Error generating job credential"],
+        "slurm.auth",
+    );
+    // the memory checker's finding outranks the launch failure it explains
+    assert_rule(
+        &[
+            "========= Invalid __global__ read of size 4",
+            "========= Program hit CUDA_ERROR_LAUNCH_FAILED (error 719) due to \"unspecified launch failure\" on CUDA API call to cuStreamWaitEvent.",
+        ],
+        "cuda.memcheck_violation",
+    );
+    // NCCL's newer IB wordings (status by name, GIN, device failure) stay IB completion errors
+    assert_rule(
+        &["node001:1:2 [0] NCCL WARN NET/IB: Got completion from peer 10.0.0.2<5000> with status=IBV_WC_RETRY_EXC_ERR(12) opcode=IBV_WC_SEND(0) vendor_err=129 hca mlx5_0"],
+        "nccl.ib_completion_error",
+    );
+    assert_rule(
+        &["node001:1:2 [0] NCCL WARN NET/IB : mlx5_0:1 Got non-fatal async event: port error(9)"],
+        "nccl.ib_completion_error",
+    );
+    // the Xid catalog's "GPU stopped processing" with immediate action RESET_GPU
+    assert_rule(
+        &["NVRM: Xid (PCI:0000:3b:00): 46, pid=1234, name=python, Ch 00000010"],
+        "xid.hardware",
+    );
+}
