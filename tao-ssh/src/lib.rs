@@ -25,24 +25,26 @@
 //! ```
 
 mod auth;
+mod connect;
 mod hostkey;
 mod link;
 pub mod local;
 mod mux;
 pub mod openssh;
 mod options;
+mod output;
 mod process;
 mod remote;
 pub mod script;
 pub mod transport;
 
 pub use auth::{check_key_permissions, login_remediation, login_setup_steps};
+pub use connect::{connect, connect_host};
 pub use hostkey::{keyscan_fix, known_hosts_name};
 pub use options::{parse_host_spec, Proxy, SshOptions, Target};
-pub use remote::{
-    exec_count, handshake_count, Output, Remote, DEAD_PEER_BOUND, DEFAULT_COMMAND_TIMEOUT,
-};
-pub use transport::{connect, connect_host, Transport, TransportKind};
+pub use output::{exec_count, handshake_count, Output, DEFAULT_COMMAND_TIMEOUT};
+pub use remote::{Remote, DEAD_PEER_BOUND};
+pub use transport::{Transport, TransportKind};
 
 /// The name of the running program (the file name of `argv[0]`), used as
 /// the prefix of warnings this library prints on stderr (`tao-submit:
