@@ -21,6 +21,9 @@ pub mod submit;
 
 pub use cli::{run, Cli};
 
+/// Tool name in `observed_by` and `error.tool`.
+pub const TOOL: &str = "tao-submit";
+
 /// Whether `e` says a line is malformed (not JSON, or a required field
 /// missing or invalid): bad input data, exit 65 (docs/CONTRACT.md), not a
 /// per-job failure (exit 1).

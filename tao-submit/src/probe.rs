@@ -46,7 +46,7 @@ use tao_store::Store;
 
 use crate::sessions::Sessions;
 use crate::stage::{Helper, Plan};
-use crate::submit::Submitted;
+use crate::submit::outcome::Submitted;
 
 /// The probe program shipped with the project (torch.distributed
 /// all-reduce under torchrun; plain TCP sockets without torch).
@@ -765,7 +765,7 @@ pub fn gate(
         let s = submit(sessions, &pplan)?;
         logs.push(pplan.log_dir(&s.job_id));
         tao_core::cli::warn(
-            crate::submit::TOOL,
+            crate::TOOL,
             &probe_progress(&line_id, i + 1, envs.len(), &s.job_id, env, &cluster),
         );
         let outcome = wait_verdict(sessions, &s.login_host, &pplan, &s.job_id, cfg)?;
