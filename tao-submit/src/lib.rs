@@ -11,6 +11,7 @@
 
 pub mod cancel;
 pub mod cli;
+pub mod conn;
 pub mod image;
 pub mod preflight;
 pub mod probe;

@@ -68,7 +68,7 @@ pub struct ProbeConfig {
     pub timeout_s: u64,
     /// How long a probe job may stay pending before the probe is given up.
     pub queue_wait: Duration,
-    /// Launcher; `None` picks by runtime ([`launcher_for`]).
+    /// Launcher; `None` picks by runtime ([`crate::probe::launcher_for`]).
     pub launcher: Option<LauncherChoice>,
 }
 
