@@ -6,6 +6,9 @@
 //!   instead of waiting silently for lines nobody types;
 //! - a line that is not JSON, or lacks a field the tool requires, is bad
 //!   input data: exit 65 and a `line 1` report on stderr (docs/CONTRACT.md).
+//!
+//! And conventions of the source tree itself (issue 13): no two files of a
+//! crate import each other.
 
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -298,4 +301,403 @@ fn a_line_past_the_bound_is_a_line_error() {
             assert_eq!(err.matches("no record").count(), 2, "{err}");
         }
     }
+}
+
+// ---------------------------------------------------------------------------
+// Layout: no two files of a crate import each other (issue 13).
+//
+// Each crate's `src/` is a graph: a node per module file (`src/a.rs` and
+// `src/a/mod.rs` are `a`, `src/a/b.rs` is `a::b`; `lib.rs` and `main.rs`,
+// the crate root, are no node), an edge from a file to every module file
+// it names: `crate::a::…` (also inside `use crate::{…}` groups),
+// `super::…`, `self::b::…` and `b::…` for a child `b` it declares (`mod
+// b;`), and a name the crate root re-exports (`pub use a::{X, Y}` in
+// lib.rs: `crate::X` is `a`). Declaring a child is no import: a child may
+// use its parent's items as long as the parent uses none of the child's.
+// Comments do not count. A cycle is a failure naming every file on it.
+
+/// The workspace root.
+const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+
+/// Module graph of one crate: module path -> the module paths it refers to.
+type Graph = std::collections::BTreeMap<String, std::collections::BTreeSet<String>>;
+
+/// Every crate of the workspace with a `src/` folder: (name, src dir).
+fn crate_srcs() -> Vec<(String, std::path::PathBuf)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(ROOT).unwrap() {
+        let dir = entry.unwrap().path();
+        if dir.join("Cargo.toml").is_file() && dir.join("src").is_dir() {
+            let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+            out.push((name, dir.join("src")));
+        }
+    }
+    out.sort();
+    assert!(out.len() >= 9, "found only {out:?} under {ROOT}");
+    out
+}
+
+/// Every `.rs` file under `dir`, recursively.
+fn rs_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let p = entry.unwrap().path();
+        if p.is_dir() {
+            rs_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The module path of `file` under `src` (`a::b`), or `None` for the crate
+/// root (`lib.rs`, `main.rs`) and binaries under `src/bin/`.
+fn module_of(src: &std::path::Path, file: &std::path::Path) -> Option<String> {
+    let rel = file.strip_prefix(src).unwrap().with_extension("");
+    let mut parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if parts.first().is_some_and(|p| p == "bin") {
+        return None;
+    }
+    if parts.last().is_some_and(|p| p == "mod") {
+        parts.pop();
+    }
+    if parts.len() == 1 && (parts[0] == "lib" || parts[0] == "main") {
+        return None;
+    }
+    Some(parts.join("::"))
+}
+
+/// `text` without `//` comments (doc comments included) and `/* */` blocks.
+/// A `//` inside a string literal cuts the rest of that line too: at worst
+/// a reference on that line is missed.
+fn strip_comments(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while !rest.is_empty() {
+        let line_c = rest.find("//");
+        let block_c = rest.find("/*");
+        match (line_c, block_c) {
+            (Some(l), b) if b.is_none_or(|b| l < b) => {
+                out.push_str(&rest[..l]);
+                rest = &rest[l..];
+                rest = rest.find('\n').map_or("", |n| &rest[n..]);
+            }
+            (_, Some(b)) => {
+                out.push_str(&rest[..b]);
+                rest = rest[b + 2..]
+                    .find("*/")
+                    .map_or("", |e| &rest[b + 2 + e + 2..]);
+            }
+            _ => {
+                out.push_str(rest);
+                rest = "";
+            }
+        }
+    }
+    out
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// The paths written after `prefix` (`crate::`, `super::`, `name::`) in
+/// `text`, each as its segments (`crate::a::b::C` gives `[a, b, C]`); a
+/// group `crate::{a::X, b, c::{D, E}}` gives `[a, X]`, `[b]`, `[c, D]`,
+/// `[c, E]`.
+fn paths_after(text: &str, prefix: &str) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(i) = text[from..].find(prefix) {
+        let at = from + i;
+        from = at + prefix.len();
+        // `crate::` but not `tao_crate::`, `cache::` but not `fs::cache::`,
+        // `super::` but not `super::super::` (counted once, from the outer).
+        if text[..at].chars().next_back().is_some_and(is_ident) || text[..at].ends_with("::") {
+            continue;
+        }
+        let (paths, _) = parse_tree(&text[from..]);
+        out.extend(paths);
+    }
+    out
+}
+
+/// Parse one use-tree at the start of `s` (`a::b::C`, `a::{X, y::Z}`,
+/// `{…}`); the paths it names and the bytes it took.
+fn parse_tree(s: &str) -> (Vec<Vec<String>>, usize) {
+    let b = s.as_bytes();
+    let skip_space = |mut i: usize| {
+        while i < b.len() && (b[i].is_ascii_whitespace() || b[i] == b',') {
+            i += 1;
+        }
+        i
+    };
+    let mut segs: Vec<String> = Vec::new();
+    let mut i = 0;
+    loop {
+        i = skip_space(i);
+        if i < b.len() && b[i] == b'{' {
+            i += 1;
+            let mut all = Vec::new();
+            loop {
+                i = skip_space(i);
+                if i >= b.len() || b[i] == b'}' {
+                    return (all, i + 1);
+                }
+                let (inner, used) = parse_tree(&s[i..]);
+                // `*` (or anything else that is no path): step over it.
+                i += used.max(1);
+                for p in inner {
+                    let mut full = segs.clone();
+                    full.extend(p);
+                    all.push(full);
+                }
+            }
+        }
+        let start = i;
+        while i < b.len() && is_ident(b[i] as char) {
+            i += 1;
+        }
+        if i == start {
+            return (if segs.is_empty() { vec![] } else { vec![segs] }, i);
+        }
+        segs.push(s[start..i].to_string());
+        if s[i..].starts_with("::") {
+            i += 2;
+        } else {
+            return (vec![segs], i);
+        }
+    }
+}
+
+/// The longest prefix of `base` + `segs` that names a module of `mods`;
+/// for a path from the crate root, else the module the root re-exports
+/// its first segment from (`roots`).
+fn resolve(
+    base: &[String],
+    segs: &[String],
+    mods: &std::collections::BTreeSet<String>,
+    roots: &std::collections::BTreeMap<String, String>,
+) -> Option<String> {
+    let mut full: Vec<String> = base.to_vec();
+    full.extend(segs.iter().cloned());
+    for n in (1..=full.len()).rev() {
+        let cand = full[..n].join("::");
+        if mods.contains(&cand) {
+            return Some(cand);
+        }
+    }
+    if base.is_empty() {
+        return segs.first().and_then(|s| roots.get(s)).cloned();
+    }
+    None
+}
+
+/// The module graph of the crate whose `src/` folder is `src`.
+fn module_graph(src: &std::path::Path) -> Graph {
+    let mut files = Vec::new();
+    rs_files(src, &mut files);
+    let mut texts = std::collections::BTreeMap::new();
+    let mut root_text = String::new();
+    for f in &files {
+        let text = strip_comments(&std::fs::read_to_string(f).unwrap());
+        match module_of(src, f) {
+            Some(m) => {
+                texts.insert(m, text);
+            }
+            None if f.ends_with("lib.rs") => root_text = text,
+            None => {}
+        }
+    }
+    graph_of(&texts, &root_text)
+}
+
+/// The graph of module texts (module path -> its text, comments stripped)
+/// and the crate root's text (for its `pub use` re-exports).
+fn graph_of(texts: &std::collections::BTreeMap<String, String>, root_text: &str) -> Graph {
+    let mods: std::collections::BTreeSet<String> = texts.keys().cloned().collect();
+    // `pub use a::{X, Y};` in the root: X and Y are a's.
+    let mut roots = std::collections::BTreeMap::new();
+    for stmt in root_text.split(';') {
+        let Some(at) = stmt.find("pub use ") else {
+            continue;
+        };
+        let (paths, _) = parse_tree(&stmt[at + "pub use ".len()..]);
+        for p in paths {
+            let p = match p.first().map(String::as_str) {
+                Some("crate" | "self") => p[1..].to_vec(),
+                _ => p,
+            };
+            let m = resolve(&[], &p, &mods, &Default::default());
+            if let (Some(m), Some(name)) = (m, p.last()) {
+                roots.insert(name.clone(), m);
+            }
+        }
+    }
+    let mut g = Graph::new();
+    for (m, text) in texts {
+        let here: Vec<String> = m.split("::").map(str::to_string).collect();
+        let parent = &here[..here.len() - 1];
+        let mut to = std::collections::BTreeSet::new();
+        // In the file's own test module, `super::` is the file itself.
+        let (body, tests) = match text.find("#[cfg(test)]\nmod tests {") {
+            Some(i) => text.split_at(i),
+            None => (text.as_str(), ""),
+        };
+        for segs in paths_after(text, "crate::") {
+            to.extend(resolve(&[], &segs, &mods, &roots));
+        }
+        for segs in paths_after(body, "super::") {
+            to.extend(resolve(parent, &segs, &mods, &roots));
+        }
+        for segs in paths_after(tests, "super::super::") {
+            to.extend(resolve(parent, &segs, &mods, &roots));
+        }
+        // A child declared with `mod child;` (not an inline `mod tests {`)
+        // and named as `child::…` or `self::child::…`.
+        for line in body.lines() {
+            let l = line.trim();
+            let l = l
+                .split_once(' ')
+                .filter(|(v, _)| v.starts_with("pub"))
+                .map_or(l, |(_, r)| r);
+            let Some(child) = l.strip_prefix("mod ").and_then(|r| r.strip_suffix(';')) else {
+                continue;
+            };
+            let child = child.trim();
+            for segs in paths_after(text, &format!("{child}::")) {
+                let mut path = vec![child.to_string()];
+                path.extend(segs);
+                to.extend(resolve(&here, &path, &mods, &roots));
+            }
+        }
+        for segs in paths_after(text, "self::") {
+            to.extend(resolve(&here, &segs, &mods, &roots));
+        }
+        to.remove(m);
+        to.retain(|t| mods.contains(t));
+        g.insert(m.clone(), to);
+    }
+    g
+}
+
+/// A cycle of `g`, as the path around it (`[a, b, a]`), or `None`.
+fn find_cycle(g: &Graph) -> Option<Vec<String>> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mark {
+        Open,
+        Done,
+    }
+    fn visit(
+        g: &Graph,
+        n: &str,
+        marks: &mut std::collections::BTreeMap<String, Mark>,
+        stack: &mut Vec<String>,
+    ) -> Option<Vec<String>> {
+        marks.insert(n.to_string(), Mark::Open);
+        stack.push(n.to_string());
+        for next in g.get(n).into_iter().flatten() {
+            match marks.get(next) {
+                Some(Mark::Open) => {
+                    let from = stack.iter().position(|s| s == next).unwrap();
+                    let mut cycle = stack[from..].to_vec();
+                    cycle.push(next.clone());
+                    return Some(cycle);
+                }
+                Some(Mark::Done) => {}
+                None => {
+                    if let Some(c) = visit(g, next, marks, stack) {
+                        return Some(c);
+                    }
+                }
+            }
+        }
+        stack.pop();
+        marks.insert(n.to_string(), Mark::Done);
+        None
+    }
+    let mut marks = std::collections::BTreeMap::new();
+    for n in g.keys() {
+        if !marks.contains_key(n) {
+            if let Some(c) = visit(g, n, &mut marks, &mut Vec::new()) {
+                return Some(c);
+            }
+        }
+    }
+    None
+}
+
+#[test]
+fn no_two_files_of_a_crate_import_each_other() {
+    let mut cycles = Vec::new();
+    for (name, src) in crate_srcs() {
+        let g = module_graph(&src);
+        if let Some(c) = find_cycle(&g) {
+            let files: Vec<String> = c
+                .iter()
+                .map(|m| format!("{}.rs", m.replace("::", "/")))
+                .collect();
+            cycles.push(format!("{name}/src: {}", files.join(" -> ")));
+        }
+    }
+    assert!(
+        cycles.is_empty(),
+        "files that import each other (move what both need into a third file):\n{}",
+        cycles.join("\n")
+    );
+}
+
+/// The cycle finder on graphs made here: it must be able to fail.
+#[test]
+fn the_cycle_finder_finds_a_planted_cycle() {
+    let texts = |files: &[(&str, &str)]| -> std::collections::BTreeMap<String, String> {
+        files
+            .iter()
+            .map(|(m, t)| (m.to_string(), strip_comments(t)))
+            .collect()
+    };
+    // Through a use group, a root re-export and a path in code.
+    let g = graph_of(
+        &texts(&[
+            ("cli", "use crate::{poll::Options, logs::{self, run}};\n"),
+            ("logs", "fn f() { crate::Reader::new(); }\n"),
+            ("poll", "// crate::cli::x is a comment\nuse std::io;\n"),
+            ("read", "use crate::cli::Args;\nuse tao_core::logs::X;\n"),
+        ]),
+        "mod cli;\npub use read::{Reader, Writer};\n",
+    );
+    assert_eq!(g["cli"].iter().collect::<Vec<_>>(), ["logs", "poll"]);
+    assert_eq!(g["logs"].iter().collect::<Vec<_>>(), ["read"]);
+    assert!(g["poll"].is_empty(), "a comment is no import: {g:?}");
+    assert_eq!(g["read"].iter().collect::<Vec<_>>(), ["cli"]);
+    assert_eq!(find_cycle(&g).unwrap(), ["cli", "logs", "read", "cli"]);
+    // A child may name its parent (`super::`) while the parent only
+    // declares it; once the parent uses the child, that is a cycle. A
+    // child's own test module's `super::` is the child itself.
+    let child = "use super::Submitted;\n#[cfg(test)]\nmod tests {\n    use super::*;\n}\n";
+    let parent = "pub mod sbatch;\npub struct Submitted;\n";
+    let g = graph_of(&texts(&[("submit", parent), ("submit::sbatch", child)]), "");
+    assert_eq!(find_cycle(&g), None, "{g:?}");
+    for parent in [
+        "mod sbatch;\nuse sbatch::submit_one;\n",
+        "mod sbatch;\nfn f() { self::sbatch::go() }\n",
+    ] {
+        let g = graph_of(&texts(&[("submit", parent), ("submit::sbatch", child)]), "");
+        assert_eq!(
+            find_cycle(&g).unwrap(),
+            ["submit", "submit::sbatch", "submit"],
+            "{parent}"
+        );
+    }
+    // No cycle: a chain and a diamond; then one edge back.
+    let mut g = Graph::new();
+    for (a, b) in [("a", "b"), ("b", "c"), ("a", "c"), ("c", "d")] {
+        g.entry(a.into()).or_default().insert(b.into());
+        g.entry(b.into()).or_default();
+    }
+    assert_eq!(find_cycle(&g), None);
+    g.get_mut("d").unwrap().insert("b".into());
+    assert_eq!(find_cycle(&g).unwrap(), ["b", "c", "d", "b"]);
 }
