@@ -101,19 +101,7 @@ pub fn run<R: BufRead, W: Write>(
     sessions: &mut Sessions,
     cfg: &CancelConfig,
 ) -> Result<i32> {
-    let mut reader = LineReader::new(input);
-    let mut lines = Vec::new();
-    let mut read_err = None;
-    loop {
-        match reader.next_line() {
-            Ok(Some(l)) => lines.push(l),
-            Ok(None) => break,
-            Err(e) => {
-                read_err = Some(e);
-                break;
-            }
-        }
-    }
+    let (mut lines, read_err) = LineReader::new(input).read_until_error();
     let mut results: Vec<Option<JobLine>> = vec![None; lines.len()];
     let mut failed = 0usize;
     let mut malformed = 0usize;

@@ -94,21 +94,11 @@ pub fn run<R: BufRead, W: Write>(
     out: &mut LineWriter<W>,
 ) -> Result<i32> {
     let mut checks = Vec::new();
-    let mut lines = Vec::new();
-    let mut read_err = None;
-    if args.lines {
-        let mut r = LineReader::new(input);
-        loop {
-            match r.next_line() {
-                Ok(Some(l)) => lines.push(l),
-                Ok(None) => break,
-                Err(e) => {
-                    read_err = Some(e);
-                    break;
-                }
-            }
-        }
-    }
+    let (mut lines, read_err) = if args.lines {
+        LineReader::new(input).read_until_error()
+    } else {
+        (Vec::new(), None)
+    };
     let env = |n: &str| std::env::var(n).ok().filter(|v| !v.is_empty());
     for (var, fix) in [
         ("SLURM_HOSTNAME", "export SLURM_HOSTNAME=login.example.org"),

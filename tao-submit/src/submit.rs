@@ -197,19 +197,7 @@ pub fn run<R: BufRead, W: Write>(
     store: std::result::Result<&Store, &Error>,
     cfg: &SubmitConfig,
 ) -> Result<i32> {
-    let mut reader = LineReader::new(input);
-    let mut items = Vec::new();
-    let mut read_err = None;
-    loop {
-        match reader.next_line() {
-            Ok(Some(l)) => items.push(l),
-            Ok(None) => break,
-            Err(e) => {
-                read_err = Some(e);
-                break;
-            }
-        }
-    }
+    let (items, read_err) = LineReader::new(input).read_until_error();
     let mut failed = 0usize;
     let mut malformed = 0usize;
     let mut fatal = store
