@@ -2,7 +2,7 @@
 //! Slurm mapping, exit statuses, the shared-storage layout and the
 //! environment.
 //!
-//! Source of the prose: docs/CONTRACT.md and DESIGN.md. The Slurm state
+//! Source of the prose: docs/CONTRACT.md and docs/design.md. The Slurm state
 //! table is rendered from `tao_core::state::native::TABLE`, the table tao-poll
 //! and tao-submit map with, and the exit statuses from `tao_core::exit`, so the page
 //! cannot drift from either.

@@ -6,7 +6,8 @@
 //! excluded.
 //!
 //! Precedence of every setting: flag, then environment variable, then site
-//! profile, then the defaults of the packaged platform (DESIGN "Defaults":
+//! profile, then the defaults of the packaged platform (docs/design.md,
+//! "Defaults":
 //! 1 node, 4 GPUs per node, 16 CPUs per task, 4 h wall time, child timeout
 //! 95% of it, requeue on). Bad flag values exit 2, bad environment values
 //! 78, bad file contents 65; each message names the flag or variable and
@@ -443,7 +444,7 @@ fn build_resources(args: &OpenArgs, profile: &SiteProfile) -> Result<Value> {
     if let Some(m) = &args.mem {
         request::mem(m).map_err(|e| usage("--mem", e))?;
     }
-    // At the per-node GPU maximum a node is the job's alone (DESIGN "Defaults").
+    // At the per-node GPU maximum a node is the job's alone (docs/design.md, "Defaults").
     let exclusive = args.exclusive || gpus >= profile.max_gpus_per_node;
     Ok(json!({
         "nodes": nodes,

@@ -5,9 +5,9 @@
 //! Why one session: a fresh `ssh host cmd` process costs about 200 ms on
 //! loopback (process start, TCP, key exchange, authentication); a command on
 //! an open session costs about 2.5 ms once `TCP_NODELAY` is set (see
-//! `notes/local-cluster.md`). Every tool that talks to the cluster
-//! (tao-submit, tao-poll) opens one [`Remote`] per login host and runs all of
-//! its commands on it.
+//! docs/design.md, "One SSH session per run"). Every tool that talks to the
+//! cluster (tao-submit, tao-poll) opens one [`Remote`] per login host and
+//! runs all of its commands on it.
 //!
 //! The model followed is wezterm's SSH layer: handshake, host-key check and
 //! authentication in blocking mode with a context on each step; known_hosts

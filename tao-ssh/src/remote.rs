@@ -4,7 +4,7 @@
 //!
 //! Connecting: TCP with a timeout, `TCP_NODELAY` set *before* the
 //! handshake (Nagle's algorithm against delayed ACKs costs about 40 ms per
-//! round trip on an open session; see notes/local-cluster.md), TCP and SSH
+//! round trip on an open session; see docs/design.md), TCP and SSH
 //! keepalives, host key checked, then authentication. [`Remote::connect`]
 //! walks the login hosts in order and moves on from one that refuses, times
 //! out or fails the handshake, saying why on stderr.

@@ -1,4 +1,4 @@
-//! The communication probe gate (issue 8; DESIGN, "Multi-node"): a job
+//! The communication probe gate (docs/design.md, "Multi-node"): a job
 //! with more than one node, or with two or more GPUs on a node
 //! ([`tao_script::needs_probe`]), is submitted only after a cheap
 //! all-reduce across the same shape of allocation has passed, because a

@@ -701,3 +701,139 @@ fn the_cycle_finder_finds_a_planted_cycle() {
     g.get_mut("d").unwrap().insert("b".into());
     assert_eq!(find_cycle(&g).unwrap(), ["b", "c", "d", "b"]);
 }
+
+// ---------------------------------------------------------------------------
+// Doc comments point only at files in the repository (issue 13).
+
+/// Every `.rs` file of the workspace (not under `target/` or a hidden
+/// folder).
+fn workspace_rs_files() -> Vec<std::path::PathBuf> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let p = entry.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy();
+            if name.starts_with('.') || name == "target" {
+                continue;
+            }
+            if p.is_dir() {
+                walk(&p, out);
+            } else if name.ends_with(".rs") {
+                out.push(p);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(std::path::Path::new(ROOT), &mut out);
+    out
+}
+
+/// The repository paths a doc comment (`///`, `//!`) of `text` names: a
+/// word ending in `.md`, or starting with a slash after `docs`, `tests`,
+/// `man`, `notes` or `..`; with the line number.
+fn doc_paths(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let t = line.trim_start();
+        let Some(doc) = t.strip_prefix("///").or_else(|| t.strip_prefix("//!")) else {
+            continue;
+        };
+        let words = doc.split(|c: char| c.is_whitespace() || "`'\"(),;[]{}*".contains(c));
+        for w in words {
+            let w = w.trim_end_matches(['.', ':']);
+            let pathy = w.ends_with(".md")
+                || ["docs/", "tests/", "man/", "notes/", "../"]
+                    .iter()
+                    .any(|p| w.starts_with(p));
+            let clean = w
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_./<>-".contains(c));
+            if pathy && clean && w.len() > 3 {
+                out.push((n + 1, w.to_string()));
+            }
+        }
+    }
+    out
+}
+
+/// Whether `cited` (from a doc comment of `file`) names something in the
+/// repository: relative to the root, to the file's crate or to the file's
+/// folder. A `<placeholder>` part stands for any name: the folder above it
+/// must exist. Nothing outside the repository counts.
+fn cited_exists(file: &std::path::Path, cited: &str) -> bool {
+    let root = std::path::Path::new(ROOT);
+    let rel = file.strip_prefix(root).unwrap();
+    let krate = root.join(rel.components().next().unwrap());
+    let dir = file.parent().unwrap();
+    let cited = match cited.find('<') {
+        Some(i) => &cited[..cited[..i].rfind('/').map_or(0, |s| s + 1)],
+        None => cited,
+    };
+    // Inside the repository only: `../shared/x` from the root is outside.
+    let inside = |p: std::path::PathBuf| {
+        p.canonicalize()
+            .is_ok_and(|p| p.starts_with(root.canonicalize().unwrap()))
+    };
+    !cited.is_empty()
+        && [root, krate.as_path(), dir]
+            .iter()
+            .any(|base| inside(base.join(cited)))
+}
+
+#[test]
+fn doc_comments_cite_only_files_in_the_repository() {
+    let mut missing = Vec::new();
+    let files = workspace_rs_files();
+    assert!(files.len() > 50, "{} files under {ROOT}", files.len());
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for (line, cited) in doc_paths(&text) {
+            if !cited_exists(&f, &cited) {
+                let rel = f.strip_prefix(ROOT).unwrap().display().to_string();
+                missing.push(format!("{rel}:{line}: {cited}"));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "doc comments cite files that are not in the repository (move what they cite into docs/):\n{}",
+        missing.join("\n")
+    );
+}
+
+/// The citation finder on text made here: it must be able to fail.
+#[test]
+fn the_citation_finder_sees_what_a_doc_comment_names() {
+    let text = [
+        "//! See DESIGN.md and (docs/design.md, \"Defaults\").",
+        "/// Layout: tests/replays/slurm-<version>/ and `man/tao-jobline.7`.",
+        "// A plain comment naming GONE.md is no doc comment.",
+        "/// notes/local-cluster.md; ../shared/cases/x.jsonl; a/b.rs; x.md.",
+    ]
+    .join("\n");
+    let found: Vec<String> = doc_paths(&text)
+        .into_iter()
+        .map(|(n, p)| format!("{n}:{p}"))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            "1:DESIGN.md",
+            "1:docs/design.md",
+            "2:tests/replays/slurm-<version>/",
+            "2:man/tao-jobline.7",
+            "4:notes/local-cluster.md",
+            "4:../shared/cases/x.jsonl",
+            "4:x.md",
+        ]
+    );
+    let here = std::path::Path::new(ROOT).join("tests/tests/conventions.rs");
+    let exists = |c: &str| cited_exists(&here, c);
+    assert!(exists("docs/design.md") && exists("docs/CONTRACT.md"));
+    assert!(exists("man/tao-jobline.7") && exists("tests/cluster/up"));
+    assert!(exists("tao-poll/tests/replays/slurm-<version>/"));
+    assert!(!exists("DESIGN.md") && !exists("notes/local-cluster.md"));
+    // The repository's parent holds the project's shared folder on the
+    // integrator's machine: still not the repository.
+    assert!(!exists("../../shared") && !exists("../shared"));
+    assert!(!exists("../shared/cases/x.jsonl") && !exists("tests/nothing-here/<x>/y"));
+}
