@@ -7,11 +7,10 @@
 //! and tao-submit map with, and the exit statuses from `tao_core::exit`, so the page
 //! cannot drift from either.
 
-use roff::Roff;
 use tao_core::state::native::TABLE;
 use tao_core::{exit, State};
 
-use crate::page::{finish, heading, see_also, tagged_list, text, verbatim, MANUAL};
+use crate::page::{finish, heading, para, see_also, tagged_list, text, title_line, verbatim};
 
 /// The fields of a job line: (name, who sets it and its shape).
 pub const FIELDS: &[(&str, &str)] = &[
@@ -72,29 +71,12 @@ fn state_table(out: &mut String) {
     out.push_str(".TE\n");
 }
 
-fn para(out: &mut String, s: &str) {
-    out.push_str(".PP\n");
-    out.push_str(&text(s));
-}
-
 /// Render the whole tao-jobline(7) page.
 ///
 /// Output: roff source (with a tbl table: the first line asks man(1) to
 /// run tbl), UTF-8, ending in a newline.
 pub fn render() -> String {
-    let mut out = String::new();
-    let mut r = Roff::new();
-    r.control(
-        "TH",
-        [
-            "TAO-JOBLINE",
-            "7",
-            crate::page::DATE,
-            &format!("tao-slurm {}", crate::commands::VERSION),
-            MANUAL,
-        ],
-    );
-    out.push_str(&r.to_roff());
+    let mut out = title_line("TAO-JOBLINE", "7");
     heading(&mut out, "NAME");
     out.push_str(&text("tao-jobline - the job-line protocol, state vocabulary and storage layout of the tao-slurm tools"));
     heading(&mut out, "DESCRIPTION");
