@@ -105,43 +105,20 @@ pub fn render() -> String {
 
     heading(&mut out, "EXIT STATUS");
     out.push_str(&text("Every tool uses these statuses (each page says what each means for that tool). Errors are one line on standard error, tao-x: error: ..., naming the input and the fix."));
+    #[rustfmt::skip]
     let codes: &[(i32, &str)] = &[
         (exit::OK, "Success."),
-        (
-            exit::SOME_FAILED,
-            "Some lines failed: they carry an error object; the other lines went through.",
-        ),
+        (exit::SOME_FAILED, "Some lines failed: they carry an error object; the other lines went through."),
         (exit::USAGE, "Usage error."),
-        (
-            exit::LINT_BLOCKED,
-            "tao-redact lint (or tao-submit's own lint) blocked a script: a literal secret, xtrace on a job with secrets, or a shell syntax error.",
-        ),
-        (
-            exit::DATAERR,
-            "Bad input data: a line that is not JSON or lacks a required field, a bad file.",
-        ),
-        (
-            exit::UNAVAILABLE,
-            "The cluster is unreachable: no login host answered.",
-        ),
+        (exit::LINT_BLOCKED, "tao-redact lint (or tao-submit's own lint) blocked a script: a literal secret, xtrace on a job with secrets, or a shell syntax error."),
+        (exit::DATAERR, "Bad input data: a line that is not JSON or lacks a required field, a bad file."),
+        (exit::UNAVAILABLE, "The cluster is unreachable: no login host answered."),
         (exit::SOFTWARE, "Internal error (a bug)."),
-        (
-            exit::IOERR,
-            "Local I/O error, or output lost by a tool with side effects.",
-        ),
+        (exit::IOERR, "Local I/O error, or output lost by a tool with side effects."),
         (exit::TEMPFAIL, "Temporary failure: try again."),
-        (
-            exit::PROTOCOL,
-            "A scheduler reply that could not be parsed.",
-        ),
-        (
-            exit::NOPERM,
-            "Authentication, host key or key permissions refused.",
-        ),
-        (
-            exit::CONFIG,
-            "Configuration error: a missing or bad variable, a bad site profile or rules file.",
-        ),
+        (exit::PROTOCOL, "A scheduler reply that could not be parsed."),
+        (exit::NOPERM, "Authentication, host key or key permissions refused."),
+        (exit::CONFIG, "Configuration error: a missing or bad variable, a bad site profile or rules file."),
     ];
     let items: Vec<(String, &str)> = codes.iter().map(|(c, d)| (c.to_string(), *d)).collect();
     tagged_list(&mut out, &items);
