@@ -9,6 +9,8 @@
 #   make man        regenerate man/*.1, man/tao-site-profile.5, man/tao-jobline.7 and man/completions/ (checked in)
 #   make fuzz       run every fuzz target for FUZZ_SECONDS (default 60) each
 #   make eval       score tao-classify on the real-failure corpus (dev and test splits); fails when test misses the goals
+#   make duplicates list repeated runs of 10+ lines in the product code (every crate's src/, unit tests left out;
+#                   scripts/duplicates, needs the `duplicates` developer command); fails when it lists any
 
 PREFIX ?= /usr/local
 BINDIR = $(DESTDIR)$(PREFIX)/bin
@@ -16,7 +18,7 @@ MANDIR = $(DESTDIR)$(PREFIX)/share/man
 CARGO ?= cargo
 TOOLS = tao-record tao-render tao-redact tao-submit tao-poll tao-classify
 
-.PHONY: eval demo test bench build release install uninstall cluster-up cluster-down man completions fuzz
+.PHONY: eval demo test bench build release install uninstall cluster-up cluster-down man completions fuzz duplicates
 
 # install: PROFILE picks the build (release, or dev for target/debug);
 # NO_BUILD=1 installs what is already built (the install test uses it with
@@ -57,6 +59,9 @@ release:
 
 bench: release
 	bash scripts/bench
+
+duplicates:
+	bash scripts/duplicates
 
 # EVAL_FLAGS=--dev-misses also lists each missed dev record (test misses are never listed);
 # --dev-only prints the dev split alone (no test figure, exit 0); --by-rule adds each deciding rule with the labels of its dev records.

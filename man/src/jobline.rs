@@ -2,16 +2,15 @@
 //! Slurm mapping, exit statuses, the shared-storage layout and the
 //! environment.
 //!
-//! Source of the prose: docs/CONTRACT.md and DESIGN.md. The Slurm state
+//! Source of the prose: docs/CONTRACT.md and docs/design.md. The Slurm state
 //! table is rendered from `tao_core::state::native::TABLE`, the table tao-poll
 //! and tao-submit map with, and the exit statuses from `tao_core::exit`, so the page
 //! cannot drift from either.
 
-use roff::Roff;
 use tao_core::state::native::TABLE;
 use tao_core::{exit, State};
 
-use crate::page::{finish, heading, see_also, tagged_list, text, verbatim, MANUAL};
+use crate::page::{finish, heading, para, see_also, tagged_list, text, title_line, verbatim};
 
 /// The fields of a job line: (name, who sets it and its shape).
 pub const FIELDS: &[(&str, &str)] = &[
@@ -72,29 +71,12 @@ fn state_table(out: &mut String) {
     out.push_str(".TE\n");
 }
 
-fn para(out: &mut String, s: &str) {
-    out.push_str(".PP\n");
-    out.push_str(&text(s));
-}
-
 /// Render the whole tao-jobline(7) page.
 ///
 /// Output: roff source (with a tbl table: the first line asks man(1) to
 /// run tbl), UTF-8, ending in a newline.
 pub fn render() -> String {
-    let mut out = String::new();
-    let mut r = Roff::new();
-    r.control(
-        "TH",
-        [
-            "TAO-JOBLINE",
-            "7",
-            crate::page::DATE,
-            &format!("tao-slurm {}", crate::commands::VERSION),
-            MANUAL,
-        ],
-    );
-    out.push_str(&r.to_roff());
+    let mut out = title_line("TAO-JOBLINE", "7");
     heading(&mut out, "NAME");
     out.push_str(&text("tao-jobline - the job-line protocol, state vocabulary and storage layout of the tao-slurm tools"));
     heading(&mut out, "DESCRIPTION");
@@ -124,43 +106,20 @@ pub fn render() -> String {
 
     heading(&mut out, "EXIT STATUS");
     out.push_str(&text("Every tool uses these statuses (each page says what each means for that tool). Errors are one line on standard error, tao-x: error: ..., naming the input and the fix."));
+    #[rustfmt::skip]
     let codes: &[(i32, &str)] = &[
         (exit::OK, "Success."),
-        (
-            exit::SOME_FAILED,
-            "Some lines failed: they carry an error object; the other lines went through.",
-        ),
+        (exit::SOME_FAILED, "Some lines failed: they carry an error object; the other lines went through."),
         (exit::USAGE, "Usage error."),
-        (
-            exit::LINT_BLOCKED,
-            "tao-redact lint (or tao-submit's own lint) blocked a script: a literal secret, xtrace on a job with secrets, or a shell syntax error.",
-        ),
-        (
-            exit::DATAERR,
-            "Bad input data: a bad line (not JSON, a required field missing; see DESCRIPTION for what the tools do after it), a bad file.",
-        ),
-        (
-            exit::UNAVAILABLE,
-            "The cluster is unreachable: no login host answered.",
-        ),
+        (exit::LINT_BLOCKED, "tao-redact lint (or tao-submit's own lint) blocked a script: a literal secret, xtrace on a job with secrets, or a shell syntax error."),
+        (exit::DATAERR, "Bad input data: a bad line (not JSON, a required field missing; see DESCRIPTION for what the tools do after it), a bad file."),
+        (exit::UNAVAILABLE, "The cluster is unreachable: no login host answered."),
         (exit::SOFTWARE, "Internal error (a bug)."),
-        (
-            exit::IOERR,
-            "Local I/O error, or output lost by a tool with side effects.",
-        ),
+        (exit::IOERR, "Local I/O error, or output lost by a tool with side effects."),
         (exit::TEMPFAIL, "Temporary failure: try again."),
-        (
-            exit::PROTOCOL,
-            "A scheduler reply that could not be parsed.",
-        ),
-        (
-            exit::NOPERM,
-            "Authentication, host key or key permissions refused.",
-        ),
-        (
-            exit::CONFIG,
-            "Configuration error: a missing or bad variable, a bad site profile or rules file.",
-        ),
+        (exit::PROTOCOL, "A scheduler reply that could not be parsed."),
+        (exit::NOPERM, "Authentication, host key or key permissions refused."),
+        (exit::CONFIG, "Configuration error: a missing or bad variable, a bad site profile or rules file."),
     ];
     let items: Vec<(String, &str)> = codes.iter().map(|(c, d)| (c.to_string(), *d)).collect();
     tagged_list(&mut out, &items);

@@ -87,6 +87,30 @@ pub fn verbatim(out: &mut String, body: &str) {
     out.push_str(".fi\n.RE\n");
 }
 
+/// The `.TH` line of a page that documents no command (tao-jobline(7),
+/// tao-site-profile(5)): `title` (upper case), `section`, [`DATE`], the
+/// version and [`MANUAL`]. Output: roff source ending in a newline.
+pub fn title_line(title: &str, section: &str) -> String {
+    let mut r = Roff::new();
+    r.control(
+        "TH",
+        [
+            title,
+            section,
+            DATE,
+            &format!("tao-slurm {}", crate::commands::VERSION),
+            MANUAL,
+        ],
+    );
+    r.to_roff()
+}
+
+/// Render a paragraph (`.PP`, then the text) into `out`.
+pub fn para(out: &mut String, s: &str) {
+    out.push_str(".PP\n");
+    out.push_str(&text(s));
+}
+
 /// Render a `.SH` heading into `out`.
 pub fn heading(out: &mut String, title: &str) {
     let mut r = Roff::new();

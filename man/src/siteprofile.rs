@@ -8,7 +8,7 @@
 use roff::Roff;
 use tao_core::site::SiteProfile;
 
-use crate::page::{finish, heading, see_also, tagged_list, text, verbatim, MANUAL};
+use crate::page::{finish, heading, para, see_also, tagged_list, text, title_line, verbatim};
 
 /// Top-level keys: (key, type, default, meaning).
 pub const TOP_KEYS: &[(&str, &str)] = &[
@@ -78,11 +78,6 @@ env = { NCCL_P2P_DISABLE = \"1\" }
 [[nccl_knobs]]
 env = { NCCL_IB_DISABLE = \"1\", NCCL_SOCKET_IFNAME = \"eth0\" }";
 
-fn para(out: &mut String, s: &str) {
-    out.push_str(".PP\n");
-    out.push_str(&text(s));
-}
-
 fn subsection(out: &mut String, title: &str) {
     let mut r = Roff::new();
     r.control("SS", [title]);
@@ -93,19 +88,7 @@ fn subsection(out: &mut String, title: &str) {
 ///
 /// Output: roff source, UTF-8, ending in a newline.
 pub fn render() -> String {
-    let mut out = String::new();
-    let mut r = Roff::new();
-    r.control(
-        "TH",
-        [
-            "TAO-SITE-PROFILE",
-            "5",
-            crate::page::DATE,
-            &format!("tao-slurm {}", crate::commands::VERSION),
-            MANUAL,
-        ],
-    );
-    out.push_str(&r.to_roff());
+    let mut out = title_line("TAO-SITE-PROFILE", "5");
     heading(&mut out, "NAME");
     out.push_str(&text("tao-site-profile - what the tao-slurm tools know about one cluster: partitions and their limits, image conversion, NCCL knobs"));
     heading(&mut out, "SYNOPSIS");

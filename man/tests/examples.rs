@@ -1,5 +1,5 @@
 //! Every tool invocation in examples/ (the Makefile, the crontab and the
-//! fenced shell blocks of WALKTHROUGH.md) and in the pages' EXAMPLES uses
+//! fenced shell blocks of examples/WALKTHROUGH.md) and in the pages' EXAMPLES uses
 //! subcommands and options the built tools really have: each `--long` and
 //! `-s` option after a tool's name (up to the next `|`, `;`, `&&`, `||` or
 //! `)`) must be listed by that tool's `--help` (or its subcommand's).

@@ -292,7 +292,7 @@ impl Report {
         share(self.ambiguous)
     }
 
-    /// The goals of issue 14: unambiguous >= 95%, ambiguous >= 80%, no program fault retried.
+    /// The goals (docs/design.md, "Retry policy"): unambiguous >= 95%, ambiguous >= 80%, no program fault retried.
     pub fn meets_goals(&self) -> bool {
         self.unambiguous_share() >= 0.95
             && self.ambiguous_share() >= 0.80

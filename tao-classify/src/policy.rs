@@ -1,7 +1,7 @@
 //! The retry policy: from a job's native Slurm state, the best evidence
 //! line and its attempt number to a [`Classification`].
 //!
-//! The policy (issue 6, "Policy"):
+//! The policy (docs/design.md, "Retry policy"):
 //! - NODE_FAIL and BOOT_FAIL are infra whatever the log says.
 //! - FAILED, OUT_OF_MEMORY, DEADLINE (and COMPLETED that the job's own
 //!   status called a failure, SPECIAL_EXIT) are decided by the evidence:
@@ -17,7 +17,7 @@
 //!   `scheduler`, never retried.
 //! - A log that matches no rule at all is the program's to look at
 //!   (class `program`, rule `evidence.no_match`): surfaced at once, never
-//!   retried (issue 14). Only a job with no evidence at all is `unknown`.
+//!   retried. Only a job with no evidence at all is `unknown`.
 //! - Program faults are never retried; an infra fault is retried only while
 //!   `attempt < max_attempts`.
 

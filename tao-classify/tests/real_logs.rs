@@ -1,5 +1,5 @@
-//! The cases of `../shared/cases/classify-real-logs.jsonl` (copied to
-//! `tests/cases/classify-real-logs.jsonl`): excerpts of real failure logs
+//! The cases of `tests/cases/classify-real-logs.jsonl` (copied from the
+//! project's shared cases): excerpts of real failure logs
 //! from public threads, each fed as a FAILED job's evidence (the `err` tail
 //! of a job line as `tao-poll --evidence` writes it), asserting the class
 //! and the retry decision. One test per case, named after it. They stand for

@@ -96,6 +96,25 @@ impl Counts {
             None => Ok(self.status()),
         }
     }
+
+    /// The run's status as a result, for a tool that reports its counts in
+    /// the error: 65 becomes [`Error::Data`] with `data()`'s message, 1
+    /// becomes [`Error::SomeFailed`] with `failed()`'s, 0 stays `Ok(0)`.
+    /// The messages are built only when needed.
+    ///
+    /// Errors: [`Error::Data`] (a bad line was read), [`Error::SomeFailed`]
+    /// (some line failed).
+    pub fn into_result(
+        self,
+        data: impl FnOnce() -> String,
+        failed: impl FnOnce() -> String,
+    ) -> Result<i32> {
+        match self.status() {
+            crate::exit::DATAERR => Err(Error::Data(data())),
+            crate::exit::SOME_FAILED => Err(Error::SomeFailed(failed())),
+            code => Ok(code),
+        }
+    }
 }
 
 /// Whether `err` is a bad line (a line error naming its number, exit 65)

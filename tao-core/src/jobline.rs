@@ -273,6 +273,21 @@ impl<R: BufRead> LineReader<R> {
             return JobLine::parse(text, self.line_no).map(Some);
         }
     }
+
+    /// Every line up to the end of input or the first error, for a tool
+    /// that acts on its lines together (one batched look-up for all) and
+    /// stops reading at a bad line: the lines read before it, and the error
+    /// (`None` at the end of input), as [`LineReader::next_line`] gives it.
+    pub fn read_until_error(&mut self) -> (Vec<JobLine>, Option<Error>) {
+        let mut lines = Vec::new();
+        loop {
+            match self.next_line() {
+                Ok(Some(l)) => lines.push(l),
+                Ok(None) => return (lines, None),
+                Err(e) => return (lines, Some(e)),
+            }
+        }
+    }
 }
 
 impl<R: BufRead> Iterator for LineReader<R> {
@@ -384,6 +399,20 @@ mod tests {
         assert_eq!((b.id(), b.line_no), (Some("b"), 3));
         let err = r.next_line().unwrap_err();
         assert!(err.to_string().starts_with("line 4"));
+    }
+
+    #[test]
+    fn read_until_error_stops_at_the_first_bad_line() {
+        let input = b"{\"id\":\"a\"}\n\n{\"id\":\"b\"}\nnot json\n{\"id\":\"c\"}\n";
+        let (lines, err) = LineReader::new(&input[..]).read_until_error();
+        let ids: Vec<_> = lines.iter().map(|l| l.id().unwrap()).collect();
+        assert_eq!(ids, ["a", "b"]);
+        assert!(
+            matches!(err, Some(Error::BadJson { line: 4, .. })),
+            "{err:?}"
+        );
+        let (lines, err) = LineReader::new(&input[..11]).read_until_error();
+        assert_eq!((lines.len(), err.is_none()), (1, true));
     }
 
     #[test]

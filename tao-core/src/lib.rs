@@ -31,7 +31,8 @@ pub use state::State;
 /// The retry budget: how many times in all (the first try included) a job
 /// that keeps failing on infrastructure is run before it is left for a
 /// person to look at. The default of `tao-record retry --max-attempts` and
-/// `tao-classify --max-attempts` (issue 14: 10 attempts).
+/// `tao-classify --max-attempts` (10 attempts; docs/design.md, "Retry
+/// policy").
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 10;
 
 /// Hex-encoded SHA-256 of `bytes` (64 lowercase hex characters).

@@ -14,7 +14,7 @@
 use crate::site::SiteProfile;
 use crate::slurm_time::SlurmTime;
 
-/// Defaults of the packaged platform (docs/DESIGN "Defaults").
+/// Defaults of the packaged platform (docs/design.md, "Defaults").
 pub mod defaults {
     /// Nodes when none are asked for.
     pub const NODES: u32 = 1;
@@ -297,8 +297,8 @@ pub fn mem(s: &str) -> Result<String, String> {
 }
 
 /// GPU shape after the rule "at or above the per-node GPU maximum, nodes
-/// are exclusive and the node count is derived from the total" (DESIGN,
-/// "Defaults"): returns `(nodes, gpus_per_node, exclusive)`. `max` is the
+/// are exclusive and the node count is derived from the total"
+/// (docs/design.md, "Defaults"): returns `(nodes, gpus_per_node, exclusive)`. `max` is the
 /// site profile's `max_gpus_per_node` (0: no maximum).
 ///
 /// Errors: the message when the total cannot be split evenly or needs more

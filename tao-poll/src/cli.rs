@@ -9,16 +9,16 @@
 //! the same connection reason (unreachable, auth, configuration); 65 for a
 //! malformed input line (the lines before it are printed); 2 for usage.
 
-use std::io::{BufRead, Write};
-use std::path::PathBuf;
+use std::io::Write;
 
 use clap::{Args, Parser, Subcommand};
 use serde_json::{json, Value};
 use tao_core::filter::Counts;
-use tao_core::{Error, Filter, JobLine, LineReader, LineWriter, OnBadLine, Result};
+use tao_core::{Error, Filter, JobLine, LineWriter, OnBadLine, Result};
 
-use crate::backend::ReplayBackend;
-use crate::poll::{self, Connector, Options, PollResult, Single, SshConnector};
+pub use crate::logs::first_line;
+use crate::poll::{self, Options};
+pub use crate::replay::{connector, ReplayArgs};
 
 const AFTER_HELP: &str = "\
 States: PENDING RUNNING COMPLETE ERROR CANCELED UNKNOWN (Slurm's native state and
@@ -155,71 +155,6 @@ pub struct StatusArgs {
     pub stats: bool,
 }
 
-/// Offline replay: saved command outputs stand in for the cluster.
-#[derive(Debug, Args, Clone, Default)]
-pub struct ReplayArgs {
-    /// Saved `squeue` output (ours: `-h -t all -O ...`; or any with its header line); `-` reads stdin.
-    #[arg(long, value_name = "FILE")]
-    pub replay_squeue: Option<PathBuf>,
-    /// Saved `sacct` output (`-P` with or without header, or a default table); `-` reads stdin.
-    #[arg(long, value_name = "FILE")]
-    pub replay_sacct: Option<PathBuf>,
-    /// Saved `scontrol show job` output (used when sacct says accounting is disabled); `-` reads stdin.
-    #[arg(long, value_name = "FILE")]
-    pub replay_scontrol: Option<PathBuf>,
-    /// Saved `squeue --start -h -o '%i|%S'` output (expected starts of pending jobs).
-    #[arg(long, value_name = "FILE")]
-    pub replay_squeue_start: Option<PathBuf>,
-    /// Local directory standing for the cluster's `/` (status.json, completion.json, logs).
-    #[arg(long, value_name = "DIR")]
-    pub replay_root: Option<PathBuf>,
-}
-
-impl ReplayArgs {
-    /// Whether any replay option was given.
-    pub fn active(&self) -> bool {
-        self.replay_squeue.is_some()
-            || self.replay_sacct.is_some()
-            || self.replay_scontrol.is_some()
-            || self.replay_squeue_start.is_some()
-            || self.replay_root.is_some()
-    }
-
-    /// Build the replay backend.
-    ///
-    /// Errors: [`Error::Io`] naming a file that cannot be read.
-    pub fn backend(&self) -> Result<ReplayBackend> {
-        let read = |p: &Option<PathBuf>| -> Result<Option<String>> {
-            p.as_ref()
-                .map(|p| {
-                    if p.as_os_str() == "-" {
-                        let mut buf = Vec::new();
-                        std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf)
-                            .map_err(|e| Error::io("reading replay text from standard input", e))?;
-                        return Ok(String::from_utf8_lossy(&buf).into_owned());
-                    }
-                    std::fs::read(p)
-                        .map(|b| String::from_utf8_lossy(&b).into_owned())
-                        .map_err(|e| {
-                            Error::io(
-                                format!("reading replay file {:?}", p.display().to_string()),
-                                e,
-                            )
-                        })
-                })
-                .transpose()
-        };
-        Ok(ReplayBackend {
-            squeue: read(&self.replay_squeue)?,
-            sacct: read(&self.replay_sacct)?,
-            scontrol: read(&self.replay_scontrol)?,
-            squeue_start: read(&self.replay_squeue_start)?,
-            user: std::env::var("SLURM_USER").ok().filter(|u| !u.is_empty()),
-            root: self.replay_root.clone(),
-        })
-    }
-}
-
 /// Parse a boolean the way SLURM_USE_REQUEUE is written.
 ///
 /// Errors: a message naming the accepted spellings.
@@ -270,42 +205,6 @@ pub fn read_input(ids: &[String]) -> Result<(Vec<JobLine>, Counts)> {
     let mut filter = Filter::new("tao-poll", stdin, OnBadLine::Stop);
     let lines = filter.read_all()?;
     Ok((lines, filter.counts()))
-}
-
-/// Exit status for a finished poll (see the module doc), computed by
-/// `tao_core::filter::Counts` from the bad input lines (`input`) and the
-/// lines that failed. Never-submitted lines ([`PollResult::unsubmitted`])
-/// count neither way.
-pub fn exit_status(res: &PollResult, input: Counts) -> i32 {
-    let counts = Counts {
-        failed: res.failed as u64,
-        ..input
-    };
-    let mut failure = tao_core::exit::SOME_FAILED;
-    if res.failed > 0 && res.failed == res.lines.len() - res.unsubmitted {
-        let first = res.codes.first().map(String::as_str).unwrap_or("");
-        if res.codes.iter().all(|c| c == first) {
-            failure = match first {
-                "unavailable" => tao_core::exit::UNAVAILABLE,
-                "noperm" => tao_core::exit::NOPERM,
-                "config" => tao_core::exit::CONFIG,
-                _ => tao_core::exit::SOME_FAILED,
-            };
-        }
-    }
-    counts.status_with_failure(failure)
-}
-
-/// The connector for this run: replay files, else SSH from the environment
-/// (`transport`: the `--transport` value, winning over `TAO_TRANSPORT`).
-///
-/// Errors: [`Error::Io`] for an unreadable replay file.
-pub fn connector(replay: &ReplayArgs, transport: Option<&str>) -> Result<Box<dyn Connector>> {
-    if replay.active() {
-        Ok(Box::new(Single(replay.backend()?)))
-    } else {
-        Ok(Box::new(SshConnector::from_env(transport)))
-    }
 }
 
 /// Run the tool with parsed arguments; returns the exit status.
@@ -371,7 +270,7 @@ fn run_status(args: &StatusArgs, transport: Option<&str>) -> Result<i32> {
         ));
     }
     poll::write_lines(&res.lines)?;
-    Ok(exit_status(&res, input))
+    Ok(poll::exit_status(&res, input))
 }
 
 /// A usage error for a first argument that is a word, not a job id: a
@@ -394,16 +293,6 @@ pub fn not_a_job_id(word: &str) -> Option<Error> {
         Some(g) => format!("{shown:?} is not a command or a Slurm job id: did you mean `tao-poll {g}`?"),
         None => format!("{shown:?} is not a command or a Slurm job id: the commands are `logs` and `report`, job ids are digits (`tao-poll 12345`; see tao-poll --help)"),
     }))
-}
-
-/// Read one job line from a reader (for `logs` with a line on stdin).
-///
-/// Errors: [`Error::BadLine`]/[`Error::BadJson`] for a malformed line,
-/// [`Error::Usage`] when there is none.
-pub fn first_line<R: BufRead>(r: R) -> Result<JobLine> {
-    LineReader::new(r).next_line()?.ok_or_else(|| {
-        Error::Usage("no job line on stdin: give a record id (tao-poll logs ID)".into())
-    })
 }
 
 /// Write a value as one line (used by tests and the table code).

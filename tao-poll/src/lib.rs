@@ -21,6 +21,7 @@ pub mod observe;
 pub mod parse;
 pub mod poll;
 pub mod reasons;
+pub mod replay;
 pub mod report;
 pub mod status;
 pub mod watch;

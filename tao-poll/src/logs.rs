@@ -26,13 +26,13 @@
 //! file is an error (65): it ended without starting, or the record's
 //! paths are wrong.
 
-use std::io::{IsTerminal, Write};
+use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
 use tao_core::shell::quote;
-use tao_core::{Error, JobLine, Result};
+use tao_core::{Error, JobLine, LineReader, Result};
 
 use crate::poll::log_dir;
 
@@ -120,7 +120,7 @@ pub fn target(line: &JobLine, err: bool) -> Result<LogTarget> {
 /// job that is not queued or running; connection errors from tao-ssh (69/77/78); [`Error::Io`] on stdout.
 pub fn run(args: &LogsArgs, transport: Option<&str>) -> Result<i32> {
     let line = match args.id.as_deref() {
-        None | Some("-") => crate::cli::first_line(tao_core::cli::piped_stdin(
+        None | Some("-") => first_line(tao_core::cli::piped_stdin(
             "tao-record show ID | tao-poll logs",
             Some("give a record id (tao-poll logs ID)"),
         )?)?,
@@ -337,6 +337,16 @@ fn find_last(hay: &[u8], needle: &[u8]) -> Option<usize> {
     (0..=hay.len() - needle.len())
         .rev()
         .find(|i| &hay[*i..*i + needle.len()] == needle)
+}
+
+/// Read one job line from a reader (for `logs` with a line on stdin).
+///
+/// Errors: [`Error::BadLine`]/[`Error::BadJson`] for a malformed line,
+/// [`Error::Usage`] when there is none.
+pub fn first_line<R: BufRead>(r: R) -> Result<JobLine> {
+    LineReader::new(r).next_line()?.ok_or_else(|| {
+        Error::Usage("no job line on stdin: give a record id (tao-poll logs ID)".into())
+    })
 }
 
 #[cfg(test)]

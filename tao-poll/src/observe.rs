@@ -1,6 +1,6 @@
 //! From squeue/sacct/scontrol answers to one observation per job.
 //!
-//! The rules (DESIGN.md "State vocabulary", issue 10):
+//! The rules (docs/design.md, "State vocabulary"):
 //!
 //! * squeue is the controller's current view and knows a job at once;
 //!   sacct lags seconds behind sbatch but remembers a job after squeue

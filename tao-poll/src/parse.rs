@@ -85,16 +85,11 @@ pub enum Col {
 /// squeue `-O` fields we request, in order; the free-text reason last.
 /// (`JobArrayID` prints `123_4` for array elements and `123+0` for het
 /// components, `JobID` the raw id; checked on Slurm 22.05.)
+#[rustfmt::skip]
 pub const SQUEUE_COLUMNS: &[(&str, Col)] = &[
-    ("JobArrayID", Col::JobId),
-    ("JobID", Col::RawId),
-    ("State", Col::State),
-    ("NodeList", Col::Nodes),
-    ("SubmitTime", Col::Submit),
-    ("StartTime", Col::Start),
-    ("EndTime", Col::End),
-    ("TimeUsed", Col::Elapsed),
-    ("RestartCnt", Col::Restarts),
+    ("JobArrayID", Col::JobId), ("JobID", Col::RawId), ("State", Col::State),
+    ("NodeList", Col::Nodes), ("SubmitTime", Col::Submit), ("StartTime", Col::Start),
+    ("EndTime", Col::End), ("TimeUsed", Col::Elapsed), ("RestartCnt", Col::Restarts),
     ("Reason", Col::Reason),
 ];
 
@@ -116,16 +111,11 @@ pub const SQUEUE_LEGACY_COLUMNS: &[Col] = &[
 ];
 
 /// sacct `-o` fields we request (with `-P -n -X`), in order; reason last.
+#[rustfmt::skip]
 pub const SACCT_COLUMNS: &[(&str, Col)] = &[
-    ("JobIDRaw", Col::RawId),
-    ("JobID", Col::JobId),
-    ("State", Col::State),
-    ("ExitCode", Col::ExitCode),
-    ("NodeList", Col::Nodes),
-    ("Submit", Col::Submit),
-    ("Start", Col::Start),
-    ("End", Col::End),
-    ("Elapsed", Col::Elapsed),
+    ("JobIDRaw", Col::RawId), ("JobID", Col::JobId), ("State", Col::State),
+    ("ExitCode", Col::ExitCode), ("NodeList", Col::Nodes), ("Submit", Col::Submit),
+    ("Start", Col::Start), ("End", Col::End), ("Elapsed", Col::Elapsed),
     ("Reason", Col::Reason),
 ];
 

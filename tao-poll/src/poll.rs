@@ -806,6 +806,30 @@ impl Connector for SshConnector {
     }
 }
 
+/// Exit status for a finished poll (tao-poll(1), EXIT STATUS), computed by
+/// `tao_core::filter::Counts` from the bad input lines (`input`) and the
+/// lines that failed. Never-submitted lines ([`PollResult::unsubmitted`])
+/// count neither way.
+pub fn exit_status(res: &PollResult, input: tao_core::filter::Counts) -> i32 {
+    let counts = tao_core::filter::Counts {
+        failed: res.failed as u64,
+        ..input
+    };
+    let mut failure = tao_core::exit::SOME_FAILED;
+    if res.failed > 0 && res.failed == res.lines.len() - res.unsubmitted {
+        let first = res.codes.first().map(String::as_str).unwrap_or("");
+        if res.codes.iter().all(|c| c == first) {
+            failure = match first {
+                "unavailable" => tao_core::exit::UNAVAILABLE,
+                "noperm" => tao_core::exit::NOPERM,
+                "config" => tao_core::exit::CONFIG,
+                _ => tao_core::exit::SOME_FAILED,
+            };
+        }
+    }
+    counts.status_with_failure(failure)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

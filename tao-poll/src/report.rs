@@ -30,7 +30,7 @@ use clap::Args;
 use serde_json::Value;
 use tao_core::Result;
 
-use crate::cli::ReplayArgs;
+use crate::replay::{connector, ReplayArgs};
 
 /// Bytes read from the end of each status.json for the report's curves:
 /// 8 MiB holds some 20,000 TAO epoch records.
@@ -479,7 +479,7 @@ pub fn run(args: &ReportArgs, transport: Option<&str>) -> Result<i32> {
             }
         }
     }
-    let mut conn = crate::cli::connector(&args.replay, transport)?;
+    let mut conn = connector(&args.replay, transport)?;
     let mut failed = false;
     for (host, files) in by_host {
         let paths: Vec<String> = files.iter().map(|f| f.2.clone()).collect();

@@ -2,7 +2,7 @@
 //! login host in ONE remote command.
 //!
 //! Slurm's COMPLETED only says the batch script exited 0; whether the
-//! program succeeded is the job's own word (DESIGN.md, tao-jobline(7)):
+//! program succeeded is the job's own word (docs/design.md, tao-jobline(7)):
 //!
 //! * `<results_dir>/status.json`: JSON lines appended by TAO containers
 //!   (`date`, `time`, `status` in STARTED/RUNNING/SUCCESS/FAILURE/SKIPPED,

@@ -194,7 +194,7 @@ pub fn run(
         // No line could be polled for a reason waiting will not fix (SSH
         // authentication or host key, configuration): stop with its exit
         // status instead of repeating the error every interval.
-        let fatal = match crate::cli::exit_status(&res, tao_core::filter::Counts::default()) {
+        let fatal = match crate::poll::exit_status(&res, tao_core::filter::Counts::default()) {
             c @ (tao_core::exit::NOPERM | tao_core::exit::CONFIG) => Some(c),
             _ => None,
         };

@@ -324,7 +324,7 @@ fn mark_to<W: Write>(a: &MarkArgs, out: &mut LineWriter<W>) -> Result<i32> {
             mark::mark_stream(&store, stdin, out, &mut std::io::stderr(), &mut |m| warn(m))?
         }
     };
-    sum.into_result()
+    sum.into_result("applied")
 }
 
 fn cmd_retry(a: &RetryArgs) -> Result<i32> {
@@ -343,7 +343,7 @@ fn cmd_retry(a: &RetryArgs) -> Result<i32> {
         &mut |m| warn(m),
         &mut |m| tao_core::cli::note(TOOL, m),
     )?;
-    sum.into_result()
+    sum.into_result("retry record(s) opened")
 }
 
 fn cmd_show(a: &ShowArgs) -> Result<i32> {

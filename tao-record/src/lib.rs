@@ -13,6 +13,7 @@ pub mod machine;
 pub mod mark;
 pub mod open;
 pub mod retry;
+pub mod summary;
 pub mod validate;
 
 pub use tao_store::{default_dir, query, store, Record, Store};

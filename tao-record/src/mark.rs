@@ -12,7 +12,6 @@
 use std::io::{BufRead, Write};
 
 use serde_json::{Map, Value};
-use tao_core::filter::Counts;
 use tao_core::{Error, Filter, JobLine, LineWriter, OnBadLine, Result, State};
 
 use crate::machine::{self, Observation, Outcome, PROTECTED, TOOL};
@@ -124,41 +123,7 @@ pub fn mark_line_new_error(store: &Store, line: &JobLine) -> Result<(JobLine, Ou
     Ok((out, outcome, new_error))
 }
 
-/// Counts of one `mark` run.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct Summary {
-    /// Lines applied (recorded, duplicate, stale or merged).
-    pub ok: u64,
-    /// Lines that went on with an `error` (exit 1).
-    pub failed: u64,
-    /// Malformed lines reported on stderr (exit 65).
-    pub malformed: u64,
-}
-
-impl Summary {
-    /// The run's result: 65 if any line was malformed, 1 if any failed, else 0.
-    ///
-    /// Errors: [`Error::Data`] / [`Error::SomeFailed`] with the counts.
-    pub fn into_result(self) -> Result<i32> {
-        let counts = Counts {
-            malformed: self.malformed,
-            failed: self.failed,
-            ..Counts::default()
-        };
-        match counts.status() {
-            tao_core::exit::DATAERR => Err(Error::Data(format!(
-                "{} malformed input line(s) skipped (see above); {} applied, {} failed",
-                self.malformed, self.ok, self.failed
-            ))),
-            tao_core::exit::SOME_FAILED => Err(Error::SomeFailed(format!(
-                "{} of {} line(s) failed; each carries an `error` object",
-                self.failed,
-                self.ok + self.failed
-            ))),
-            code => Ok(code),
-        }
-    }
-}
+pub use crate::summary::Summary;
 
 /// Mark every job line read from `input`, echoing each to `out` (one
 /// flushed write per line). Bad lines are reported on `errors` as
@@ -179,7 +144,7 @@ pub fn mark_stream<R: BufRead, W: Write>(
     while let Some(line) = lines.next_line()? {
         match mark_line_new_error(store, &line) {
             Ok((echo, _, new_error)) => {
-                sum.ok += 1;
+                sum.done += 1;
                 if new_error {
                     warn(&new_error_hint(&echo));
                 }
@@ -389,7 +354,8 @@ mod tests {
         assert_eq!(
             sum,
             Summary {
-                ok: 2,
+                done: 2,
+                skipped: 0,
                 failed: 2,
                 malformed: 1
             }
@@ -428,7 +394,7 @@ mod tests {
         let rec = store.load("j1").unwrap();
         assert_eq!(rec.state(), Some(State::Complete));
         assert_eq!(rec.history().len(), 3);
-        assert!(sum.into_result().unwrap_err().code() == 65);
+        assert!(sum.into_result("applied").unwrap_err().code() == 65);
     }
 
     #[test]

@@ -20,7 +20,6 @@
 use std::io::{BufRead, Write};
 
 use serde_json::Value;
-use tao_core::filter::Counts;
 use tao_core::{Error, Filter, JobLine, LineWriter, OnBadLine, Result, State};
 
 use crate::machine::TOOL;
@@ -41,42 +40,7 @@ pub enum Outcome {
     BudgetSpent(u32, u32),
 }
 
-/// Counts of a run, for the exit status.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct Summary {
-    /// Retry records opened.
-    pub opened: u64,
-    /// Lines that were not retried (any reason).
-    pub skipped: u64,
-    /// Lines whose retry could not be opened (exit 1).
-    pub failed: u64,
-    /// Malformed input lines (exit 65).
-    pub malformed: u64,
-}
-
-impl Summary {
-    /// 65 if a line was malformed, 1 if a retry could not be opened, else 0.
-    ///
-    /// Errors: [`Error::Data`] / [`Error::SomeFailed`] with the counts.
-    pub fn into_result(self) -> Result<i32> {
-        let counts = Counts {
-            malformed: self.malformed,
-            failed: self.failed,
-            ..Counts::default()
-        };
-        match counts.status() {
-            tao_core::exit::DATAERR => Err(Error::Data(format!(
-                "{} malformed input line(s) skipped (see above); {} retry record(s) opened",
-                self.malformed, self.opened
-            ))),
-            tao_core::exit::SOME_FAILED => Err(Error::SomeFailed(format!(
-                "{} retry record(s) could not be opened (see above); {} opened",
-                self.failed, self.opened
-            ))),
-            code => Ok(code),
-        }
-    }
-}
+pub use crate::summary::Summary;
 
 /// Decide and, when due, open the retry of the record `id`.
 ///
@@ -153,7 +117,7 @@ pub fn retry_stream<R: BufRead, W: Write>(
         }
         match retry_one(store, &id, max_attempts) {
             Ok((Outcome::Opened(new_id), Some(l))) => {
-                sum.opened += 1;
+                sum.done += 1;
                 note(&format!(
                     "{id}: opened retry {new_id} (attempt {})",
                     l.fields.get("attempt").and_then(Value::as_u64).unwrap_or(0)

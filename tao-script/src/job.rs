@@ -1,6 +1,6 @@
 //! From a job line to a checked plan: read the fields tao-render needs
 //! (docs/CONTRACT.md), fill the documented defaults, and apply the
-//! resource rules of issue 3 ("Resource rules").
+//! resource rules (docs/design.md, "Resource rules").
 //!
 //! Two kinds of failure are kept apart. A line that lacks a required field
 //! or has one of the wrong JSON type is malformed ([`Error::BadLine`], exit

@@ -402,7 +402,7 @@ pub mod probe_result {
     pub const FAILED_PREFIX: &str = "TAO_PROBE_RESULT=failed";
 }
 
-/// The communication probe job (issue 8).
+/// The communication probe job (docs/design.md, "Multi-node").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProbeRequest {
     /// Slurm job name, `[a-z0-9-]`.
@@ -586,7 +586,7 @@ pub fn render_probe(req: &ProbeRequest) -> Result<Script> {
     Ok(Script::new("probe", text))
 }
 
-/// Whether a job needs the communication probe first (issue 8): more than
+/// Whether a job needs the communication probe first (docs/design.md): more than
 /// one node, or two or more GPUs on a node, after the GPU rule.
 ///
 /// Errors: as [`render_line`] (the line is planned to know its shape).

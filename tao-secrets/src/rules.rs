@@ -9,6 +9,14 @@ use regex::bytes::{Regex, RegexBuilder};
 use serde::Deserialize;
 use tao_core::{Error, Result};
 
+/// In a fragment longer than [`crate::scan::LOCAL_MIN`], a rule's regex runs over
+/// `LOCAL_REACH` bytes on each side of each of its keywords (a rule may set
+/// its own, shorter, `local_reach` in the catalogue). A match must
+/// start within that distance before its keyword (a name or a scheme is
+/// never that long); a match that reaches the end of the searched span is
+/// matched again over the whole fragment, so long secrets are not cut.
+pub(crate) const LOCAL_REACH: usize = 512;
+
 /// The built-in catalogue, as TOML text.
 pub const BUILTIN_TOML: &str = include_str!("../rules/builtin.toml");
 
@@ -208,17 +216,12 @@ fn compile(spec: RuleSpec, origin: &str) -> Result<Rule> {
         .map(|k| k.to_ascii_lowercase())
         .collect();
     let local_reach = match spec.local_reach {
-        None => (crate::scan::LOCAL_REACH, crate::scan::LOCAL_REACH),
-        Some([b, a])
-            if (1..=crate::scan::LOCAL_REACH).contains(&b)
-                && (1..=crate::scan::LOCAL_REACH).contains(&a) =>
-        {
-            (b, a)
-        }
+        None => (LOCAL_REACH, LOCAL_REACH),
+        Some([b, a]) if (1..=LOCAL_REACH).contains(&b) && (1..=LOCAL_REACH).contains(&a) => (b, a),
         Some(x) => {
             return Err(Error::Config(format!(
                 "{origin}: rule '{id}': local_reach {x:?} must be two byte counts from 1 to {}",
-                crate::scan::LOCAL_REACH
+                LOCAL_REACH
             )))
         }
     };

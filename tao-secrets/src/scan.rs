@@ -26,14 +26,6 @@ pub(crate) const MAX_BLOCK_LINES: u32 = 400;
 /// short regex searches instead of one pass per rule over the window.
 pub(crate) const LOCAL_MIN: usize = 64 << 10;
 
-/// In a fragment longer than [`LOCAL_MIN`], a rule's regex runs over
-/// `LOCAL_REACH` bytes on each side of each of its keywords (a rule may set
-/// its own, shorter, `local_reach` in the catalogue). A match must
-/// start within that distance before its keyword (a name or a scheme is
-/// never that long); a match that reaches the end of the searched span is
-/// matched again over the whole fragment, so long secrets are not cut.
-pub(crate) const LOCAL_REACH: usize = 512;
-
 /// What a prefilter keyword triggers (see [`Prefilter`]).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Trigger {
@@ -685,6 +677,7 @@ impl Prefilter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rules::LOCAL_REACH;
 
     fn red() -> Redactor {
         Redactor::builder().build().unwrap()

@@ -315,7 +315,7 @@ pub(crate) fn verify(
     }
     if accept_new {
         append_line(known_hosts, &format!("{name} {tname} {b64}"))?;
-        crate::remote::note(&format!(
+        crate::output::note(&format!(
             "added the {tname} host key of {name} to {kh_shown:?}"
         ));
         return Ok(());

@@ -5,9 +5,9 @@
 //! Why one session: a fresh `ssh host cmd` process costs about 200 ms on
 //! loopback (process start, TCP, key exchange, authentication); a command on
 //! an open session costs about 2.5 ms once `TCP_NODELAY` is set (see
-//! `notes/local-cluster.md`). Every tool that talks to the cluster
-//! (tao-submit, tao-poll) opens one [`Remote`] per login host and runs all of
-//! its commands on it.
+//! docs/design.md, "One SSH session per run"). Every tool that talks to the
+//! cluster (tao-submit, tao-poll) opens one [`Remote`] per login host and
+//! runs all of its commands on it.
 //!
 //! The model followed is wezterm's SSH layer: handshake, host-key check and
 //! authentication in blocking mode with a context on each step; known_hosts
@@ -25,24 +25,26 @@
 //! ```
 
 mod auth;
+mod connect;
 mod hostkey;
 mod link;
 pub mod local;
 mod mux;
 pub mod openssh;
 mod options;
+mod output;
 mod process;
 mod remote;
 pub mod script;
 pub mod transport;
 
 pub use auth::{check_key_permissions, login_remediation, login_setup_steps};
+pub use connect::{connect, connect_host};
 pub use hostkey::{keyscan_fix, known_hosts_name};
 pub use options::{parse_host_spec, Proxy, SshOptions, Target};
-pub use remote::{
-    exec_count, handshake_count, Output, Remote, DEAD_PEER_BOUND, DEFAULT_COMMAND_TIMEOUT,
-};
-pub use transport::{connect, connect_host, Transport, TransportKind};
+pub use output::{exec_count, handshake_count, Output, DEFAULT_COMMAND_TIMEOUT};
+pub use remote::{Remote, DEAD_PEER_BOUND};
+pub use transport::{Transport, TransportKind};
 
 /// The name of the running program (the file name of `argv[0]`), used as
 /// the prefix of warnings this library prints on stderr (`tao-submit:

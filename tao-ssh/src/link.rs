@@ -96,7 +96,7 @@ impl Link {
     /// from a socket pair in a thread; the returned link is the other end.
     ///
     /// Errors: [`Error::Io`] when the pair cannot be made.
-    pub(crate) fn jump(jump: crate::Remote, ch: Channel) -> Result<Link> {
+    pub(crate) fn jump(jump: impl Hop, ch: Channel) -> Result<Link> {
         let (ours, theirs) =
             UnixStream::pair().map_err(|e| Error::io("creating a socket pair", e))?;
         std::thread::Builder::new()
@@ -105,6 +105,17 @@ impl Link {
             .map_err(|e| Error::io("starting the ProxyJump thread", e))?;
         Ok(Link::Jump(ours))
     }
+}
+
+/// The jump host's side of a ProxyJump hop: its session and the descriptor
+/// under it, owned by the pump thread for as long as the hop lives
+/// (implemented by [`crate::remote::Remote`]; a trait so this file needs
+/// nothing of the session code that uses it).
+pub(crate) trait Hop: Send + 'static {
+    /// The libssh2 session of the jump host.
+    fn session(&self) -> &ssh2::Session;
+    /// The descriptor under that session (for `poll(2)`).
+    fn link_fd(&self) -> BorrowedFd<'_>;
 }
 
 /// `%h`, `%p`, `%r`, `%%` of ssh_config(5) TOKENS, for ProxyCommand.
@@ -134,7 +145,7 @@ fn expand_tokens(cmd: &str, t: &Target) -> String {
 
 /// Move bytes between the jump channel and our socket end until both
 /// directions are closed or either side fails; then close both.
-fn pump(jump: crate::Remote, mut ch: Channel, mut sock: UnixStream) {
+fn pump(jump: impl Hop, mut ch: Channel, mut sock: UnixStream) {
     let sess = jump.session();
     sess.set_blocking(false);
     let _ = sock.set_nonblocking(true);
@@ -145,28 +156,19 @@ fn pump(jump: crate::Remote, mut ch: Channel, mut sock: UnixStream) {
     loop {
         let mut progress = false;
         if up.is_empty() && !sock_eof {
-            match sock.read(&mut buf) {
-                Ok(0) => {
+            match read_some(&mut sock, &mut buf, &mut up) {
+                Some(Read0::Data) => progress = true,
+                Some(Read0::End) => {
                     sock_eof = true;
                     progress = true;
                 }
-                Ok(n) => {
-                    up.extend_from_slice(&buf[..n]);
-                    progress = true;
-                }
-                Err(e) if e.kind() == ErrorKind::WouldBlock => {}
-                Err(_) => break,
+                Some(Read0::Blocked) => {}
+                None => break,
             }
         }
-        if !up.is_empty() {
-            match ch.write(&up) {
-                Ok(n) => {
-                    up.drain(..n);
-                    progress |= n > 0;
-                }
-                Err(e) if e.kind() == ErrorKind::WouldBlock => {}
-                Err(_) => break,
-            }
+        match write_some(&mut ch, &mut up) {
+            Some(moved) => progress |= moved,
+            None => break,
         }
         if sock_eof && up.is_empty() && !eof_sent {
             match ch.send_eof() {
@@ -176,31 +178,21 @@ fn pump(jump: crate::Remote, mut ch: Channel, mut sock: UnixStream) {
             }
         }
         if down.is_empty() && !ch_eof {
-            match ch.read(&mut buf) {
-                Ok(0) => {
-                    if ch.eof() {
-                        ch_eof = true;
-                        let _ = sock.shutdown(std::net::Shutdown::Write);
-                        progress = true;
-                    }
-                }
-                Ok(n) => {
-                    down.extend_from_slice(&buf[..n]);
+            match read_some(&mut ch, &mut buf, &mut down) {
+                Some(Read0::Data) => progress = true,
+                // A channel reads 0 bytes also when nothing has come yet.
+                Some(Read0::End) if ch.eof() => {
+                    ch_eof = true;
+                    let _ = sock.shutdown(std::net::Shutdown::Write);
                     progress = true;
                 }
-                Err(e) if e.kind() == ErrorKind::WouldBlock => {}
-                Err(_) => break,
+                Some(Read0::End | Read0::Blocked) => {}
+                None => break,
             }
         }
-        if !down.is_empty() {
-            match sock.write(&down) {
-                Ok(n) => {
-                    down.drain(..n);
-                    progress |= n > 0;
-                }
-                Err(e) if e.kind() == ErrorKind::WouldBlock => {}
-                Err(_) => break,
-            }
+        match write_some(&mut sock, &mut down) {
+            Some(moved) => progress |= moved,
+            None => break,
         }
         // Our end closed (the session over it is gone) and everything it
         // sent has been passed on: nothing more can be asked for.
@@ -239,6 +231,48 @@ fn pump(jump: crate::Remote, mut ch: Channel, mut sock: UnixStream) {
     let _ = sock.shutdown(std::net::Shutdown::Both);
     sess.set_blocking(true);
     let _ = ch.close();
+}
+
+/// What one non-blocking read of the pump did.
+enum Read0 {
+    /// Bytes were appended to the pending buffer.
+    Data,
+    /// The read returned 0 bytes (end of stream, or for a channel maybe
+    /// nothing yet).
+    End,
+    /// Nothing to read now.
+    Blocked,
+}
+
+/// Read once from `from` into `buf`, appending what came to `pending`.
+/// `None` when the read failed (the pump ends).
+fn read_some(from: &mut impl Read, buf: &mut [u8], pending: &mut Vec<u8>) -> Option<Read0> {
+    match from.read(buf) {
+        Ok(0) => Some(Read0::End),
+        Ok(n) => {
+            pending.extend_from_slice(&buf[..n]);
+            Some(Read0::Data)
+        }
+        Err(e) if e.kind() == ErrorKind::WouldBlock => Some(Read0::Blocked),
+        Err(_) => None,
+    }
+}
+
+/// Write once what `pending` holds to `to`, dropping what was written.
+/// `Some(true)` when bytes moved, `Some(false)` when there was nothing to
+/// write or the write would block, `None` when it failed (the pump ends).
+fn write_some(to: &mut impl Write, pending: &mut Vec<u8>) -> Option<bool> {
+    if pending.is_empty() {
+        return Some(false);
+    }
+    match to.write(pending) {
+        Ok(n) => {
+            pending.drain(..n);
+            Some(n > 0)
+        }
+        Err(e) if e.kind() == ErrorKind::WouldBlock => Some(false),
+        Err(_) => None,
+    }
 }
 
 #[cfg(test)]

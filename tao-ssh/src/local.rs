@@ -8,14 +8,13 @@
 //! the job staged over SSH.
 
 use std::process::Command;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use tao_core::{Error, Result};
 
 use crate::options::SshOptions;
+use crate::output::{begin_exec, ran_too_long, Output, DEFAULT_COMMAND_TIMEOUT};
 use crate::process::{run, RunError};
-use crate::remote::{Output, DEFAULT_COMMAND_TIMEOUT, EXECS};
 use crate::script::compose;
 use crate::transport::{Transport, TransportKind};
 
@@ -82,8 +81,7 @@ impl Transport for LocalRemote {
     }
 
     fn exec(&self, script: &str, stdin: Option<&[u8]>) -> Result<Output> {
-        EXECS.fetch_add(1, Ordering::Relaxed);
-        crate::remote::log_script(&self.spec, script);
+        begin_exec(&self.spec, script);
         let mut cmd = Command::new("sh");
         cmd.arg("-s");
         match run(
@@ -92,11 +90,10 @@ impl Transport for LocalRemote {
             self.command_timeout,
         ) {
             Ok(o) => crate::script::finish(&self.spec, &self.user, o),
-            Err(RunError::Timeout) => Err(Error::TempFail(format!(
-                "a command on this login node ({:?}) ran longer than {} s; try again later",
-                self.spec,
-                self.command_timeout.as_secs()
-            ))),
+            Err(RunError::Timeout) => Err(ran_too_long(
+                &format!("this login node ({:?})", self.spec),
+                self.command_timeout,
+            )),
             Err(RunError::Spawn(e)) => Err(Error::Unavailable(format!(
                 "cannot start sh on this host for TAO_TRANSPORT=local: {e}; check PATH"
             ))),

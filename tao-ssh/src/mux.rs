@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use nix::sys::socket::{sendmsg, ControlMessage, MsgFlags};
 
-use crate::remote::Output;
+use crate::output::Output;
 
 const MUX_MSG_HELLO: u32 = 0x0000_0001;
 const MUX_C_NEW_SESSION: u32 = 0x1000_0002;

@@ -34,8 +34,8 @@ use tao_core::{shell, Error, Result};
 
 use crate::hostkey::keyscan_fix;
 use crate::options::{parse_host_spec, SshOptions};
+use crate::output::{begin_exec, ran_too_long, Output, DEFAULT_COMMAND_TIMEOUT, HANDSHAKES};
 use crate::process::{run, RunError};
-use crate::remote::{Output, DEFAULT_COMMAND_TIMEOUT, EXECS, HANDSHAKES};
 use crate::script::{compose, REMOTE_COMMAND};
 use crate::transport::{Transport, TransportKind};
 
@@ -298,7 +298,7 @@ impl OpensshRemote {
                 Ok(r) => return Ok(r),
                 Err(Error::Unavailable(why)) => {
                     if i + 1 < opts.hosts.len() {
-                        crate::remote::note(&format!("{why}; trying the next login host"));
+                        crate::output::note(&format!("{why}; trying the next login host"));
                     }
                     reasons.push(why);
                 }
@@ -482,8 +482,7 @@ impl Transport for OpensshRemote {
     }
 
     fn exec(&self, script: &str, stdin: Option<&[u8]>) -> Result<Output> {
-        EXECS.fetch_add(1, Ordering::Relaxed);
-        crate::remote::log_script(&self.spec, script);
+        begin_exec(&self.spec, script);
         let stream = compose(&self.prefix, script, stdin);
         let lost = |why: &str| {
             Error::Unavailable(format!(
@@ -491,13 +490,7 @@ impl Transport for OpensshRemote {
                 self.spec
             ))
         };
-        let timeout = || {
-            Error::TempFail(format!(
-                "a command on login host {:?} ran longer than {} s; try again later",
-                self.spec,
-                self.command_timeout.as_secs()
-            ))
-        };
+        let timeout = || ran_too_long(&format!("login host {:?}", self.spec), self.command_timeout);
         // The fast path: a session asked of the master on its socket.
         if let Some(path) = &self.mux_path {
             match crate::mux::exec(path, REMOTE_COMMAND, &stream, self.command_timeout) {
@@ -528,26 +521,12 @@ impl Transport for OpensshRemote {
             &self.dest,
             REMOTE_COMMAND,
         ]);
-        let lost = |why: &str| {
-            Error::Unavailable(format!(
-                "connection to login host {:?} lost while a command ran: {why}; the command may or may not have run",
-                self.spec
-            ))
-        };
-        match run(
-            cmd,
-            &compose(&self.prefix, script, stdin),
-            self.command_timeout,
-        ) {
+        match run(cmd, &stream, self.command_timeout) {
             Ok(o) if o.status == 255 && is_client_failure(&String::from_utf8_lossy(&o.stderr)) => {
                 Err(lost(&o.stderr_line()))
             }
             Ok(o) => crate::script::finish(&self.spec, &self.user, o),
-            Err(RunError::Timeout) => Err(Error::TempFail(format!(
-                "a command on login host {:?} ran longer than {} s; try again later",
-                self.spec,
-                self.command_timeout.as_secs()
-            ))),
+            Err(RunError::Timeout) => Err(timeout()),
             Err(RunError::Spawn(e)) => Err(lost(&format!("cannot start ssh: {e}"))),
         }
     }

@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use crate::remote::Output;
+use crate::output::Output;
 
 /// Why a run did not give an exit status.
 #[derive(Debug)]

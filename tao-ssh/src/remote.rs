@@ -4,7 +4,7 @@
 //!
 //! Connecting: TCP with a timeout, `TCP_NODELAY` set *before* the
 //! handshake (Nagle's algorithm against delayed ACKs costs about 40 ms per
-//! round trip on an open session; see notes/local-cluster.md), TCP and SSH
+//! round trip on an open session; see docs/design.md), TCP and SSH
 //! keepalives, host key checked, then authentication. [`Remote::connect`]
 //! walks the login hosts in order and moves on from one that refuses, times
 //! out or fails the handshake, saying why on stderr.
@@ -16,7 +16,7 @@
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
@@ -24,11 +24,8 @@ use ssh2::{BlockDirections, Channel, ErrorCode, MethodType, Session};
 use tao_core::{Error, Result};
 
 use crate::options::{SshOptions, Target};
+use crate::output::{begin_exec, note, ran_too_long, Output, DEFAULT_COMMAND_TIMEOUT, HANDSHAKES};
 use crate::{auth, hostkey};
-
-/// Default limit on one remote command's run time (the whole exchange:
-/// stdin written, output read, channel closed): 10 minutes.
-pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(600);
 
 impl crate::transport::Transport for Remote {
     fn login_host(&self) -> &str {
@@ -52,6 +49,17 @@ impl crate::transport::Transport for Remote {
     }
 }
 
+/// A session as the jump host of a ProxyJump hop (its pump thread owns it).
+impl crate::link::Hop for Remote {
+    fn session(&self) -> &Session {
+        &self.sess
+    }
+
+    fn link_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.link.fd()
+    }
+}
+
 /// Interval of SSH keepalive messages while a command runs, in seconds.
 /// They ask for a reply (`want_reply`), so a peer that died without closing
 /// the connection leaves data unacknowledged, and [`TCP_USER_TIMEOUT`] then
@@ -69,63 +77,6 @@ pub const DEAD_PEER_BOUND: Duration = Duration::from_secs(KEEPALIVE_SECS as u64 
 
 /// libssh2's "would block" return code (`LIBSSH2_ERROR_EAGAIN`).
 const EAGAIN: i32 = -37;
-
-pub(crate) static HANDSHAKES: AtomicU64 = AtomicU64::new(0);
-pub(crate) static EXECS: AtomicU64 = AtomicU64::new(0);
-
-/// Number of SSH handshakes this process has started (successful or not),
-/// for benchmarks and tests that check "one session per host".
-pub fn handshake_count() -> u64 {
-    HANDSHAKES.load(Ordering::Relaxed)
-}
-
-/// Number of remote commands ([`Remote::exec`] calls) this process has
-/// started, for benchmarks and `--stats`.
-pub fn exec_count() -> u64 {
-    EXECS.load(Ordering::Relaxed)
-}
-
-/// With `-vv`, show the start of a script about to run (scripts carry no
-/// secrets: those travel on the script's stdin, never shown).
-pub(crate) fn log_script(spec: &str, script: &str) {
-    if tao_core::cli::verbosity() >= 2 {
-        let shown: String = script.chars().take(300).collect();
-        tao_core::cli::note(
-            &crate::program_name(),
-            &format!("remote script on {spec:?}: {shown}"),
-        );
-    }
-}
-
-/// Print a warning on stderr, prefixed with the program name.
-pub(crate) fn note(msg: &str) {
-    tao_core::cli::warn(&crate::program_name(), msg);
-}
-
-/// What a remote command produced.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Output {
-    /// Everything the command wrote on stdout (raw bytes).
-    pub stdout: Vec<u8>,
-    /// Everything the command wrote on stderr (raw bytes).
-    pub stderr: Vec<u8>,
-    /// Exit status; a command killed by a signal reports 128 + the signal
-    /// number, as a shell does (255 for a signal this library cannot name).
-    pub status: i32,
-}
-
-impl Output {
-    /// stdout as text (invalid UTF-8 replaced).
-    pub fn stdout_text(&self) -> String {
-        String::from_utf8_lossy(&self.stdout).into_owned()
-    }
-
-    /// stderr as text (invalid UTF-8 replaced), trimmed, on one line, for
-    /// error messages.
-    pub fn stderr_line(&self) -> String {
-        tao_core::cli::one_line(String::from_utf8_lossy(&self.stderr).trim())
-    }
-}
 
 /// An authenticated session to one login host.
 pub struct Remote {
@@ -313,16 +264,6 @@ impl Remote {
         })
     }
 
-    /// The libssh2 session (for the ProxyJump pump).
-    pub(crate) fn session(&self) -> &Session {
-        &self.sess
-    }
-
-    /// The descriptor under the session (for the ProxyJump pump).
-    pub(crate) fn link_fd(&self) -> std::os::fd::BorrowedFd<'_> {
-        self.link.fd()
-    }
-
     /// The login host spec this session is connected to, exactly as given
     /// in `SLURM_HOSTNAME` (so [`Remote::connect_host`] can reach it again).
     pub fn login_host(&self) -> &str {
@@ -360,8 +301,7 @@ impl Remote {
     /// (the command may or may not have run); [`Error::TempFail`] (exit 75)
     /// when the command outlives the time limit.
     pub fn exec(&self, script: &str, stdin: Option<&[u8]>) -> Result<Output> {
-        EXECS.fetch_add(1, Ordering::Relaxed);
-        log_script(&self.target.spec, script);
+        begin_exec(&self.target.spec, script);
         let stream = crate::script::compose(&self.prefix, script, stdin);
         let out = self.exec_command(crate::script::REMOTE_COMMAND, &stream)?;
         crate::script::finish(&self.target.spec, &self.target.user, out)
@@ -477,11 +417,10 @@ impl Remote {
             }
             let now = Instant::now();
             if now >= deadline {
-                return Err(Error::TempFail(format!(
-                    "a command on login host {:?} ran longer than {} s; try again later",
-                    self.target.spec,
-                    self.command_timeout.as_secs()
-                )));
+                return Err(ran_too_long(
+                    &format!("login host {:?}", self.target.spec),
+                    self.command_timeout,
+                ));
             }
             let next_keepalive = match self.sess.keepalive_send() {
                 Ok(secs) => Duration::from_secs(u64::from(secs.max(1))),

@@ -97,7 +97,11 @@ pub fn compose(prefix: &str, script: &str, stdin: Option<&[u8]>) -> Vec<u8> {
 /// remote user's login shell did not run `sh -s` (a missing or broken
 /// shell, a forced command), one line naming the host, the user and what
 /// the shell said.
-pub fn finish(spec: &str, user: &str, mut out: crate::Output) -> tao_core::Result<crate::Output> {
+pub fn finish(
+    spec: &str,
+    user: &str,
+    mut out: crate::output::Output,
+) -> tao_core::Result<crate::output::Output> {
     if out.stdout.starts_with(STARTED) {
         out.stdout.drain(..STARTED.len());
         return Ok(out);
@@ -165,7 +169,7 @@ mod tests {
         let cut = full.len() - " </dev/null\n".len() - 2; // the closing "\n}" gone
         let (_, out) = run_sh(&full[..cut]);
         assert_eq!(out, b"", "nothing of a truncated group runs");
-        let missing = crate::Output {
+        let missing = crate::output::Output {
             stdout: b"x".to_vec(),
             stderr: b"/usr/bin/nosuchshell: No such file or directory\n".to_vec(),
             status: 1,

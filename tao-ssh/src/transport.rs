@@ -18,8 +18,7 @@ use std::time::Duration;
 
 use tao_core::{Error, Result};
 
-use crate::options::SshOptions;
-use crate::remote::Output;
+use crate::output::Output;
 
 /// Which transport a run uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -87,40 +86,8 @@ pub trait Transport: std::fmt::Debug {
     fn exec(&self, script: &str, stdin: Option<&[u8]>) -> Result<Output>;
 
     /// Change the per-command time limit (default
-    /// [`crate::DEFAULT_COMMAND_TIMEOUT`]).
+    /// [`crate::output::DEFAULT_COMMAND_TIMEOUT`]).
     fn set_command_timeout(&mut self, limit: Duration);
-}
-
-/// Connect to the first login host of `opts.hosts` that answers, on the
-/// transport of `opts.transport` (for `local`: the login node itself,
-/// labelled with the first login host).
-///
-/// Errors: as [`crate::Remote::connect`]; for `openssh` also
-/// [`Error::NoPerm`] (77) when the host needs a second factor and no
-/// master connection is open (the message gives the `ssh -M` command).
-pub fn connect(opts: &SshOptions) -> Result<Box<dyn Transport>> {
-    match opts.transport {
-        TransportKind::Libssh2 => Ok(Box::new(crate::Remote::connect(opts)?)),
-        TransportKind::Openssh => Ok(Box::new(crate::openssh::OpensshRemote::connect(opts)?)),
-        TransportKind::Local => Ok(Box::new(crate::local::LocalRemote::new(
-            opts,
-            opts.hosts.first().map(String::as_str),
-        )?)),
-    }
-}
-
-/// Connect to one given login host spec (as recorded in
-/// `slurm.login_host`) on the transport of `opts.transport`.
-///
-/// Errors: as [`crate::Remote::connect_host`].
-pub fn connect_host(opts: &SshOptions, spec: &str) -> Result<Box<dyn Transport>> {
-    match opts.transport {
-        TransportKind::Libssh2 => Ok(Box::new(crate::Remote::connect_host(opts, spec)?)),
-        TransportKind::Openssh => Ok(Box::new(crate::openssh::OpensshRemote::connect_host(
-            opts, spec,
-        )?)),
-        TransportKind::Local => Ok(Box::new(crate::local::LocalRemote::new(opts, Some(spec))?)),
-    }
 }
 
 #[cfg(test)]

@@ -26,7 +26,7 @@ use tao_core::{shell, Error, Filter, JobLine, LineWriter, OnBadLine, Result};
 
 use crate::sched;
 use crate::sessions::Sessions;
-use crate::submit::TOOL;
+use crate::TOOL;
 
 /// Settings of a cancel run.
 #[derive(Debug, Clone)]

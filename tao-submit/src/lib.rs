@@ -11,6 +11,7 @@
 
 pub mod cancel;
 pub mod cli;
+pub mod conn;
 pub mod image;
 pub mod preflight;
 pub mod probe;
@@ -20,3 +21,6 @@ pub mod stage;
 pub mod submit;
 
 pub use cli::{run, Cli};
+
+/// Tool name in `observed_by` and `error.tool`.
+pub const TOOL: &str = "tao-submit";

@@ -23,7 +23,7 @@ use clap::Args;
 use serde_json::{json, Value};
 use tao_core::{shell, Error, Filter, JobLine, LineWriter, OnBadLine, Result};
 
-use crate::cli::ConnArgs;
+use crate::conn::ConnArgs;
 use crate::sessions::Sessions;
 
 /// Options of `tao-submit preflight`.

@@ -1,4 +1,4 @@
-//! The communication probe gate (issue 8; DESIGN, "Multi-node"): a job
+//! The communication probe gate (docs/design.md, "Multi-node"): a job
 //! with more than one node, or with two or more GPUs on a node
 //! ([`tao_script::needs_probe`]), is submitted only after a cheap
 //! all-reduce across the same shape of allocation has passed, because a
@@ -34,130 +34,29 @@
 //! converted `.sqsh` (otherwise a temporary error names the fix).
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 use tao_core::site::SiteProfile;
-use tao_core::{shell, Error, JobLine, Result};
-use tao_script::{probe_result, ProbeLauncher};
+use tao_core::{Error, JobLine, Result};
 use tao_store::Store;
 
 use crate::sessions::Sessions;
-use crate::stage::{Helper, Plan};
-use crate::submit::Submitted;
+use crate::stage::Plan;
+use crate::submit::outcome::Submitted;
 
-/// The probe program shipped with the project (torch.distributed
-/// all-reduce under torchrun; plain TCP sockets without torch).
-pub const PROGRAM: &str = include_str!("../assets/tao_probe.py");
+mod cache;
+mod config;
+mod env;
+mod job;
 
-/// The program's name in the probe job's supporting-file bundle.
-pub const PROGRAM_NAME: &str = "tao_probe.py";
-
-/// Where the program is staged, relative to the probe's job directory.
-pub const PROGRAM_REL: &str = "inputs/action-helpers/tao_probe.py";
-
-/// Seconds Slurm may keep a probe job pending (queued) before the probe is
-/// given up (`--probe-queue-wait` default).
-pub const DEFAULT_QUEUE_WAIT: u64 = 300;
-
-/// Seconds after the probe's hard timeout (plus its 10 s kill grace) that
-/// the poll still waits for the job's verdict (job epilogue, shared
-/// filesystem lag).
-const VERDICT_SLACK: u64 = 30;
-
-/// How the probe program is started on each node (`--probe-launcher`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum LauncherChoice {
-    /// `torchrun` with one process per GPU (the container or host must have PyTorch).
-    Torchrun,
-    /// `python3` once per node (gloo with PyTorch, plain TCP sockets without).
-    Python3,
-}
-
-/// The probe flags of `tao-submit` (flattened into [`crate::Cli`]).
-#[derive(Debug, Clone, clap::Args)]
-pub struct ProbeArgs {
-    /// Submit multi-node and multi-GPU jobs without the communication probe
-    /// (a cached passing environment is still applied). For clusters where
-    /// you take the risk of a job hanging in its first collective.
-    #[arg(long)]
-    pub skip_probe: bool,
-    /// Hard timeout of one probe run in seconds (5-3600); a probe still running then counts as a hang.
-    #[arg(long, default_value_t = 120, value_name = "SECS",
-          value_parser = clap::value_parser!(u64).range(5..=3600))]
-    pub probe_timeout: u64,
-    /// Seconds a probe job may wait in the queue before the probe is given up (the job is then not submitted); 1-86400.
-    #[arg(long, default_value_t = DEFAULT_QUEUE_WAIT, value_name = "SECS",
-          value_parser = clap::value_parser!(u64).range(1..=86400))]
-    pub probe_queue_wait: u64,
-    /// How the probe starts on each node [default: torchrun for runtime pyxis, python3 otherwise].
-    #[arg(long, value_enum, value_name = "HOW")]
-    pub probe_launcher: Option<LauncherChoice>,
-}
-
-impl ProbeArgs {
-    /// The settings these flags give.
-    pub fn config(&self) -> ProbeConfig {
-        ProbeConfig {
-            skip: self.skip_probe,
-            timeout_s: self.probe_timeout,
-            queue_wait: Duration::from_secs(self.probe_queue_wait),
-            launcher: self.probe_launcher,
-        }
-    }
-}
-
-/// Settings of the probe gate for one run.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProbeConfig {
-    /// `--skip-probe`: never run a probe (a cached environment is still applied).
-    pub skip: bool,
-    /// Hard timeout of one probe run, seconds (the probe template's `timeout_s`).
-    pub timeout_s: u64,
-    /// How long a probe job may stay pending before the probe is given up.
-    pub queue_wait: Duration,
-    /// Launcher; `None` picks by runtime ([`launcher_for`]).
-    pub launcher: Option<LauncherChoice>,
-}
-
-impl Default for ProbeConfig {
-    fn default() -> Self {
-        ProbeConfig {
-            skip: false,
-            timeout_s: 120,
-            queue_wait: Duration::from_secs(DEFAULT_QUEUE_WAIT),
-            launcher: None,
-        }
-    }
-}
-
-/// One environment tried and what the probe said.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Tried {
-    /// The knob set (`{}` for the cluster's own environment).
-    pub env: BTreeMap<String, String>,
-    /// `ok`, `timeout`, `failed exit=N`, or why there was no verdict.
-    pub outcome: String,
-    /// The probe's Slurm job id, when it was submitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub probe_job_id: Option<String>,
-}
-
-/// The cache file `clusters/<cluster>/nccl.json`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CacheEntry {
-    /// The environment that passed (`{}`: none needed).
-    pub env: BTreeMap<String, String>,
-    /// RFC 3339 UTC time of the passing probe.
-    pub passed_at: String,
-    /// Slurm job id of the passing probe.
-    pub probe_job_id: String,
-    /// Every environment tried before it passed, in order.
-    #[serde(default)]
-    pub tried: Vec<Tried>,
-}
+pub use cache::{cache_path, lock_cluster, read_cache, write_cache, CacheEntry, Tried};
+pub use config::{
+    LauncherChoice, ProbeArgs, ProbeConfig, DEFAULT_QUEUE_WAIT, PROGRAM, PROGRAM_NAME, PROGRAM_REL,
+};
+pub use env::{check_env, env_text, export_arg, probe_progress};
+use job::wait_verdict;
+pub use job::{launcher_for, probe_id, probe_plan};
 
 /// The line's `probe` field.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -174,6 +73,34 @@ pub struct ProbeRecord {
     pub tried: Vec<Tried>,
 }
 
+impl ProbeRecord {
+    /// The record of a cached environment (no probe ran now).
+    fn cached(entry: CacheEntry, skipped: bool) -> Self {
+        ProbeRecord {
+            env: Some(entry.env),
+            cached: true,
+            skipped,
+            probe_job_ids: vec![entry.probe_job_id],
+            tried: Vec::new(),
+        }
+    }
+
+    /// The record of probes run in this run: `env` is the one that passed
+    /// (`None`: none did); the probe job ids are those of `tried`.
+    fn probed(env: Option<BTreeMap<String, String>>, tried: Vec<Tried>) -> Self {
+        ProbeRecord {
+            env,
+            cached: false,
+            skipped: false,
+            probe_job_ids: tried
+                .iter()
+                .filter_map(|t| t.probe_job_id.clone())
+                .collect(),
+            tried,
+        }
+    }
+}
+
 /// What one run has learned, so that N lines cost one probe.
 #[derive(Debug, Default)]
 pub struct ProbeState {
@@ -181,255 +108,6 @@ pub struct ProbeState {
     clusters: HashMap<String, String>,
     /// Cluster key -> the error of a probe that found no environment in this run.
     failed: HashMap<String, (String, Vec<Tried>)>,
-}
-
-/// The cache file of `cluster` under the record store's directory:
-/// `<state_dir>/clusters/<cluster>/nccl.json`.
-pub fn cache_path(state_dir: &Path, cluster: &str) -> PathBuf {
-    state_dir.join("clusters").join(cluster).join("nccl.json")
-}
-
-/// Read a cache file. `Ok(None)` when it does not exist.
-///
-/// Errors: [`Error::Io`] when it cannot be read; [`Error::Data`] when it
-/// is not a cache entry (naming the file: delete it to probe again).
-pub fn read_cache(path: &Path) -> Result<Option<CacheEntry>> {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io(format!("reading {path:?}"), e)),
-    };
-    let entry: CacheEntry = serde_json::from_slice(&bytes).map_err(|e| {
-        Error::Data(format!(
-            "{path:?} is not an NCCL cache entry ({e}); delete it and the probe runs again"
-        ))
-    })?;
-    check_env(&entry.env)
-        .map_err(|m| Error::Data(format!("{path:?}: {m}; delete it and the probe runs again")))?;
-    Ok(Some(entry))
-}
-
-/// Write a cache file atomically ([`tao_store::file::write_atomic`]: a
-/// temporary file in the same directory, fsync, rename, directory fsync;
-/// mode 600), creating its directory.
-///
-/// Errors: [`Error::Io`] naming the directory or the file.
-pub fn write_cache(path: &Path, entry: &CacheEntry) -> Result<()> {
-    let dir = path
-        .parent()
-        .ok_or_else(|| Error::Internal(format!("cache path {path:?} has no directory")))?;
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(format!("creating {dir:?}"), e))?;
-    let text = serde_json::to_string_pretty(entry).expect("a cache entry serialises") + "\n";
-    tao_store::file::write_atomic(
-        path,
-        text.as_bytes(),
-        tao_store::file::Atomic::default(),
-        &format!("writing {path:?}"),
-    )
-}
-
-/// Whether `c` may appear in a knob value on the sbatch command line:
-/// `[A-Za-z0-9_.:/@+^=-]` (interface lists such as `^docker0` or `=eth0`,
-/// numbers, paths). No comma: `--export` separates variables with commas.
-fn is_value_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || "_.:/@+^=-".contains(c)
-}
-
-/// Check knob names (`[A-Z_][A-Z0-9_]*`) and values (see `--export`).
-///
-/// Errors: a message naming the variable and the rule.
-pub fn check_env(env: &BTreeMap<String, String>) -> std::result::Result<(), String> {
-    for (k, v) in env {
-        let mut b = k.bytes();
-        let name_ok = matches!(b.next(), Some(c) if c.is_ascii_uppercase() || c == b'_')
-            && b.all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'_');
-        if !name_ok {
-            return Err(format!("NCCL knob name {k:?} must be [A-Z_][A-Z0-9_]*"));
-        }
-        if v.is_empty() || !v.chars().all(is_value_char) {
-            return Err(format!(
-                "NCCL knob {k}={v:?}: the value must be non-empty [A-Za-z0-9_.:/@+^=-] (no commas or spaces: it travels in sbatch --export)"
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// The sbatch option carrying `env` to the real job:
-/// `--export=ALL,NAME=value,...` (sbatch(1): `ALL` keeps the submitting
-/// environment, the listed variables are added), or `None` for `{}`.
-///
-/// Errors: as [`check_env`], as [`Error::Config`].
-pub fn export_arg(env: &BTreeMap<String, String>) -> Result<Option<String>> {
-    check_env(env).map_err(Error::Config)?;
-    if env.is_empty() {
-        return Ok(None);
-    }
-    let parts: Vec<String> = env.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    Ok(Some(format!("--export=ALL,{}", parts.join(","))))
-}
-
-/// Text of one NCCL environment for messages: `no NCCL settings` (the
-/// cluster's defaults: the first try) or `NCCL settings A=1 B=2`.
-pub fn env_text(env: &BTreeMap<String, String>) -> String {
-    if env.is_empty() {
-        return "no NCCL settings".into();
-    }
-    let parts: Vec<String> = env.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    format!("NCCL settings {}", parts.join(" "))
-}
-
-/// The progress line of probe try `n` (1-based) of at most `of`: which
-/// environment it runs with, named so a reader can find it (try 1: no NCCL
-/// settings; try k > 1: the site profile's `[[nccl_knobs]]` set k-1).
-pub fn probe_progress(
-    line_id: &str,
-    n: usize,
-    of: usize,
-    slurm_job_id: &str,
-    env: &BTreeMap<String, String>,
-    cluster: &str,
-) -> String {
-    let with = if n <= 1 {
-        format!("{} (the cluster's defaults)", env_text(env))
-    } else {
-        format!(
-            "{} (site profile [[nccl_knobs]] set {} of {})",
-            env_text(env),
-            n - 1,
-            of - 1
-        )
-    };
-    format!(
-        "job {line_id:?}: communication probe try {n} of at most {of} (Slurm job {slurm_job_id}) with {with} on cluster {cluster:?}"
-    )
-}
-
-/// The launcher for a line: the flag, else `torchrun` for runtime `pyxis`
-/// (GPU containers ship PyTorch) and `python3` otherwise (the host's
-/// Python; the program falls back to TCP sockets without PyTorch).
-pub fn launcher_for(line: &JobLine, choice: Option<LauncherChoice>) -> ProbeLauncher {
-    let choice = choice.unwrap_or(if line.get_str(&["runtime"]) == Some("pyxis") {
-        LauncherChoice::Torchrun
-    } else {
-        LauncherChoice::Python3
-    });
-    match choice {
-        LauncherChoice::Torchrun => ProbeLauncher::Torchrun,
-        LauncherChoice::Python3 => ProbeLauncher::Command(vec!["python3".into(), "-u".into()]),
-    }
-}
-
-/// A probe job id unique to this attempt: `<line id>-probe<N>-<hex>`,
-/// shortened to a valid record id (64 characters at most). Never reused,
-/// so a look-up by name after an ambiguous sbatch cannot adopt an older probe.
-pub fn probe_id(line_id: &str, attempt: usize) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    let tail = format!(
-        "-probe{attempt}-{:06x}",
-        (nanos ^ u128::from(std::process::id())) & 0xff_ffff
-    );
-    let keep = 64usize.saturating_sub(tail.len());
-    let head: String = line_id.chars().take(keep).collect();
-    format!("{}{tail}", head.trim_end_matches('-'))
-}
-
-/// The line's non-secret `env` as strings (numbers and booleans as JSON text).
-fn line_env(line: &JobLine) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    if let Some(Value::Object(m)) = line.get_path(&["env"]) {
-        for (k, v) in m {
-            let s = match v {
-                Value::String(s) => s.clone(),
-                Value::Number(n) => n.to_string(),
-                Value::Bool(b) => b.to_string(),
-                _ => continue,
-            };
-            out.insert(k.clone(), s);
-        }
-    }
-    out
-}
-
-/// The probe job's plan for one environment: rendered with
-/// [`tao_script::render_probe`], linted with [`tao_secrets::lint_script`],
-/// the program as its one supporting file.
-///
-/// Errors: from rendering ([`Error::Data`]); [`Error::LintBlocked`] when
-/// the rendered probe does not pass lint.
-pub fn probe_plan(
-    line: &JobLine,
-    profile: &SiteProfile,
-    id: &str,
-    knobs: &BTreeMap<String, String>,
-    cfg: &ProbeConfig,
-) -> Result<Plan> {
-    let mut req = tao_script::probe_request_for_line(line, profile, id, PROGRAM_REL)?;
-    req.timeout_s = cfg.timeout_s;
-    // Wall time: the timeout, the kill grace and a minute for set-up.
-    let wall = cfg.timeout_s + 10 + 60;
-    req.time = format!("{:02}:{:02}:{:02}", wall / 3600, wall / 60 % 60, wall % 60);
-    req.launcher = launcher_for(line, cfg.launcher);
-    let mut env = knobs.clone();
-    env.extend(line_env(line));
-    env.insert("TAO_PROBE_TIMEOUT".into(), cfg.timeout_s.to_string());
-    req.nccl_env = env;
-    let script = tao_script::render_probe(&req)?;
-    let lint = tao_secrets::lint_script(&script.text);
-    if !lint.ok || lint.sha256 != tao_core::sha256_hex(script.text.as_bytes()) {
-        let rules: Vec<&str> = lint.findings.iter().map(|f| f.rule.as_str()).collect();
-        return Err(Error::LintBlocked(format!(
-            "the probe script for job {:?} did not pass tao-redact lint (rules {rules:?}); check the line's `env` for secret-looking values",
-            line.id().unwrap_or("")
-        )));
-    }
-    let meta = serde_json::to_string_pretty(&json!({
-        "id": id,
-        "probe_for": line.id(),
-        "nccl_env": knobs,
-        "script": {"template": "probe", "sha256": lint.sha256},
-        "lint": lint.to_value(),
-    }))
-    .expect("json")
-        + "\n";
-    let job_dir = req.job_dir.clone();
-    Ok(Plan {
-        id: id.to_string(),
-        // Nothing is written there: the job directory itself, so staging
-        // creates no results/<probe-id>.
-        results_dir: job_dir.clone(),
-        job_dir,
-        spec: None,
-        meta,
-        script: script.text,
-        helpers: vec![Helper {
-            source: PROGRAM_NAME.into(),
-            bytes: PROGRAM.as_bytes().to_vec(),
-            sha256: tao_core::sha256_hex(PROGRAM.as_bytes()),
-        }],
-        secrets: Vec::new(),
-        exclude: Vec::new(),
-        exclude_given: false,
-        extra_args: Vec::new(),
-        known_ids: Vec::new(),
-    })
-}
-
-/// Take the cluster's probe lock, `nccl.lock` beside the cache file
-/// ([`tao_store::file::lock`]: `flock(2)`, blocking; released when the
-/// file is dropped), creating its directory.
-///
-/// Errors: [`Error::Io`].
-pub fn lock_cluster(cache: &Path) -> Result<std::fs::File> {
-    let dir = cache
-        .parent()
-        .ok_or_else(|| Error::Internal(format!("cache path {cache:?} has no directory")))?;
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(format!("creating {dir:?}"), e))?;
-    let path = dir.join("nccl.lock");
-    tao_store::file::lock(&path, &format!("{path:?}"))
 }
 
 /// The cluster key of a login host: Slurm's `ClusterName`
@@ -472,171 +150,6 @@ pub fn cluster_key(sessions: &mut Sessions, host: &str, state: &mut ProbeState) 
     });
     state.clusters.insert(host.to_string(), key.clone());
     Ok(key)
-}
-
-/// One poll of a probe job.
-#[derive(Debug, Default, PartialEq, Eq)]
-struct Poll {
-    /// squeue's `STATE|REASON`, `None` once the job left squeue (or squeue failed).
-    queue: Option<String>,
-    /// sacct's `State|ExitCode`, asked only when squeue said nothing.
-    acct: Option<String>,
-    /// The verdict line without `tao: `, once written.
-    verdict: Option<String>,
-}
-
-/// Parse one poll: `@@q STATE|REASON`, `@@a STATE|EXIT` and
-/// `@@r tao: TAO_PROBE_RESULT=...` lines (empty values are absent).
-fn parse_poll(text: &str) -> Poll {
-    let mut p = Poll::default();
-    for l in text.lines() {
-        let (slot, rest) = if let Some(r) = l.strip_prefix("@@q ") {
-            (&mut p.queue, r)
-        } else if let Some(r) = l.strip_prefix("@@a ") {
-            (&mut p.acct, r)
-        } else if let Some(r) = l.strip_prefix("@@r ") {
-            (&mut p.verdict, r.trim().trim_start_matches("tao: "))
-        } else {
-            continue;
-        };
-        let v = rest.trim();
-        if !v.is_empty() && slot.is_none() {
-            *slot = Some(v.to_string());
-        }
-    }
-    p
-}
-
-/// Whether sacct's state is one a job does not leave (the job has ended).
-fn ended(acct: &str) -> bool {
-    let st = acct.split('|').next().unwrap_or("");
-    !st.is_empty()
-        && ![
-            "PENDING",
-            "RUNNING",
-            "REQUEUED",
-            "RESIZING",
-            "SUSPENDED",
-            "CONFIGURING",
-            "COMPLETING",
-        ]
-        .iter()
-        .any(|live| st.starts_with(live))
-}
-
-/// Whether a failure's ` exit=N` is the shell's "cannot execute" (126) or
-/// "not found" (127): no NCCL knob changes that, so no knob is tried after it.
-fn launcher_missing(rest: &str) -> bool {
-    matches!(rest.trim(), "exit=126" | "exit=127")
-}
-
-/// The outcome text of a verdict line.
-fn outcome_of(verdict: &str) -> String {
-    if verdict == probe_result::OK {
-        "ok".into()
-    } else if verdict == probe_result::TIMEOUT {
-        "timeout".into()
-    } else if let Some(rest) = verdict.strip_prefix(probe_result::FAILED_PREFIX) {
-        if launcher_missing(rest) {
-            format!("failed{rest} (the launcher could not be run: is it on the nodes' PATH? see --probe-launcher)")
-        } else {
-            format!("failed{rest}")
-        }
-    } else {
-        format!("unreadable verdict {verdict:?}")
-    }
-}
-
-/// The remote command of one poll: squeue first, sacct only when squeue
-/// says nothing (it failed, or the job left it), the verdict line of `log`
-/// last (a job seen ended has written it). Parsed by [`parse_poll`].
-fn poll_script(job_id: &str, log: &str) -> String {
-    format!(
-        "q=$(squeue -h -j {j} -o '%T|%r' 2>/dev/null); printf '@@q %s\\n' \"$q\"; \
-         if [ -z \"$q\" ]; then a=$(sacct -n -X -P -j {j} -o State,ExitCode 2>/dev/null | head -n 1); printf '@@a %s\\n' \"$a\"; fi; \
-         r=$(grep -a '^tao: TAO_PROBE_RESULT=' {f} 2>/dev/null | tail -n 1); printf '@@r %s\\n' \"$r\"",
-        j = shell::quote(job_id),
-        f = shell::quote(log)
-    )
-}
-
-/// Wait (bounded) for a submitted probe's verdict. Pending longer than
-/// `queue_wait`: cancelled, [`Error::TempFail`]. Running longer than the
-/// timeout plus grace: cancelled, outcome `timeout`.
-///
-/// Errors: [`Error::TempFail`] for a probe that never started; from the session.
-fn wait_verdict(
-    sessions: &mut Sessions,
-    host: &str,
-    plan: &Plan,
-    job_id: &str,
-    cfg: &ProbeConfig,
-) -> Result<String> {
-    let log = format!("{}/main.out", plan.log_dir(job_id));
-    let script = poll_script(job_id, &log);
-    let submitted = Instant::now();
-    let mut started: Option<Instant> = None;
-    let run_limit = Duration::from_secs(cfg.timeout_s + 10 + VERDICT_SLACK);
-    // Whatever squeue and sacct say (a busy controller, accounting lag),
-    // the poll ends by then.
-    let hard_limit = cfg.queue_wait + run_limit;
-    let mut ended_polls = 0;
-    loop {
-        let out = sessions.run_on(host, &script, None)?;
-        let poll = parse_poll(&out.stdout_text());
-        if let Some(v) = &poll.verdict {
-            return Ok(outcome_of(v));
-        }
-        if submitted.elapsed() > hard_limit {
-            cancel(sessions, host, job_id);
-            return Ok(format!(
-                "no verdict within {} s (squeue {:?}, sacct {:?}; cancelled; see {log})",
-                hard_limit.as_secs(),
-                poll.queue.as_deref().unwrap_or(""),
-                poll.acct.as_deref().unwrap_or("")
-            ));
-        }
-        match (poll.queue.as_deref(), poll.acct.as_deref()) {
-            (Some(s), _) if s.starts_with("PENDING") || s.starts_with("CONFIGURING") => {
-                if submitted.elapsed() > cfg.queue_wait {
-                    cancel(sessions, host, job_id);
-                    return Err(Error::TempFail(format!(
-                        "probe job {job_id} was still queued after {} s ({s}); it was cancelled and the job was not submitted: submit again later, raise --probe-queue-wait, or use --skip-probe",
-                        cfg.queue_wait.as_secs()
-                    )));
-                }
-            }
-            (Some(s), _) => {
-                let t = *started.get_or_insert_with(Instant::now);
-                if t.elapsed() > run_limit {
-                    cancel(sessions, host, job_id);
-                    return Ok(format!(
-                        "timeout (no verdict after {} s, state {s}; cancelled)",
-                        run_limit.as_secs()
-                    ));
-                }
-            }
-            (None, Some(a)) if ended(a) => {
-                // Ended without a verdict line: give the shared filesystem
-                // a few polls before concluding.
-                ended_polls += 1;
-                if ended_polls >= 5 {
-                    return Ok(format!("no verdict (Slurm state {a}; see {log})"));
-                }
-            }
-            // squeue failed or sacct lags: poll again (bounded above).
-            (None, _) => {}
-        }
-        std::thread::sleep(Duration::from_millis(if started.is_some() {
-            1000
-        } else {
-            500
-        }));
-    }
-}
-
-fn cancel(sessions: &mut Sessions, host: &str, job_id: &str) {
-    let _ = sessions.run_on(host, &format!("scancel {}", shell::quote(job_id)), None);
 }
 
 /// The gate, for one line about to be submitted. Sets the line's `probe`
@@ -692,14 +205,7 @@ pub fn gate(
         Ok(())
     };
     if let Some(entry) = read_cache(&path)? {
-        let rec = ProbeRecord {
-            env: Some(entry.env),
-            cached: true,
-            skipped: cfg.skip,
-            probe_job_ids: vec![entry.probe_job_id],
-            tried: Vec::new(),
-        };
-        return finish(line, plan, &rec);
+        return finish(line, plan, &ProbeRecord::cached(entry, cfg.skip));
     }
     if cfg.skip {
         let rec = ProbeRecord {
@@ -712,16 +218,7 @@ pub fn gate(
         return finish(line, plan, &rec);
     }
     if let Some((msg, tried)) = state.failed.get(&cluster) {
-        let rec = ProbeRecord {
-            env: None,
-            cached: false,
-            skipped: false,
-            probe_job_ids: tried
-                .iter()
-                .filter_map(|t| t.probe_job_id.clone())
-                .collect(),
-            tried: tried.clone(),
-        };
+        let rec = ProbeRecord::probed(None, tried.clone());
         line.set_path(&["probe"], serde_json::to_value(&rec).expect("json"));
         return Err(Error::Data(format!("{msg} (probed earlier in this run)")));
     }
@@ -730,14 +227,7 @@ pub fn gate(
     // user): the later run waits, then finds the earlier one's result.
     let _lock = lock_cluster(&path)?;
     if let Some(entry) = read_cache(&path)? {
-        let rec = ProbeRecord {
-            env: Some(entry.env),
-            cached: true,
-            skipped: false,
-            probe_job_ids: vec![entry.probe_job_id],
-            tried: Vec::new(),
-        };
-        return finish(line, plan, &rec);
+        return finish(line, plan, &ProbeRecord::cached(entry, false));
     }
     // Runtime pyxis: the probe runs in the job's own image, which must be
     // a squashfs already (a conversion still to come cannot be probed).
@@ -765,7 +255,7 @@ pub fn gate(
         let s = submit(sessions, &pplan)?;
         logs.push(pplan.log_dir(&s.job_id));
         tao_core::cli::warn(
-            crate::submit::TOOL,
+            crate::TOOL,
             &probe_progress(&line_id, i + 1, envs.len(), &s.job_id, env, &cluster),
         );
         let outcome = wait_verdict(sessions, &s.login_host, &pplan, &s.job_id, cfg)?;
@@ -782,17 +272,7 @@ pub fn gate(
                 tried: tried.clone(),
             };
             write_cache(&path, &entry)?;
-            let rec = ProbeRecord {
-                env: Some(env.clone()),
-                cached: false,
-                skipped: false,
-                probe_job_ids: tried
-                    .iter()
-                    .filter_map(|t| t.probe_job_id.clone())
-                    .collect(),
-                tried,
-            };
-            return finish(line, plan, &rec);
+            return finish(line, plan, &ProbeRecord::probed(Some(env.clone()), tried));
         }
         if outcome.contains("the launcher could not be run") {
             break;
@@ -814,16 +294,7 @@ pub fn gate(
         "the communication probe found no working environment on cluster {cluster:?}, so job {line_id:?} was not submitted; tried: {}; check the nodes' network (the probes' main.out and main.err), add knob sets to the site profile's [[nccl_knobs]], or submit with --skip-probe at your own risk",
         list.join("; ")
     );
-    let rec = ProbeRecord {
-        env: None,
-        cached: false,
-        skipped: false,
-        probe_job_ids: tried
-            .iter()
-            .filter_map(|t| t.probe_job_id.clone())
-            .collect(),
-        tried: tried.clone(),
-    };
+    let rec = ProbeRecord::probed(None, tried.clone());
     line.set_path(&["probe"], serde_json::to_value(&rec).expect("json"));
     state.failed.insert(cluster, (msg.clone(), tried));
     Err(Error::Data(msg))
@@ -831,7 +302,10 @@ pub fn gate(
 
 #[cfg(test)]
 mod tests {
+    use super::job::{ended, launcher_missing, outcome_of, parse_poll, poll_script, Poll};
     use super::*;
+    use serde_json::json;
+    use tao_script::{probe_result, ProbeLauncher};
 
     fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs

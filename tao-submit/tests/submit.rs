@@ -326,7 +326,7 @@ fn with_script(mut line: Value, from: &str, to: &str) -> Value {
     line
 }
 
-/// Case spec-13k (cases/README.md): jobs whose spec and supporting file are
+/// Case spec-13k (of the project's shared cases): jobs whose spec and supporting file are
 /// 1 KB, 13 KB, 40 KB, 1 MiB and 5 MiB are staged on one path (the script
 /// on the stdin of `sh -s`), in one tao-submit run over one SSH session;
 /// each job checks the sha256 of its own files on the cluster (a mismatch

@@ -10,7 +10,7 @@
 //! `OUT_OF_ME+`). Both print `?` for a state their own build does not know.
 //!
 //! [`map_state`] accepts all of those spellings and returns the canonical
-//! long name, the vocabulary state (the table in DESIGN.md and
+//! long name, the vocabulary state (the table in docs/design.md and
 //! tao-jobline(7)), the annotation, and whether the state is *provisional*
 //! (NODE_FAIL and the launch failures may be followed by a requeue when
 //! requeue is on). A spelling it has never seen maps to
@@ -35,7 +35,7 @@ pub struct NativeState {
     pub name: &'static str,
     /// Compact code, e.g. `"NF"` (`""` for flags with no compact form).
     pub code: &'static str,
-    /// Where it lands in the vocabulary (see DESIGN.md's table).
+    /// Where it lands in the vocabulary (see the table of docs/design.md).
     pub state: State,
     /// True when, with requeue on, Slurm may requeue the job after this
     /// state: the state is then not final until the controller forgets it.
@@ -65,7 +65,7 @@ const fn ns(
 /// shown PREEMPTED was cancelled by the preemption, PreemptMode=CANCEL),
 /// so both are final from squeue, sacct and scontrol alike.
 ///
-/// Rows not in DESIGN.md's table and why they map as they do:
+/// Rows not in the table of docs/design.md and why they map as they do:
 /// EXPEDITING (a requeued job made immediately eligible) is PENDING;
 /// LAUNCH_FAILED and RECONFIG_FAIL (the job could not start on its nodes)
 /// are ERROR but requeueable, like NODE_FAIL; UPDATE_DB (a bookkeeping flag

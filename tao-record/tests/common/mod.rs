@@ -1,6 +1,6 @@
 //! Shared helpers of the integration tests: a fresh store per test and a
-//! `tao-record` command with a cleared environment (ripgrep's
-//! tests/util.rs shape), so the developer's own TAO_*/SLURM_* settings
+//! `tao-record` command with a cleared environment (the shape of
+//! ripgrep's test utilities), so the developer's own TAO_*/SLURM_* settings
 //! never leak in.
 
 #![allow(dead_code)]

@@ -1,0 +1,374 @@
+//! The request of a new record from flags, environment and site profile:
+//! resources, storage root, mounts, env, secrets and the spec.
+
+use std::path::PathBuf;
+
+use serde_json::{json, Map, Value};
+use tao_core::request::{self, defaults};
+use tao_core::site::SiteProfile;
+use tao_core::slurm_time::format_hms;
+use tao_core::{Error, Result};
+
+use super::args::{config, env_var, usage, OpenArgs, DEFAULT_TIER, MAX_SPEC_BYTES};
+use super::execution::{add_supporting_files, read_execution, unbound_placeholders};
+use crate::validate;
+
+/// Build the fields of a new record (everything but `id`, `storage`'s
+/// per-id paths, `state` and `history`) from flags, environment and profile.
+///
+/// Errors: as for [`crate::open::open`].
+pub fn build_request(args: &OpenArgs) -> Result<Map<String, Value>> {
+    let profile = SiteProfile::load(None)?;
+    if args.platform != "slurm" {
+        return Err(usage(
+            "--platform",
+            format!("{:?} is not supported; use slurm", args.platform),
+        ));
+    }
+    let (runtime, runtime_from) = match (&args.runtime, env_var("TAO_RUNTIME")) {
+        (Some(r), _) => (r.clone(), "--runtime".to_string()),
+        (None, Some(r)) => {
+            if r != "pyxis" && r != "none" {
+                return Err(config(
+                    "TAO_RUNTIME",
+                    format!("{r:?} is not a runtime; set it to pyxis or none"),
+                ));
+            }
+            (r, "TAO_RUNTIME".to_string())
+        }
+        (None, None) => (
+            profile.runtime.clone(),
+            format!("site profile {:?}", profile.name),
+        ),
+    };
+    let word = |flag: &str, v: &Option<String>| -> Result<Option<String>> {
+        if let Some(v) = v {
+            validate::slurm_names(v, false, "name")
+                .map_err(|e| usage(flag, format!("{e} (letters, digits, _ . -)")))?;
+        }
+        Ok(v.clone())
+    };
+    let action = word("--action", &args.action)?;
+    let network_arch = word("--network-arch", &args.network_arch)?;
+    if let Some(img) = &args.image {
+        if runtime == "none" {
+            // Plain srun runs no container: the image would be ignored.
+            return Err(usage(
+                "--image",
+                format!(
+                    "{img:?} would be ignored: runtime none (from {runtime_from}) runs no container; drop --image, or use --runtime pyxis to run in the image"
+                ),
+            ));
+        }
+        tao_core::image::normalise_image(img).map_err(|e| usage("--image", e))?;
+    } else if runtime == "pyxis" {
+        return Err(usage(
+            "--image",
+            "is required with runtime pyxis; give --image IMG or use --runtime none",
+        ));
+    }
+
+    let spec = args.spec.as_ref().map(read_spec).transpose()?;
+    let mut execution = args.execution.as_ref().map(read_execution).transpose()?;
+    if !args.supporting_files.is_empty() {
+        add_supporting_files(
+            execution.get_or_insert_with(Map::new),
+            &args.supporting_files,
+        )?;
+    }
+
+    let command = match (&args.command, execution.as_ref().and_then(|e| e.get("command"))) {
+        (Some(c), _) => c.clone(),
+        (None, Some(Value::String(c))) => c.clone(),
+        (None, _) => match (&network_arch, &action, &spec) {
+            (Some(arch), Some(act), Some(_)) => format!("{arch} {act} -e {{config_path}}"),
+            _ => {
+                return Err(usage(
+                    "--command",
+                    "is required; give --command TEXT, or --network-arch, --action and --spec for the TAO default",
+                ))
+            }
+        },
+    };
+    if command.trim().is_empty() {
+        return Err(usage(
+            "--command",
+            "is empty; give the command the job runs",
+        ));
+    }
+    validate::no_nul(&command).map_err(|e| usage("--command", e))?;
+    if command.contains("{config_path}") && spec.is_none() {
+        return Err(usage(
+            "--command",
+            "uses {config_path} but no --spec FILE was given; add --spec",
+        ));
+    }
+    for name in unbound_placeholders(&command) {
+        tao_core::cli::warn(
+            "tao-record",
+            &format!(
+                "--command has {{{name}}}, which is not bound (only {{config_path}}, {{job_id}} and {{results_dir}} are); it reaches the job as written: check the spelling"
+            ),
+        );
+    }
+
+    let resources = build_resources(args, &profile)?;
+    let (tier, base_dir) = storage_root(args)?;
+    let mounts = build_mounts(&args.mounts)?;
+    let env = build_env(&args.env)?;
+    let secrets = build_secrets(&args.secrets)?;
+    request::env_not_secret(env.keys().map(String::as_str), &secrets)
+        .map_err(|e| usage("--env", e))?;
+
+    let mut f = Map::new();
+    f.insert("platform".into(), json!("slurm"));
+    f.insert("action".into(), json!(action));
+    f.insert("network_arch".into(), json!(network_arch));
+    f.insert("image".into(), json!(args.image));
+    f.insert("runtime".into(), json!(runtime));
+    f.insert("command".into(), json!(command));
+    f.insert("resources".into(), resources);
+    f.insert(
+        "storage".into(),
+        json!({"tier": tier, "base_dir": base_dir}),
+    );
+    if let Some(s) = spec {
+        f.insert("spec".into(), s);
+    }
+    f.insert("mounts".into(), json!(mounts));
+    f.insert("env".into(), Value::Object(env));
+    f.insert("secrets".into(), json!(secrets));
+    if let Some(e) = execution {
+        f.insert("execution".into(), Value::Object(e));
+    }
+    f.insert("attempt".into(), json!(args.attempt.unwrap_or(1)));
+    Ok(f)
+}
+
+pub(super) fn build_resources(args: &OpenArgs, profile: &SiteProfile) -> Result<Value> {
+    // The rules tao-render plans with (tao_core::request), checked once here.
+    let nodes =
+        request::nodes(args.nodes.unwrap_or(defaults::NODES)).map_err(|e| usage("--nodes", e))?;
+    let gpus = args.gpus_per_node.unwrap_or(defaults::GPUS_PER_NODE);
+    let cpus = request::cpus_per_task(args.cpus_per_task.unwrap_or(defaults::CPUS_PER_TASK))
+        .map_err(|e| usage("--cpus-per-task", e))?;
+    request::gpu_shape(nodes, gpus, args.exclusive, profile.max_gpus_per_node)
+        .map_err(|e| usage("--gpus-per-node", e))?;
+    let time = args
+        .time
+        .clone()
+        .unwrap_or_else(|| defaults::TIME.to_string());
+    let wall = request::wall_time(&time).map_err(|e| usage("--time", e))?;
+    let child_secs = request::child_timeout_secs(args.child_timeout.as_deref(), wall).map_err(
+        |e| match &args.child_timeout {
+            Some(_) => usage("--child-timeout", e),
+            None => usage(
+                "--time",
+                format!("{time:?} leaves no room for the child timeout: {e}"),
+            ),
+        },
+    )?;
+    // Unlimited (child timeout 0): null, as tao-render reads it.
+    let child_timeout = match (&args.child_timeout, child_secs) {
+        (Some(c), _) => Some(c.clone()),
+        (None, 0) => None,
+        (None, secs) => Some(format_hms(secs)),
+    };
+    let (partition, partition_err): (String, fn(&str, String) -> Error) =
+        match (&args.partition, env_var("SLURM_PARTITION")) {
+            (Some(p), _) => {
+                validate::slurm_names(p, true, "partition").map_err(|e| usage("--partition", e))?;
+                (p.clone(), |f, m| usage(f, m))
+            }
+            (None, Some(p)) => {
+                validate::slurm_names(&p, true, "partition")
+                    .map_err(|e| config("SLURM_PARTITION", e))?;
+                (p, |_, m| config("SLURM_PARTITION", m))
+            }
+            (None, None) => (profile.default_partition.clone(), |_, m| {
+                config("TAO_SITE_PROFILE", format!("default_partition: {m}"))
+            }),
+        };
+    for name in partition.split(',') {
+        if let Err(msg) = request::known_partition(profile, name) {
+            return Err(partition_err("--partition", msg));
+        }
+    }
+    request::check_time_limit(wall, &partition, profile)
+        .map_err(|e| usage("--time", format!("{time:?}: {e} (--partition)")))?;
+    let account = match (&args.account, env_var("SLURM_ACCOUNT")) {
+        (Some(a), _) => {
+            validate::slurm_names(a, false, "account").map_err(|e| usage("--account", e))?;
+            Some(a.clone())
+        }
+        (None, Some(a)) => {
+            validate::slurm_names(&a, false, "account").map_err(|e| config("SLURM_ACCOUNT", e))?;
+            Some(a)
+        }
+        (None, None) => None,
+    };
+    let requeue = if args.no_requeue {
+        false
+    } else {
+        match env_var("SLURM_USE_REQUEUE") {
+            None => true,
+            Some(v) => validate::parse_bool(&v).ok_or_else(|| {
+                config(
+                    "SLURM_USE_REQUEUE",
+                    format!("{v:?} is not a boolean; set it to true or false"),
+                )
+            })?,
+        }
+    };
+    let mut exclude: Vec<String> = Vec::new();
+    for n in &args.exclude {
+        validate::slurm_names(n, false, "node name").map_err(|e| usage("--exclude", e))?;
+        if !exclude.contains(n) {
+            exclude.push(n.clone());
+        }
+    }
+    if let Some(m) = &args.mem {
+        request::mem(m).map_err(|e| usage("--mem", e))?;
+    }
+    // At the per-node GPU maximum a node is the job's alone (docs/design.md, "Defaults").
+    let exclusive = args.exclusive || gpus >= profile.max_gpus_per_node;
+    Ok(json!({
+        "nodes": nodes,
+        "gpus_per_node": gpus,
+        "cpus_per_task": cpus,
+        "time": time,
+        "child_timeout": child_timeout,
+        "partition": partition,
+        "account": account,
+        "exclusive": exclusive,
+        "requeue": requeue,
+        "exclude": exclude,
+        "mem": args.mem,
+    }))
+}
+
+pub(super) fn storage_root(args: &OpenArgs) -> Result<(String, String)> {
+    let tier = args
+        .storage_tier
+        .clone()
+        .unwrap_or_else(|| DEFAULT_TIER.into());
+    validate::slurm_names(&tier, false, "storage tier").map_err(|e| usage("--storage-tier", e))?;
+    let base = match (&args.results_root, env_var("SLURM_BASE_RESULTS_DIR")) {
+        (Some(p), _) => {
+            let s = p.to_str().ok_or_else(|| usage("--results-root", "is not UTF-8; use an ASCII path"))?;
+            validate::results_root(s).map_err(|e| usage("--results-root", e))?
+        }
+        (None, Some(s)) => validate::results_root(&s).map_err(|e| config("SLURM_BASE_RESULTS_DIR", e))?,
+        (None, None) => {
+            return Err(Error::Config(
+                "no results root: set SLURM_BASE_RESULTS_DIR or pass --results-root /abs/dir on the cluster's shared filesystem".into(),
+            ))
+        }
+    };
+    Ok((tier, base))
+}
+
+pub(super) fn build_mounts(flags: &[String]) -> Result<Vec<String>> {
+    if !flags.is_empty() {
+        return flags
+            .iter()
+            .map(|m| validate::mount(m).map_err(|e| usage("--mount", e)))
+            .collect();
+    }
+    match env_var("SLURM_CONTAINER_MOUNTS") {
+        None => Ok(Vec::new()),
+        Some(v) => v
+            .split(',')
+            .filter(|m| !m.trim().is_empty())
+            .map(|m| validate::mount(m.trim()).map_err(|e| config("SLURM_CONTAINER_MOUNTS", e)))
+            .collect(),
+    }
+}
+
+pub(super) fn build_env(flags: &[String]) -> Result<Map<String, Value>> {
+    let mut env = Map::new();
+    for kv in flags {
+        let Some((k, v)) = kv.split_once('=') else {
+            return Err(usage(
+                "--env",
+                format!("{kv:?} is not K=V; use e.g. --env OMP_NUM_THREADS=8"),
+            ));
+        };
+        // Never echo the value: it may be a real secret.
+        request::env_name(k).map_err(|e| usage("--env", e))?;
+        validate::no_nul(v).map_err(|e| usage("--env", format!("value of {k} {e}")))?;
+        env.insert(k.into(), Value::String(v.into()));
+    }
+    Ok(env)
+}
+
+pub(super) fn build_secrets(flags: &[String]) -> Result<Vec<String>> {
+    let mut out: Vec<String> = Vec::new();
+    for s in flags {
+        if let Some((name, _)) = s.split_once('=') {
+            // Never echo what follows '=': it is a secret value.
+            return Err(usage(
+                "--secret",
+                format!(
+                    "takes a NAME, not NAME=value (got {name}=...); give --secret {name} and export {name} in the environment of tao-submit"
+                ),
+            ));
+        }
+        request::secret_name(s).map_err(|e| usage("--secret", e))?;
+        if !out.contains(s) {
+            out.push(s.clone());
+        }
+    }
+    Ok(out)
+}
+
+pub(super) fn read_spec(path: &PathBuf) -> Result<Value> {
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(|| {
+            usage(
+                "--spec",
+                format!("{path:?} has no file name; give a spec file"),
+            )
+        })?
+        .to_string();
+    validate::slurm_names(&name, false, "file name")
+        .map_err(|e| usage("--spec", format!("{e}; rename the spec file")))?;
+    let meta = std::fs::metadata(path)
+        .map_err(|e| usage("--spec", format!("{path:?}: {e}; give a readable file")))?;
+    if meta.len() > MAX_SPEC_BYTES {
+        return Err(Error::Data(format!(
+            "--spec {path:?} is {} bytes, more than {MAX_SPEC_BYTES}; a spec is a small YAML file",
+            meta.len()
+        )));
+    }
+    let bytes =
+        std::fs::read(path).map_err(|e| Error::io(format!("reading --spec {path:?}"), e))?;
+    let text = String::from_utf8(bytes).map_err(|_| {
+        Error::Data(format!(
+            "--spec {path:?} is not UTF-8; save the spec as UTF-8"
+        ))
+    })?;
+    validate::no_nul(&text).map_err(|e| Error::Data(format!("--spec {path:?} {e}")))?;
+    let sha = tao_core::sha256_hex(text.as_bytes());
+    Ok(json!({"name": name, "text": text, "sha256": sha}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_never_echo_values() {
+        let err = build_secrets(&["HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz0123456789".into()])
+            .unwrap_err();
+        let m = err.to_string();
+        assert!(m.contains("HF_TOKEN") && !m.contains("hf_abc"), "{m}");
+        assert_eq!(err.code(), 2);
+        let err =
+            build_env(&["HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz0123456789".into()]).unwrap_err();
+        assert!(!err.to_string().contains("hf_abc"));
+        assert_eq!(build_secrets(&["A".into(), "A".into()]).unwrap(), vec!["A"]);
+    }
+}
