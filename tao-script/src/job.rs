@@ -449,6 +449,21 @@ pub fn plan(line: &JobLine, profile: &SiteProfile, opts: RenderOptions) -> Resul
         )?),
         None => None,
     };
+    request::fits_partitions(
+        profile,
+        &partition_s,
+        nodes_in,
+        (nodes, gpus),
+        res.mem.as_deref(),
+    )
+    .map_err(|(what, e)| {
+        let field = match what {
+            request::Unfit::Nodes => "nodes",
+            request::Unfit::Gpus => "gpus_per_node",
+            request::Unfit::Mem => "mem",
+        };
+        refuse(format!("resources.{field}: {e}"))
+    })?;
 
     // Bindings.
     let (config_path, config_sha256) = match &spec {
