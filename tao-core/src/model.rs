@@ -636,6 +636,21 @@ pub struct Layout {
 }
 
 impl Layout {
+    /// Staged specs, relative to the job folder.
+    pub const SPECS: &'static str = "specs";
+    /// The folder of the secrets sidecar (mode 700), relative.
+    pub const ENV: &'static str = "env";
+    /// The secrets sidecar, relative.
+    pub const SECRETS: &'static str = "env/secrets.env";
+    /// The line as submitted, relative.
+    pub const META: &'static str = "meta/job.json";
+    /// The folder of the approved script, relative.
+    pub const SBATCH: &'static str = "sbatch";
+    /// The folder of the per-attempt log folders, relative.
+    pub const LOGS: &'static str = "slurm-logs";
+    /// Staged supporting files, relative.
+    pub const ACTION_HELPERS: &'static str = "inputs/action-helpers";
+
     /// The layout of job `id` whose job folder is `job_dir` (a trailing
     /// `/` is dropped).
     pub fn new(id: &str, job_dir: &str) -> Self {
@@ -662,28 +677,28 @@ impl Layout {
 
     /// `<job_dir>/specs/<name>`: the staged spec, `{config_path}`.
     pub fn spec_path(&self, name: &str) -> String {
-        format!("{}/specs/{name}", self.job_dir)
+        format!("{}/{}/{name}", self.job_dir, Self::SPECS)
     }
 
     /// `<job_dir>/env/secrets.env`: the mode-600 secrets sidecar.
     pub fn secrets_file(&self) -> String {
-        format!("{}/env/secrets.env", self.job_dir)
+        format!("{}/{}", self.job_dir, Self::SECRETS)
     }
 
     /// `<job_dir>/meta/job.json`: the line as submitted.
     pub fn meta_file(&self) -> String {
-        format!("{}/meta/job.json", self.job_dir)
+        format!("{}/{}", self.job_dir, Self::META)
     }
 
     /// `<job_dir>/sbatch/job_<id>.sbatch`: the approved script.
     pub fn sbatch_file(&self) -> String {
-        format!("{}/sbatch/job_{}.sbatch", self.job_dir, self.id)
+        format!("{}/{}/job_{}.sbatch", self.job_dir, Self::SBATCH, self.id)
     }
 
     /// `<job_dir>/slurm-logs/<id>-`: the log folder without the Slurm job
     /// id (the script appends `$SLURM_JOB_ID`, sbatch `%j`).
     pub fn log_dir_prefix(&self) -> String {
-        format!("{}/slurm-logs/{}-", self.job_dir, self.id)
+        format!("{}/{}/{}-", self.job_dir, Self::LOGS, self.id)
     }
 
     /// `<job_dir>/slurm-logs/<id>-<slurm_job_id>`: one attempt's logs
@@ -694,18 +709,18 @@ impl Layout {
 
     /// `<job_dir>/inputs/action-helpers`: staged supporting files.
     pub fn action_helpers_dir(&self) -> String {
-        format!("{}/inputs/action-helpers", self.job_dir)
+        format!("{}/{}", self.job_dir, Self::ACTION_HELPERS)
     }
 
     /// The folders tao-submit makes before staging, relative to the job
     /// folder.
     pub const SUBDIRS: [&'static str; 6] = [
-        "specs",
-        "env",
+        Self::SPECS,
+        Self::ENV,
         "meta",
-        "sbatch",
-        "slurm-logs",
-        "inputs/action-helpers",
+        Self::SBATCH,
+        Self::LOGS,
+        Self::ACTION_HELPERS,
     ];
 }
 

@@ -101,11 +101,7 @@ pub struct PollResult {
 ///
 /// Input: one job line. Output: true for a never-submitted line.
 pub fn never_submitted(line: &JobLine) -> bool {
-    let no_id = match line.get_path(&["slurm", "job_id"]) {
-        None | Some(Value::Null) => true,
-        Some(Value::String(s)) => s.trim().is_empty(),
-        Some(_) => false,
-    };
+    let no_id = line.slurm_job_id().is_none_or(|s| s.trim().is_empty());
     no_id && (!line.has_error() || error_is_ours(line))
 }
 
@@ -121,11 +117,7 @@ pub fn warn_unsubmitted(n: usize) {
 }
 
 fn prepare(line: &JobLine, requeue_default: bool) -> Result<Prepared, (String, String)> {
-    let Some(raw) = line.get_path(&["slurm", "job_id"]).and_then(|v| match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    }) else {
+    let Some(raw) = line.slurm_job_id() else {
         return Err((
             "data".into(),
             "no slurm.job_id: the job was never submitted; pipe lines from `tao-submit` or `tao-record list`".into(),
@@ -169,10 +161,7 @@ fn prepare(line: &JobLine, requeue_default: bool) -> Result<Prepared, (String, S
 
 /// The attempt's log directory: `<job_dir>/slurm-logs/<id>-<slurm_job_id>`.
 pub fn log_dir(job_dir: &str, record_id: &str, slurm_job_id: &str) -> String {
-    format!(
-        "{}/slurm-logs/{record_id}-{slurm_job_id}",
-        job_dir.trim_end_matches('/')
-    )
+    tao_core::model::Layout::new(record_id, job_dir).log_dir(slurm_job_id)
 }
 
 fn file_request(p: &Prepared, raw_id: &str, logs: bool) -> Option<FileRequest> {
@@ -311,10 +300,7 @@ fn write_observation(
     host: Option<&str>,
 ) {
     clear_own_error(line);
-    line.fields
-        .insert("state".into(), Value::String(state.as_str().into()));
-    line.fields
-        .insert("message".into(), Value::String(message.into()));
+    line.stamp_now(state, Some(message), TOOL);
     if let Some(o) = obs {
         let r = &o.row;
         set_str(line, &["slurm", "native_state"], Some(&o.native_state));
@@ -348,12 +334,6 @@ fn write_observation(
             set_str(line, &["slurm", "login_host"], Some(h));
         }
     }
-    line.fields.insert(
-        "observed_at".into(),
-        Value::String(tao_core::time::now_rfc3339()),
-    );
-    line.fields
-        .insert("observed_by".into(), Value::String(TOOL.into()));
 }
 
 /// A tail as evidence JSON; the text is redacted as a whole so multi-line

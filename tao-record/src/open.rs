@@ -13,6 +13,7 @@
 //! the fix.
 
 use std::path::PathBuf;
+use tao_core::model::Layout;
 
 use serde_json::{json, Map, Value};
 use tao_core::request::{self, defaults};
@@ -769,8 +770,8 @@ fn bind_storage(fields: &mut Map<String, Value>, id: &str) {
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_string();
-        st.insert("job_dir".into(), json!(format!("{base}/jobs/{id}")));
-        st.insert("results_dir".into(), json!(format!("{base}/results/{id}")));
+        st.insert("job_dir".into(), json!(Layout::job_dir(&base, id)));
+        st.insert("results_dir".into(), json!(Layout::results_dir(&base, id)));
     }
 }
 

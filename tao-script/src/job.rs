@@ -10,6 +10,7 @@
 //! sets `error` on the line and exits 1).
 
 use std::collections::BTreeMap;
+use tao_core::model::Layout;
 
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -487,7 +488,7 @@ pub fn plan(line: &JobLine, profile: &SiteProfile, opts: RenderOptions) -> Resul
                 (Some(text), None) => Some(tao_core::sha256_hex(text.as_bytes())),
                 (None, given) => given.clone(),
             };
-            (Some(format!("{job_dir}/specs/{}", s.name)), sha)
+            (Some(Layout::new(&id, &job_dir).spec_path(&s.name)), sha)
         }
         None => (None, None),
     };
@@ -526,7 +527,11 @@ pub fn plan(line: &JobLine, profile: &SiteProfile, opts: RenderOptions) -> Resul
             }
             bundle.push_str(&format!("{}  {}\n", f.sha256, f.source));
             verify.push(Verify {
-                path: format!("{job_dir}/inputs/action-helpers/{}", f.source),
+                path: format!(
+                    "{}/{}",
+                    Layout::new(&id, &job_dir).action_helpers_dir(),
+                    f.source
+                ),
                 sha256: f.sha256.clone(),
             });
         }
@@ -646,7 +651,10 @@ pub fn plan(line: &JobLine, profile: &SiteProfile, opts: RenderOptions) -> Resul
             let (sqsh, needs_conversion) = if is_sqsh(&normalised) {
                 (normalised.clone(), false)
             } else {
-                (format!("{base_dir}/images/{}", sqsh_name(&given)?), true)
+                (
+                    format!("{}/{}", Layout::images_dir(&base_dir), sqsh_name(&given)?),
+                    true,
+                )
             };
             if gpus > 0 && !(sqsh.starts_with('/') && is_sqsh(&sqsh)) {
                 return Err(refuse(format!(
@@ -698,11 +706,12 @@ pub fn plan(line: &JobLine, profile: &SiteProfile, opts: RenderOptions) -> Resul
         }
     };
 
+    let layout = Layout::new(&id, &job_dir);
     Ok(Plan {
         output: SbatchValue::log_path(&job_dir, &id, "main.out")?,
         error: SbatchValue::log_path(&job_dir, &id, "main.err")?,
-        log_dir_prefix: format!("{job_dir}/slurm-logs/{id}-"),
-        secrets_file: format!("{job_dir}/env/secrets.env"),
+        log_dir_prefix: layout.log_dir_prefix(),
+        secrets_file: layout.secrets_file(),
         needs_secrets: !secrets.is_empty(),
         secret_names: secrets
             .iter()
@@ -735,7 +744,7 @@ pub fn plan(line: &JobLine, profile: &SiteProfile, opts: RenderOptions) -> Resul
         },
         results_dir,
         api_results_dir,
-        action_helpers_dir: format!("{job_dir}/inputs/action-helpers"),
+        action_helpers_dir: layout.action_helpers_dir(),
         env,
         container,
         image: image_ref,

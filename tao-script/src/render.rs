@@ -10,6 +10,7 @@
 //! and [`crate::escape`] for how values are escaped.
 
 use std::collections::BTreeMap;
+use tao_core::model::Layout;
 
 use askama::Template;
 use serde::{Deserialize, Serialize};
@@ -156,7 +157,7 @@ pub fn check_binding(text: &str, id: &str, job_dir: &str) -> std::result::Result
         ("tao_job_id=", tao_core::shell::quote(id)),
         (
             "tao_secrets=",
-            tao_core::shell::quote(&format!("{job_dir}/env/secrets.env")),
+            tao_core::shell::quote(&Layout::new(id, job_dir).secrets_file()),
         ),
     ];
     for (prefix, value) in want {
@@ -343,7 +344,7 @@ pub fn render_convert(req: &ConvertRequest, profile: &SiteProfile) -> Result<Scr
     };
     let job_dir = req.job_dir.trim_end_matches('/');
     let base = req.base_dir.trim_end_matches('/');
-    let images_dir = format!("{base}/images");
+    let images_dir = Layout::images_dir(base);
     let c = Common {
         job_name: SbatchValue::job_name(&req.id)?,
         partition: SbatchValue::partitions(&conv.partition).map_err(cfg)?,
@@ -358,8 +359,8 @@ pub fn render_convert(req: &ConvertRequest, profile: &SiteProfile) -> Result<Scr
         output: SbatchValue::log_path(job_dir, &req.id, "main.out")?,
         error: SbatchValue::log_path(job_dir, &req.id, "main.err")?,
         id: req.id.clone(),
-        log_dir_prefix: format!("{job_dir}/slurm-logs/{}-", req.id),
-        secrets_file: format!("{job_dir}/env/secrets.env"),
+        log_dir_prefix: Layout::new(&req.id, job_dir).log_dir_prefix(),
+        secrets_file: Layout::new(&req.id, job_dir).secrets_file(),
         needs_secrets: false,
         secret_names: String::new(),
         child_timeout: wall * job::defaults::CHILD_PERMILLE / 1000,
@@ -555,8 +556,8 @@ pub fn render_probe(req: &ProbeRequest) -> Result<Script> {
         output: SbatchValue::log_path(job_dir, &req.id, "main.out")?,
         error: SbatchValue::log_path(job_dir, &req.id, "main.err")?,
         id: req.id.clone(),
-        log_dir_prefix: format!("{job_dir}/slurm-logs/{}-", req.id),
-        secrets_file: format!("{job_dir}/env/secrets.env"),
+        log_dir_prefix: Layout::new(&req.id, job_dir).log_dir_prefix(),
+        secrets_file: Layout::new(&req.id, job_dir).secrets_file(),
         needs_secrets: false,
         secret_names: String::new(),
         child_timeout: req.timeout_s,
@@ -628,7 +629,7 @@ pub fn probe_request_for_line(
         cpus_per_task: default_probe_cpus(),
         time: default_probe_time(),
         timeout_s: default_probe_timeout(),
-        job_dir: format!("{}/jobs/{probe_id}", plan.base_dir),
+        job_dir: Layout::job_dir(&plan.base_dir, &probe_id),
         program: program.to_string(),
         args: Vec::new(),
         launcher: ProbeLauncher::Torchrun,

@@ -171,13 +171,16 @@ fn annotate(line: &mut JobLine, s: &Submitted) {
     let (state, message) = match &s.adopted {
         None => match &s.waits_for {
             Some(c) => (
-                Some("PENDING"),
+                Some(tao_core::State::Pending),
                 format!("PENDING (submitted; waits for image conversion job {c})"),
             ),
-            None => (Some("PENDING"), "PENDING (submitted)".to_string()),
+            None => (
+                Some(tao_core::State::Pending),
+                "PENDING (submitted)".to_string(),
+            ),
         },
         Some(native) if native == "PENDING" => (
-            Some("PENDING"),
+            Some(tao_core::State::Pending),
             format!(
                 "PENDING (adopted existing Slurm job {} named {})",
                 s.job_id,
@@ -194,14 +197,7 @@ fn annotate(line: &mut JobLine, s: &Submitted) {
         ),
     };
     if let Some(state) = state {
-        line.fields
-            .insert("state".into(), Value::String(state.into()));
-        line.fields.insert(
-            "observed_at".into(),
-            Value::String(tao_core::time::now_rfc3339()),
-        );
-        line.fields
-            .insert("observed_by".into(), Value::String(TOOL.into()));
+        line.stamp_now(state, None, TOOL);
     }
     tao_core::cli::note(
         TOOL,
@@ -901,10 +897,11 @@ fn sbatch_script(plan: &Plan) -> String {
          case \"$out\" in ''|*[!0-9]*) jid=$(printf '%s\\n' \"$out\" | sed -n -E -e 's/^[[:space:]]*([0-9]+)[[:space:]]*$/\\1/p' \
            -e 's/^[[:space:]]*Submitted batch job ([0-9]+)[[:space:]]*$/\\1/p' | sort -u);; *) jid=$out;; esac; \
          case \"$jid\" in ''|*[!0-9]*) echo '@@tao-noid'; exit 0;; esac; \
-         mkdir -p -- \"$d/slurm-logs/\"{id}\"-$jid\" && scontrol release \"$jid\" && echo \"@@tao-released $jid\"",
+         mkdir -p -- \"$d/{logs}/\"{id}\"-$jid\" && scontrol release \"$jid\" && echo \"@@tao-released $jid\"",
         d = shell::quote(&plan.job_dir),
         cmd = shell::join(&args),
         id = shell::quote(&plan.id),
+        logs = tao_core::model::Layout::LOGS,
     )
 }
 
