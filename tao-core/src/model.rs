@@ -376,6 +376,14 @@ pub struct Slurm {
     pub extra: Extra,
 }
 
+impl Effective {
+    /// Whether tao-submit runs the communication probe before this plan:
+    /// more than one node, or two or more GPUs per node (tao-submit(1)).
+    pub fn needs_probe(&self) -> bool {
+        self.nodes.unwrap_or(1) > 1 || self.gpus_per_node.unwrap_or(0) >= 2
+    }
+}
+
 impl Slurm {
     /// The job id as digits: a string, or an integer written as one.
     pub fn job_id(&self) -> Option<String> {
@@ -622,6 +630,37 @@ fn section<T: DeserializeOwned>(line: &JobLine, key: &str) -> Option<T> {
         return None;
     }
     serde_json::from_value(v.clone()).ok()
+}
+
+/// Order the keys of `dst` like those of `like`: the keys both have come
+/// in `like`'s order, and a key only `dst` has stays right after the key
+/// it followed in `dst` (first when none). Values are not touched.
+/// tao-record mark uses it so a record keeps the key order of the lines it
+/// merges (unknown keys included) instead of appending what is new.
+pub fn order_like(dst: &mut Map<String, Value>, like: &Map<String, Value>) {
+    let mut order: Vec<String> = like
+        .keys()
+        .filter(|k| dst.contains_key(*k))
+        .cloned()
+        .collect();
+    let dst_keys: Vec<String> = dst.keys().cloned().collect();
+    for (i, k) in dst_keys.iter().enumerate() {
+        if order.contains(k) {
+            continue;
+        }
+        let pos = dst_keys[..i]
+            .iter()
+            .rev()
+            .find_map(|p| order.iter().position(|o| o == p))
+            .map_or(0, |p| p + 1);
+        order.insert(pos, k.clone());
+    }
+    let mut old = std::mem::take(dst);
+    for k in order {
+        if let Some(v) = old.shift_remove(&k) {
+            dst.insert(k, v);
+        }
+    }
 }
 
 /// The shared-storage layout of one job (tao-jobline(7), SHARED STORAGE):
@@ -994,6 +1033,24 @@ mod tests {
             }
         }
         assert_eq!(job.to_line().to_json(), line.to_json());
+    }
+
+    #[test]
+    fn order_like_takes_the_line_order_and_keeps_the_rest_in_place() {
+        let mut rec = JobLine::parse(r#"{"id":1,"history":[],"state":2,"slurm":3}"#, 1)
+            .unwrap()
+            .fields;
+        let line = JobLine::parse(r#"{"x":0,"id":1,"y":0,"state":2,"slurm":3,"z":0}"#, 1)
+            .unwrap()
+            .fields;
+        for k in ["x", "y", "z"] {
+            rec.insert(k.into(), Value::from(0));
+        }
+        order_like(&mut rec, &line);
+        assert_eq!(
+            serde_json::to_string(&rec).unwrap(),
+            r#"{"x":0,"id":1,"history":[],"y":0,"state":2,"slurm":3,"z":0}"#
+        );
     }
 
     #[test]

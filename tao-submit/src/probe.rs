@@ -669,9 +669,12 @@ pub fn gate(
             .unwrap_or(0)
     };
     let raw = num("nodes") > 1 || num("gpus_per_node") >= 2;
-    let needs = match profile {
-        Ok(p) => tao_script::needs_probe(line, p).unwrap_or(raw),
-        Err(_) => raw,
+    // The plan tao-render wrote (script.resources) decides; a line
+    // without one is planned here as before.
+    let needs = match (line.plan(), profile) {
+        (Some(plan), _) => plan.needs_probe(),
+        (None, Ok(p)) => tao_script::needs_probe(line, p).unwrap_or(raw),
+        (None, Err(_)) => raw,
     };
     if !needs {
         return Ok(());
