@@ -629,7 +629,7 @@ pub fn probe_request_for_line(
         cpus_per_task: default_probe_cpus(),
         time: default_probe_time(),
         timeout_s: default_probe_timeout(),
-        job_dir: Layout::job_dir(&plan.base_dir, &probe_id),
+        job_dir: Layout::job_dir(&plan.base_dir, probe_id),
         program: program.to_string(),
         args: Vec::new(),
         launcher: ProbeLauncher::Torchrun,
