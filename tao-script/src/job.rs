@@ -39,21 +39,8 @@ pub struct RenderOptions {
     pub allow_unlimited: bool,
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct ResourcesIn {
-    nodes: Option<u32>,
-    gpus_per_node: Option<u32>,
-    cpus_per_task: Option<u32>,
-    time: Option<String>,
-    child_timeout: Option<String>,
-    partition: Option<String>,
-    account: Option<String>,
-    exclusive: Option<bool>,
-    requeue: Option<bool>,
-    exclude: Option<Vec<String>>,
-    mem: Option<String>,
-}
+/// `resources` as the job model types it (one definition for every tool).
+type ResourcesIn = tao_core::model::Resources;
 
 #[derive(Debug, Deserialize)]
 struct StorageIn {

@@ -155,10 +155,7 @@ pub fn run<R: BufRead, W: Write>(
         let targets: Vec<Target> = idx
             .iter()
             .map(|&i| {
-                let ids: Vec<String> = lines[i]
-                    .get_str(&["slurm", "job_id"])
-                    .map(|s| vec![s.to_string()])
-                    .unwrap_or_default();
+                let ids: Vec<String> = lines[i].slurm_job_id().into_iter().collect();
                 Target {
                     line: lines[i].clone(),
                     by_name: ids.is_empty(),
