@@ -123,8 +123,9 @@ fn prepare(line: &JobLine, requeue_default: bool) -> Result<Prepared, (String, S
             "no slurm.job_id: the job was never submitted; pipe lines from `tao-submit` or `tao-record list`".into(),
         ));
     };
-    let cluster = line.get_str(&["slurm", "cluster"]);
-    let jref = JobRef::parse(&raw, cluster).ok_or_else(|| {
+    let slurm = line.slurm().unwrap_or_default();
+    let storage = line.storage().unwrap_or_default();
+    let jref = JobRef::parse(&raw, slurm.cluster.as_deref()).ok_or_else(|| {
         (
             "data".to_string(),
             format!("slurm.job_id {raw:?} is not a Slurm job id (digits, optionally _index, +offset or ;cluster)"),
@@ -132,30 +133,22 @@ fn prepare(line: &JobLine, requeue_default: bool) -> Result<Prepared, (String, S
     })?;
     Ok(Prepared {
         jref,
-        host: line
-            .get_str(&["slurm", "login_host"])
-            .map(str::to_string)
-            .filter(|h| !h.is_empty()),
+        host: slurm.login_host.filter(|h| !h.is_empty()),
         prev: Previous {
-            state: line.get_str(&["state"]).and_then(State::parse),
-            native: line.get_str(&["slurm", "native_state"]).map(str::to_string),
-            restart_count: line
-                .get_path(&["slurm", "restart_count"])
-                .and_then(Value::as_u64)
-                .map(|n| n as u32),
+            state: line.state(),
+            native: slurm.native_state,
+            restart_count: slurm.restart_count.map(|n| n as u32),
         },
         requeue: line
-            .get_path(&["resources", "requeue"])
-            .and_then(Value::as_bool)
+            .resources()
+            .and_then(|r| r.requeue)
             .unwrap_or(requeue_default),
         record_id: line
             .id()
             .map(str::to_string)
             .filter(|i| tao_core::id::is_valid(i)),
-        job_dir: line.get_str(&["storage", "job_dir"]).map(str::to_string),
-        results_dir: line
-            .get_str(&["storage", "results_dir"])
-            .map(str::to_string),
+        job_dir: storage.job_dir,
+        results_dir: storage.results_dir,
     })
 }
 
