@@ -371,6 +371,9 @@ pub struct Slurm {
     /// Times Slurm requeued the job.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restart_count: Option<u64>,
+    /// `afterok:<id>` when the job waits for an image conversion job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dependency: Option<String>,
     /// Unknown keys.
     #[serde(flatten)]
     pub extra: Extra,
@@ -555,6 +558,12 @@ pub struct Job {
     /// The scheduler's view.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slurm: Option<Ordered<Slurm>>,
+    /// The communication probe's outcome (kept as read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<Value>,
+    /// tao-submit preflight's checks (kept as read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preflight: Option<Value>,
     /// Vocabulary state.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<State>,
@@ -916,6 +925,9 @@ pub const FIELDS: &[Field] = &[
     f("slurm.start_time", "string", "RFC 3339 UTC", "tao-poll", "When it started."),
     f("slurm.end_time", "string", "RFC 3339 UTC", "tao-poll", "When it ended."),
     f("slurm.restart_count", "integer", "", "tao-poll", "Times Slurm requeued it."),
+    f("slurm.dependency", "string", "afterok:<slurm job id>", "tao-submit", "The image conversion job this job waits for."),
+    f("probe", "object", "", "tao-submit", "{env (the NCCL variables the job carries, or null), cached, skipped (booleans), probe_job_ids, tried}: the communication probe before a multi-node or multi-GPU job."),
+    f("preflight", "object", "", "tao-submit preflight", "{ok, login_host, checks [...]}: the cluster checks."),
     f("state", "string", "", "tao-record, tao-submit, tao-poll, tao-classify", "One word of the vocabulary below."),
     f("message", "string", "", "tao-poll, tao-submit", "The native sub-state and why, e.g. PENDING (Priority), SUSPENDED, FAILED exit 1:0."),
     f("observed_at", "string", "RFC 3339 UTC", "any tool that sets state", "When; tao-record refuses an observation older than the last one it recorded."),
