@@ -292,6 +292,20 @@ pub struct ImageRef {
     pub extra: Extra,
 }
 
+/// `script.container`: what the steps run in (runtime pyxis).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Container {
+    /// The absolute `.sqsh` (`--container-image`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
+    /// Comma-joined `--container-mounts`, the base-dir mount included.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mounts: Option<String>,
+    /// Unknown keys.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
 /// `script`: the rendered sbatch script (set by tao-render).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Script {
@@ -313,6 +327,9 @@ pub struct Script {
     /// The effective plan: what tao-submit submits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resources: Option<Ordered<Effective>>,
+    /// The container (runtime pyxis).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container: Option<Ordered<Container>>,
     /// Unknown keys.
     #[serde(flatten)]
     pub extra: Extra,
@@ -911,6 +928,7 @@ pub const FIELDS: &[Field] = &[
     f("script.bindings", "object", "", "tao-render", "{config_path, job_id, results_dir, config_sha256, bundle_sha256}: the bound values."),
     f("script.image", "object", "", "tao-render", "{given, normalised, sqsh, needs_conversion}: how the image resolved (runtime pyxis)."),
     f("script.resources", "object", "", "tao-render", "The effective plan after the rules {nodes, gpus_per_node, cpus_per_task, time (canonical), child_timeout_s (seconds, 0: none), partition, exclusive, requeue}; tao-submit submits this plan and does not plan again."),
+    f("script.container", "object", "", "tao-render", "{image (the .sqsh), mounts (comma-joined, the base-dir mount included)}: the container of a runtime pyxis job; tao-submit's communication probe runs in it."),
     f("lint.ok", "boolean", "", "tao-redact lint", "Whether the script passed."),
     f("lint.sha256", "string", "hex SHA-256", "tao-redact lint", "Checksum of the approved script.text."),
     f("lint.findings", "array of objects", "", "tao-redact lint", "[{rule, line, column, preview}]; the preview is masked."),

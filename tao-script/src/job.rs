@@ -102,8 +102,10 @@ pub struct Verify {
     pub sha256: String,
 }
 
-/// The container an `srun` step runs in (runtime `pyxis`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The container an `srun` step runs in (runtime `pyxis`); rides in
+/// `script.container`, so tao-submit's probe runs in it without planning
+/// again.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Container {
     /// Absolute `.sqsh` path for `--container-image`.
     pub image: String,

@@ -40,6 +40,9 @@ pub struct Script {
     /// Resources after the rules were applied (job scripts only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resources: Option<Effective>,
+    /// The container the steps run in (runtime pyxis job scripts only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub container: Option<Container>,
 }
 
 impl Script {
@@ -51,6 +54,7 @@ impl Script {
             bindings: None,
             image: None,
             resources: None,
+            container: None,
         }
     }
 }
@@ -248,6 +252,7 @@ pub fn render_line_with(
     script.bindings = Some(plan.bindings);
     script.image = plan.image;
     script.resources = Some(plan.effective);
+    script.container = plan.container;
     Ok(script)
 }
 
@@ -594,6 +599,72 @@ pub fn render_probe(req: &ProbeRequest) -> Result<Script> {
 pub fn needs_probe(line: &JobLine, profile: &SiteProfile) -> Result<bool> {
     let plan = job::plan(line, profile, RenderOptions::default())?;
     Ok(plan.effective.nodes > 1 || plan.effective.gpus_per_node >= 2)
+}
+
+/// The probe request for a rendered job line, from the plan tao-render
+/// wrote into it: `script.resources` (partition, node count, GPUs per
+/// node), `script.container` (image and mounts, runtime pyxis),
+/// `storage.base_dir`, `resources.account` and `resources.exclude`.
+/// Nothing is planned again; otherwise as [`probe_request_for_line`].
+///
+/// Errors: [`Error::BadLine`] when the line carries no plan (render it
+/// with tao-render) or, for runtime pyxis, no `script.container` (a line
+/// rendered before tao-render wrote it: render it again);
+/// [`Error::Data`] for a `probe_id` that is not a record id.
+pub fn probe_request_from_plan(
+    line: &JobLine,
+    probe_id: &str,
+    program: &str,
+) -> Result<ProbeRequest> {
+    tao_core::id::validate(probe_id)?;
+    let missing = |what: &str| Error::BadLine {
+        line: line.line_no,
+        message: format!("no `{what}` in the line; render it with tao-render"),
+    };
+    let plan = line.plan().ok_or_else(|| missing("script.resources"))?;
+    let (Some(partition), Some(nodes), Some(gpus_per_node)) =
+        (plan.partition, plan.nodes, plan.gpus_per_node)
+    else {
+        return Err(missing("script.resources"));
+    };
+    let base_dir = line
+        .storage()
+        .and_then(|s| s.base_dir)
+        .ok_or_else(|| missing("storage.base_dir"))?;
+    let res = line.resources().unwrap_or_default();
+    let pyxis = line.get_str(&["runtime"]) == Some("pyxis");
+    let container = line.get_path(&["script", "container"]);
+    let (image, mounts) = match container {
+        Some(c) if !c.is_null() => (
+            c.get("image")
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_string),
+            c.get("mounts")
+                .and_then(serde_json::Value::as_str)
+                .map(|m| m.split(',').map(str::to_string).collect())
+                .unwrap_or_default(),
+        ),
+        _ if pyxis => return Err(missing("script.container")),
+        _ => (None, Vec::new()),
+    };
+    Ok(ProbeRequest {
+        id: probe_id.to_string(),
+        partition,
+        account: res.account,
+        nodes,
+        gpus_per_node,
+        cpus_per_task: default_probe_cpus(),
+        time: default_probe_time(),
+        timeout_s: default_probe_timeout(),
+        job_dir: Layout::job_dir(&base_dir, probe_id),
+        program: program.to_string(),
+        args: Vec::new(),
+        launcher: ProbeLauncher::Torchrun,
+        nccl_env: BTreeMap::new(),
+        image,
+        mounts,
+        exclude: res.exclude.unwrap_or_default(),
+    })
 }
 
 /// The probe request for a job line: the line's partition, account,

@@ -183,6 +183,18 @@ pub struct ProbeState {
     failed: HashMap<String, (String, Vec<Tried>)>,
 }
 
+/// The probe request of a line: from the plan tao-render wrote into it
+/// ([`tao_script::probe_request_from_plan`]); a line rendered before
+/// tao-render wrote `script.container` is planned again.
+fn probe_request(
+    line: &JobLine,
+    profile: &SiteProfile,
+    id: &str,
+) -> Result<tao_script::ProbeRequest> {
+    tao_script::probe_request_from_plan(line, id, PROGRAM_REL)
+        .or_else(|_| tao_script::probe_request_for_line(line, profile, id, PROGRAM_REL))
+}
+
 /// The cache file of `cluster` under the record store's directory:
 /// `<state_dir>/clusters/<cluster>/nccl.json`.
 pub fn cache_path(state_dir: &Path, cluster: &str) -> PathBuf {
@@ -367,7 +379,7 @@ pub fn probe_plan(
     knobs: &BTreeMap<String, String>,
     cfg: &ProbeConfig,
 ) -> Result<Plan> {
-    let mut req = tao_script::probe_request_for_line(line, profile, id, PROGRAM_REL)?;
+    let mut req = probe_request(line, profile, id)?;
     req.timeout_s = cfg.timeout_s;
     // Wall time: the timeout, the kill grace and a minute for set-up.
     let wall = cfg.timeout_s + 10 + 60;
@@ -744,9 +756,7 @@ pub fn gate(
     }
     // Runtime pyxis: the probe runs in the job's own image, which must be
     // a squashfs already (a conversion still to come cannot be probed).
-    if let Some(img) =
-        tao_script::probe_request_for_line(line, profile, &line_id, PROGRAM_REL)?.image
-    {
+    if let Some(img) = probe_request(line, profile, &line_id)?.image {
         let found = crate::image::check(sessions, &host, &[&img])?;
         if found.get(img.as_str()) != Some(&crate::image::Found::Squashfs) {
             return Err(Error::TempFail(format!(
