@@ -4,42 +4,35 @@
 //!
 //! Source of the prose: docs/CONTRACT.md and docs/design.md. The Slurm state
 //! table is rendered from `tao_core::state::native::TABLE`, the table tao-poll
-//! and tao-submit map with, and the exit statuses from `tao_core::exit`, so the page
-//! cannot drift from either.
+//! and tao-submit map with, the exit statuses from `tao_core::exit` and the FIELDS section from
+//! `tao_core::model::FIELDS`, so the page cannot drift from any of them.
 
 use tao_core::state::native::TABLE;
 use tao_core::{exit, State};
 
 use crate::page::{finish, heading, para, see_also, tagged_list, text, title_line, verbatim};
 
-/// The fields of a job line: (name, who sets it and its shape).
-pub const FIELDS: &[(&str, &str)] = &[
-    ("id", "Set by tao-record open. [a-z0-9-]{1,64}, e.g. tao-20261129-k3f9x2; also the Slurm job name."),
-    ("platform", "Set by tao-record open. \"slurm\"."),
-    ("action, network_arch", "Set by tao-record open. Strings (train, dino)."),
-    ("image", "Set by tao-record open. As given: /abs/x.sqsh, registry#image:tag, docker://registry#image:tag or registry/image:tag; null for runtime none."),
-    ("runtime", "Set by tao-record open. \"pyxis\" (srun --container-image, the default on real clusters) or \"none\" (plain srun)."),
-    ("command", "Set by tao-record open. Shell text run in the container; only {config_path}, {job_id} and {results_dir} are bound."),
-    ("resources", "Set by tao-record open. {nodes, gpus_per_node, cpus_per_task (integers), time and child_timeout (Slurm time strings, HH:MM:SS; child_timeout null under an unlimited time), partition, account (string or null), exclusive, requeue (booleans), exclude ([node names]), mem (string or null)}."),
-    ("storage", "Set by tao-record open. {tier, base_dir (SLURM_BASE_RESULTS_DIR), job_dir (<base>/jobs/<id>), results_dir (<base>/results/<id>)}."),
-    ("spec", "Set by tao-record open --spec. {name, text, sha256}; staged to <job_dir>/specs/<name>, which is {config_path}."),
-    ("mounts", "Set by tao-record open. [\"/src:/dst\", ...] (Pyxis --container-mounts)."),
-    ("env", "Set by tao-record open. {NAME: value}, non-secret; not a reserved name (RESERVED NAMES below), not a name that looks like a secret (*TOKEN*, *SECRET*, *PASSWORD*, *_KEY, ...), not a name also in secrets."),
-    ("secrets", "Set by tao-record open. [\"HF_TOKEN\", ...]: names only, never values. The job sources them from a sidecar before its steps, so a name may not be reserved (RESERVED NAMES below)."),
-    ("execution", "Set by tao-record open --execution. Optional model lifecycle {pre_commands, command, post_commands [{command, scope: all|leader}], launcher (torchrun or null), supporting_files [{source, local_path, sha256, size}]}; tao-submit verifies each file's sha256 and stages it to <job_dir>/inputs/action-helpers/<source>; the script exports TAO_ACTION_HELPERS."),
-    ("script", "Set by tao-render. {template (single, multi, convert, probe), sha256, text, ...}."),
-    ("lint", "Set by tao-redact lint. {ok, sha256 of the approved script.text, findings [{rule, line, column, preview}]}; the preview is masked."),
-    ("slurm", "Set by tao-submit and tao-poll. {job_id (digits, as a string), cluster (or null), login_host, native_state, reason, exit_code (\"0:0\"), nodes, submit_time, start_time, end_time, restart_count}."),
-    ("state", "Set by tao-record, tao-submit, tao-poll, tao-classify. One word of the vocabulary below."),
-    ("message", "Set by tao-poll and tao-submit. The native sub-state and why, e.g. PENDING (Priority), SUSPENDED, FAILED exit 1:0."),
-    ("observed_at, observed_by", "Set by any tool that sets state. RFC 3339 UTC time and tool name; tao-record refuses an observation older than the last one it recorded."),
-    ("evidence", "Set by tao-poll --evidence. {out: {first_line, lines}, err: {...}}: redacted tails of main.out and main.err."),
-    ("progress", "Set by tao-poll for running and ended jobs whose results_dir holds a status.json with epoch or KPI records (TAO's status logger); absent otherwise (null when an earlier poll had set it), never made up. {epoch, max_epoch, percent (0-100), eta_s, time_per_epoch_s, kpi (the latest kpi object as written), history ({name: [up to 12 latest values, one per epoch]}), updated_at (the file's mtime, RFC 3339 UTC)}. Read from the last 4 KiB of the file, whatever its size, in the same remote command as squeue and sacct (one per login host)."),
-    ("pending", "Set by tao-poll while a job is PENDING; null once it is not. {reason (Slurm's code), words (what it means), clears (false when the job waits until someone acts), action (what to do, for those), expected_start (RFC 3339 UTC from squeue --start, or null when Slurm has no estimate)}."),
-    ("classification", "Set by tao-classify. {class (infra, program, scheduler, unknown), subclass, rule, evidence {file, line, text}, node (or null), retry, reason}."),
-    ("retry_of, retried_by, attempt", "Set by tao-record open --retry-of. The parent id, the child id (in the parent), the attempt number (1 for a first try)."),
-    ("error", "Set by any tool. {tool, code, message}: this line failed in that tool."),
-];
+/// The FIELDS section, one entry per row of `tao_core::model::FIELDS`
+/// (the table next to the typed model): the path, then "type (unit). Set
+/// by writer. meaning".
+fn fields(out: &mut String) {
+    let items: Vec<(&str, String)> = tao_core::model::FIELDS
+        .iter()
+        .map(|f| {
+            let unit = if f.unit.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", f.unit)
+            };
+            (
+                f.path,
+                format!("{}{unit}. Set by {}. {}", f.ty, f.writer, f.meaning),
+            )
+        })
+        .collect();
+    let items: Vec<(&str, &str)> = items.iter().map(|(p, d)| (*p, d.as_str())).collect();
+    tagged_list(out, &items);
+}
 
 /// What each vocabulary state means.
 fn state_meaning(s: State) -> &'static str {
@@ -88,7 +81,8 @@ pub fn render() -> String {
     para(&mut out, "Gates: tao-submit refuses a line that tao-record did not open (no id, no launch) and a script whose sha256 differs from the one tao-redact lint approved (no lint, no launch). Secrets travel by name only.");
 
     heading(&mut out, "FIELDS");
-    tagged_list(&mut out, FIELDS);
+    out.push_str(&text("Generated from the typed job model (tao_core::model::FIELDS): each field, its JSON type and unit, the tools that set it and what it means. Every object also keeps keys it does not know, in their places."));
+    fields(&mut out);
 
     heading(&mut out, "STATE VOCABULARY");
     let states: Vec<(&str, &str)> = State::ALL

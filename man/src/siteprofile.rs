@@ -17,7 +17,7 @@ pub const TOP_KEYS: &[(&str, &str)] = &[
     ("remote_prefix", "String, default \"\" (nothing). POSIX sh text run first in every script on a login node (scripts run in sh -s whatever the login shell), e.g. \"PATH=/opt/slurm/bin:$PATH; export PATH;\" or \"module load slurm;\" where sbatch is not on the PATH of a non-interactive sh."),
     ("default_partition", "String, required. The partition, or a comma-separated list (Slurm takes the first that can run the job), of tao-record open when neither --partition nor SLURM_PARTITION names one. When [[partitions]] lists any, each name must be one of them."),
     ("max_gpus_per_node", "Integer (GPUs), required. The GPUs of one node: tao-record open refuses more per node; at this count a job's nodes are exclusive and its node count is derived from its total GPUs (tao-render)."),
-    ("[[partitions]]", "Array of tables, default empty. The partitions jobs may use, with their wall-time limits. When it lists any, tao-record open refuses a partition that is not listed and a --time longer than the partition's max_time, and tao-render refuses such a line too; when it is empty, any name is accepted and sbatch has the last word."),
+    ("[[partitions]]", "Array of tables, default empty. The partitions jobs may use, with their limits. When it lists any, tao-record open refuses a partition that is not listed, a --time longer than the partition's max_time, and a node count, GPU total or --mem that none of the job's partitions can hold (max_nodes, gpus_per_node, mem_per_node), and tao-render refuses such a line too, at once instead of leaving the job pending for ever; when it is empty, any name is accepted and sbatch has the last word."),
     ("[conversion]", "Table, required. The CPU-partition job that converts a registry image into the .sqsh a pyxis job runs (enroot import), before the job itself."),
     ("[[nccl_knobs]]", "Array of tables, default empty. NCCL environments the communication probe of tao-submit tries, in order, after a probe with no NCCL settings hangs; the first that passes is cached per cluster and given to the job with sbatch --export."),
 ];
@@ -26,6 +26,9 @@ pub const TOP_KEYS: &[(&str, &str)] = &[
 pub const PARTITION_KEYS: &[(&str, &str)] = &[
     ("name", "String, required. The partition as Slurm knows it (sinfo -s)."),
     ("max_time", "String, required: a Slurm time string, as sbatch --time takes it: MINUTES, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS (04:00:00 is 4 hours, 2-00:00:00 two days). The partition's MaxTime (scontrol show partition)."),
+    ("max_nodes", "Integer (nodes), optional. The most nodes one job may use (the partition's node count or MaxNodes, scontrol show partition). Absent: not checked."),
+    ("gpus_per_node", "Integer (GPUs), optional. The GPUs of each node of the partition (Gres=gpu:N of its nodes; 0 for a CPU partition). A job whose GPUs per node, or whose GPU total spread over max_nodes nodes, exceed it is refused. Absent: not checked."),
+    ("mem_per_node", "String, optional: sbatch --mem form (4000M, 64G; no unit is megabytes). The memory of each node (RealMemory, scontrol show node); a larger --mem is refused. Absent: not checked."),
 ];
 
 /// Keys of the `[conversion]` table.
@@ -61,6 +64,9 @@ max_gpus_per_node = 8
 [[partitions]]
 name = \"batch\"
 max_time = \"08:00:00\"
+max_nodes = 16
+gpus_per_node = 8
+mem_per_node = \"1000G\"
 
 [[partitions]]
 name = \"cpu\"

@@ -143,19 +143,20 @@ pub fn classify(
     cat: &Catalogue,
     opts: &Options,
 ) -> Result<Option<Classification>> {
-    if line.get_str(&["state"]) != Some("ERROR") {
+    if line.state() != Some(tao_core::State::Error) {
         return Ok(None);
     }
+    let slurm = line.slurm().unwrap_or_default();
     let bad = |message: String| Error::BadLine {
         line: line.line_no,
         message,
     };
-    if line.get_str(&["slurm", "native_state"]).is_none() && line.has_error() {
+    if slurm.native_state.is_none() && line.has_error() {
         // An earlier tool failed for this job (e.g. sbatch refused it): no
         // Slurm verdict to classify; the line goes on untouched.
         return Ok(None);
     }
-    let native = line.get_str(&["slurm", "native_state"]).ok_or_else(|| {
+    let native = slurm.native_state.as_deref().ok_or_else(|| {
         bad(
             "state is ERROR but `slurm.native_state` is missing; pipe lines through tao-poll first"
                 .into(),
@@ -203,8 +204,8 @@ pub fn classify(
     }
     let facts = policy::Facts {
         native_state: native,
-        exit_code: line.get_str(&["slurm", "exit_code"]),
-        nodes: line.get_str(&["slurm", "nodes"]),
+        exit_code: slurm.exit_code.as_deref(),
+        nodes: slurm.nodes.as_deref(),
         time_limit: line.get_str(&["resources", "time"]),
         attempt,
         max_attempts: opts.max_attempts,

@@ -296,6 +296,121 @@ pub fn mem(s: &str) -> Result<String, String> {
     Ok(s.to_ascii_uppercase())
 }
 
+/// A memory size in megabytes: [`mem`]'s form, no unit meaning
+/// megabytes (sbatch(1) `--mem`), K rounded up.
+///
+/// Errors: the message naming the value and the form.
+pub fn mem_megabytes(s: &str) -> Result<u64, String> {
+    let m = mem(s)?;
+    let (digits, mult) = match m.as_bytes().last() {
+        Some(b'K') => (&m[..m.len() - 1], 0),
+        Some(b'M') => (&m[..m.len() - 1], 1),
+        Some(b'G') => (&m[..m.len() - 1], 1024),
+        Some(b'T') => (&m[..m.len() - 1], 1024 * 1024),
+        _ => (m.as_str(), 1),
+    };
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("{s:?} is not a memory size; use e.g. 64G or 7200M"))?;
+    Ok(if mult == 0 {
+        n.div_ceil(1024)
+    } else {
+        n.saturating_mul(mult)
+    })
+}
+
+/// Which request input a partition cannot hold (the caller names its
+/// flag or field).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unfit {
+    /// The node count asked for.
+    Nodes,
+    /// The GPUs (per node, or the total once spread over nodes).
+    Gpus,
+    /// The memory per node.
+    Mem,
+}
+
+/// Why partition `p` cannot hold `nodes_in` nodes asked for, shaped as
+/// `nodes` x `gpus` per node, with `mem` per node; `None` when it can (a
+/// limit the profile does not give is not checked).
+fn unfit(
+    p: &crate::site::Partition,
+    profile: &str,
+    nodes_in: u32,
+    (nodes, gpus): (u32, u32),
+    mem_in: Option<&str>,
+) -> Option<(Unfit, String)> {
+    let name = &p.name;
+    if let Some(max) = p.max_nodes {
+        if nodes_in > max {
+            return Some((Unfit::Nodes, format!(
+                "{nodes_in} nodes is more than partition {name:?} holds ({max}, site profile {profile:?}); ask for at most {max} nodes or choose another partition"
+            )));
+        }
+    }
+    if let Some(g) = p.gpus_per_node {
+        if gpus > g || p.max_nodes.is_some_and(|max| nodes > max) {
+            let most = u64::from(g) * u64::from(p.max_nodes.unwrap_or(1));
+            return Some((Unfit::Gpus, format!(
+                "{} GPUs ({nodes} node(s) x {gpus}) do not fit partition {name:?} ({} node(s) of {g} GPUs, site profile {profile:?}); Slurm could never start the job: ask for at most {most} GPUs in all or choose another partition",
+                u64::from(nodes) * u64::from(gpus),
+                p.max_nodes.map_or("its".to_string(), |m| m.to_string()),
+            )));
+        }
+    }
+    if let (Some(have), Some(want)) = (&p.mem_per_node, mem_in) {
+        let (Ok(h), Ok(w)) = (mem_megabytes(have), mem_megabytes(want)) else {
+            return None;
+        };
+        if w > h {
+            return Some((Unfit::Mem, format!(
+                "{want} is more than the memory of a node of partition {name:?} ({have}, site profile {profile:?}); Slurm could never start the job: ask for at most {have} or choose another partition"
+            )));
+        }
+    }
+    None
+}
+
+/// Check that at least one partition of the comma list `partitions` can
+/// hold the job: `nodes_in` nodes asked for, `shape` = (nodes, GPUs per
+/// node) after [`gpu_shape`], `mem` per node (sbatch `--mem` form). Limits
+/// come from the site profile's `[[partitions]]` (`max_nodes`,
+/// `gpus_per_node`, `mem_per_node`); a partition the profile does not list
+/// or a limit it does not give passes (sbatch has the last word). Such a
+/// job would otherwise wait for ever (or until the probe gives up).
+///
+/// Errors: which input does not fit, and the message naming the partition,
+/// its limit and the fix (for a list: the first partition's reason).
+pub fn fits_partitions(
+    profile: &SiteProfile,
+    partitions: &str,
+    nodes_in: u32,
+    shape: (u32, u32),
+    mem: Option<&str>,
+) -> Result<(), (Unfit, String)> {
+    let mut first = None;
+    for name in partitions.split(',') {
+        let Some(p) = profile.partition(name) else {
+            return Ok(());
+        };
+        match unfit(p, &profile.name, nodes_in, shape, mem) {
+            None => return Ok(()),
+            Some(why) => {
+                first.get_or_insert(why);
+            }
+        }
+    }
+    match first {
+        Some((what, msg)) if partitions.contains(',') => Err((
+            what,
+            format!("no partition of {partitions:?} can hold the job: {msg}"),
+        )),
+        Some(why) => Err(why),
+        None => Ok(()),
+    }
+}
+
 /// GPU shape after the rule "at or above the per-node GPU maximum, nodes
 /// are exclusive and the node count is derived from the total"
 /// (docs/design.md, "Defaults"): returns `(nodes, gpus_per_node, exclusive)`. `max` is the
@@ -466,6 +581,35 @@ mod tests {
         assert_eq!(gpu_shape(3, 0, false, 8).unwrap(), (3, 0, false));
         assert!(gpu_shape(u32::MAX, 16, false, 8).is_err());
         assert!(nodes(0).is_err() && cpus_per_task(0).is_err());
+    }
+
+    #[test]
+    fn partition_limits_name_the_input() {
+        let p = SiteProfile::load(Some("local")).unwrap();
+        assert!(fits_partitions(&p, "gpu", 2, (2, 4), Some("4000M")).is_ok());
+        assert!(fits_partitions(&p, "gpu", 1, (1, 0), Some("3G")).is_ok());
+        let (w, m) = fits_partitions(&p, "gpu", 3, (3, 0), None).unwrap_err();
+        assert_eq!(w, Unfit::Nodes);
+        assert!(
+            m.contains("\"gpu\"") && m.contains("at most 2 nodes"),
+            "{m}"
+        );
+        let (w, m) = fits_partitions(&p, "gpu", 1, (3, 4), None).unwrap_err();
+        assert_eq!(w, Unfit::Gpus);
+        assert!(m.contains("12 GPUs") && m.contains("at most 8 GPUs"), "{m}");
+        let (w, m) = fits_partitions(&p, "gpu,cpu_long", 1, (1, 1), Some("5G")).unwrap_err();
+        assert_eq!(w, Unfit::Mem);
+        assert!(
+            m.starts_with("no partition of \"gpu,cpu_long\"") && m.contains("4000M"),
+            "{m}"
+        );
+        // A profile without limits, or a partition it does not list, passes.
+        let ord = profile();
+        assert!(fits_partitions(&ord, "polar", 64, (64, 8), Some("9T")).is_ok());
+        assert!(fits_partitions(&p, "other", 64, (64, 8), None).is_ok());
+        assert_eq!(mem_megabytes("4000").unwrap(), 4000);
+        assert_eq!(mem_megabytes("2g").unwrap(), 2048);
+        assert_eq!(mem_megabytes("1025K").unwrap(), 2);
     }
 
     #[test]

@@ -47,7 +47,7 @@ where
 /// (tao-jobline(7), storage layout). tao-submit writes it, the job sources
 /// it and removes it on exit.
 pub fn sidecar_path(job_dir: &str) -> String {
-    format!("{}/env/secrets.env", job_dir.trim_end_matches('/'))
+    crate::model::Layout::new("", job_dir).secrets_file()
 }
 
 /// A POSIX shell command that removes the secrets sidecar of each job dir

@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
 
-/// A partition and its maximum wall time.
+/// A partition and its limits. Only `max_time` is required; a limit that
+/// is absent is not checked (sbatch has the last word).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Partition {
@@ -17,6 +18,17 @@ pub struct Partition {
     pub name: String,
     /// Maximum wall time in a Slurm time format (`HH:MM:SS`, `D-HH:MM:SS`, ...).
     pub max_time: String,
+    /// Nodes a job may use at most (the partition's node count, or its
+    /// MaxNodes; `scontrol show partition`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_nodes: Option<u32>,
+    /// GPUs on each node (the nodes' `Gres=gpu:N`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpus_per_node: Option<u32>,
+    /// Memory of each node, in sbatch `--mem` form (the nodes'
+    /// `RealMemory`, in megabytes when no unit is given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mem_per_node: Option<String>,
 }
 
 /// Resources of the CPU-partition job that converts an image to `.sqsh`.
@@ -97,6 +109,16 @@ impl SiteProfile {
             .iter()
             .map(|x| (format!("partition {:?} max_time", x.name), &x.max_time))
             .chain([("conversion time".to_string(), &p.conversion.time)]);
+        for x in &p.partitions {
+            if let Some(m) = &x.mem_per_node {
+                crate::request::mem_megabytes(m).map_err(|e| {
+                    Error::Config(format!(
+                        "site profile {origin:?}: partition {:?} mem_per_node: {e}; fix the profile",
+                        x.name
+                    ))
+                })?;
+            }
+        }
         for (what, t) in times {
             crate::slurm_time::SlurmTime::parse(t).map_err(|e| {
                 Error::Config(format!(

@@ -85,18 +85,11 @@ pub fn target(line: &JobLine, err: bool) -> Result<LogTarget> {
             "record {id:?} has no storage.job_dir: it was not opened by `tao-record open`"
         ))
     })?;
-    let sid = line
-        .get_path(&["slurm", "job_id"])
-        .and_then(|v| {
-            v.as_str()
-                .map(str::to_string)
-                .or_else(|| v.as_u64().map(|n| n.to_string()))
-        })
-        .ok_or_else(|| {
-            Error::Data(format!(
-                "record {id:?} has no slurm.job_id: it has not been submitted yet"
-            ))
-        })?;
+    let sid = line.slurm_job_id().ok_or_else(|| {
+        Error::Data(format!(
+            "record {id:?} has no slurm.job_id: it has not been submitted yet"
+        ))
+    })?;
     let jref = crate::observe::JobRef::parse(&sid, line.get_str(&["slurm", "cluster"]))
         .ok_or_else(|| {
             Error::Data(format!(

@@ -101,11 +101,7 @@ pub struct PollResult {
 ///
 /// Input: one job line. Output: true for a never-submitted line.
 pub fn never_submitted(line: &JobLine) -> bool {
-    let no_id = match line.get_path(&["slurm", "job_id"]) {
-        None | Some(Value::Null) => true,
-        Some(Value::String(s)) => s.trim().is_empty(),
-        Some(_) => false,
-    };
+    let no_id = line.slurm_job_id().is_none_or(|s| s.trim().is_empty());
     no_id && (!line.has_error() || error_is_ours(line))
 }
 
@@ -121,18 +117,15 @@ pub fn warn_unsubmitted(n: usize) {
 }
 
 fn prepare(line: &JobLine, requeue_default: bool) -> Result<Prepared, (String, String)> {
-    let Some(raw) = line.get_path(&["slurm", "job_id"]).and_then(|v| match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    }) else {
+    let Some(raw) = line.slurm_job_id() else {
         return Err((
             "data".into(),
             "no slurm.job_id: the job was never submitted; pipe lines from `tao-submit` or `tao-record list`".into(),
         ));
     };
-    let cluster = line.get_str(&["slurm", "cluster"]);
-    let jref = JobRef::parse(&raw, cluster).ok_or_else(|| {
+    let slurm = line.slurm().unwrap_or_default();
+    let storage = line.storage().unwrap_or_default();
+    let jref = JobRef::parse(&raw, slurm.cluster.as_deref()).ok_or_else(|| {
         (
             "data".to_string(),
             format!("slurm.job_id {raw:?} is not a Slurm job id (digits, optionally _index, +offset or ;cluster)"),
@@ -140,39 +133,28 @@ fn prepare(line: &JobLine, requeue_default: bool) -> Result<Prepared, (String, S
     })?;
     Ok(Prepared {
         jref,
-        host: line
-            .get_str(&["slurm", "login_host"])
-            .map(str::to_string)
-            .filter(|h| !h.is_empty()),
+        host: slurm.login_host.filter(|h| !h.is_empty()),
         prev: Previous {
-            state: line.get_str(&["state"]).and_then(State::parse),
-            native: line.get_str(&["slurm", "native_state"]).map(str::to_string),
-            restart_count: line
-                .get_path(&["slurm", "restart_count"])
-                .and_then(Value::as_u64)
-                .map(|n| n as u32),
+            state: line.state(),
+            native: slurm.native_state,
+            restart_count: slurm.restart_count.map(|n| n as u32),
         },
         requeue: line
-            .get_path(&["resources", "requeue"])
-            .and_then(Value::as_bool)
+            .resources()
+            .and_then(|r| r.requeue)
             .unwrap_or(requeue_default),
         record_id: line
             .id()
             .map(str::to_string)
             .filter(|i| tao_core::id::is_valid(i)),
-        job_dir: line.get_str(&["storage", "job_dir"]).map(str::to_string),
-        results_dir: line
-            .get_str(&["storage", "results_dir"])
-            .map(str::to_string),
+        job_dir: storage.job_dir,
+        results_dir: storage.results_dir,
     })
 }
 
 /// The attempt's log directory: `<job_dir>/slurm-logs/<id>-<slurm_job_id>`.
 pub fn log_dir(job_dir: &str, record_id: &str, slurm_job_id: &str) -> String {
-    format!(
-        "{}/slurm-logs/{record_id}-{slurm_job_id}",
-        job_dir.trim_end_matches('/')
-    )
+    tao_core::model::Layout::new(record_id, job_dir).log_dir(slurm_job_id)
 }
 
 fn file_request(p: &Prepared, raw_id: &str, logs: bool) -> Option<FileRequest> {
@@ -351,10 +333,7 @@ fn write_observation(
     host: Option<&str>,
 ) {
     clear_own_error(line);
-    line.fields
-        .insert("state".into(), Value::String(state.as_str().into()));
-    line.fields
-        .insert("message".into(), Value::String(message.into()));
+    line.stamp_now(state, Some(message), TOOL);
     if let Some(o) = obs {
         let r = &o.row;
         set_str(line, &["slurm", "native_state"], Some(&o.native_state));
@@ -388,12 +367,6 @@ fn write_observation(
             set_str(line, &["slurm", "login_host"], Some(h));
         }
     }
-    line.fields.insert(
-        "observed_at".into(),
-        Value::String(tao_core::time::now_rfc3339()),
-    );
-    line.fields
-        .insert("observed_by".into(), Value::String(TOOL.into()));
 }
 
 /// A tail as evidence JSON; the text is redacted as a whole so multi-line

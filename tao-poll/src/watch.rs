@@ -113,9 +113,7 @@ pub fn table_row(l: &JobLine) -> [String; 9] {
     };
     [
         l.id().unwrap_or("-").to_string(),
-        l.get_path(&["slurm", "job_id"])
-            .map(|v| v.as_str().map(str::to_string).unwrap_or(v.to_string()))
-            .unwrap_or_default(),
+        l.slurm_job_id().unwrap_or_default(),
         s(&["state"]).unwrap_or_else(|| "?".into()),
         fmt_secs(queued),
         fmt_secs(elapsed),
@@ -186,7 +184,7 @@ pub fn run(
             .filter(|i| {
                 !unsubmitted[*i]
                     && (!state_of(&lines[*i]).is_some_and(State::is_final)
-                        || lines[*i].get_path(&["slurm", "job_id"]).is_none())
+                        || lines[*i].slurm_job_id().is_none())
             })
             .collect();
         let batch: Vec<JobLine> = live.iter().map(|i| lines[*i].clone()).collect();
@@ -213,9 +211,9 @@ pub fn run(
             }
         }
         // Done when every line is final or cannot be polled at all (no job id).
-        let done = lines.iter().all(|l| {
-            state_of(l).is_some_and(State::is_final) || l.get_path(&["slurm", "job_id"]).is_none()
-        });
+        let done = lines
+            .iter()
+            .all(|l| state_of(l).is_some_and(State::is_final) || l.slurm_job_id().is_none());
         if let Some(code) = fatal {
             return Ok(code);
         }

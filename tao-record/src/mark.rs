@@ -110,6 +110,25 @@ pub fn mark_line_new_error(store: &Store, line: &JobLine) -> Result<(JobLine, Ou
             fields,
         };
         let outcome = machine::apply(rec, &obs)?;
+        // The record takes the line's key order (unknown keys in their
+        // places, tao-jobline(7)), top level and `slurm`.
+        tao_core::model::order_like(&mut rec.fields, &line.fields);
+        // storage is the record's (PROTECTED), but keys the model does not
+        // know pass through, in their places.
+        if let (Some(Value::Object(s)), Some(st)) = (rec.fields.get_mut("storage"), line.storage())
+        {
+            for (k, v) in st.extra {
+                s.entry(k).or_insert(v);
+            }
+            if let Some(Value::Object(l)) = line.fields.get("storage") {
+                tao_core::model::order_like(s, l);
+            }
+        }
+        if let (Some(Value::Object(s)), Some(Value::Object(l))) =
+            (rec.fields.get_mut("slurm"), line.fields.get("slurm"))
+        {
+            tao_core::model::order_like(s, l);
+        }
         let now = rec.fields.get("error");
         let new_error = now.is_some() && now != had.as_ref();
         Ok((rec.clone(), outcome, new_error))

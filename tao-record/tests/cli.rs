@@ -209,7 +209,7 @@ fn defaults_and_precedence_flag_env_profile() {
             "--exclude",
             "n2",
             "--mem",
-            "64G",
+            "2G",
             "--exclusive",
             "--nodes",
             "2",
@@ -221,7 +221,7 @@ fn defaults_and_precedence_flag_env_profile() {
     assert_eq!(o.mounts, vec!["/a:/b"]);
     assert_eq!(o.resources.child_timeout, "00:57:00");
     assert_eq!(o.resources.exclude, vec!["n1", "n2"]);
-    assert_eq!(o.resources.mem.as_deref(), Some("64G"));
+    assert_eq!(o.resources.mem.as_deref(), Some("2G"));
     assert!(o.resources.exclusive);
     assert_eq!(o.resources.nodes, 2);
     env.set("SLURM_USE_REQUEUE", "true");

@@ -96,7 +96,7 @@ fn single_options_no_requeue_exclusive_mem_exclude_account() {
     let mut l = line();
     l["resources"]["requeue"] = json!(false);
     l["resources"]["exclusive"] = json!(true);
-    l["resources"]["mem"] = json!("64G");
+    l["resources"]["mem"] = json!("2G");
     l["resources"]["exclude"] = json!(["n1", "n[3-4]"]);
     l["resources"]["account"] = json!("fake-account");
     l["resources"]["gpus_per_node"] = json!(0);
@@ -104,7 +104,7 @@ fn single_options_no_requeue_exclusive_mem_exclude_account() {
     for want in [
         "#SBATCH --no-requeue\n",
         "#SBATCH --exclusive\n",
-        "#SBATCH --mem=64G\n",
+        "#SBATCH --mem=2G\n",
         "#SBATCH --exclude=n1,n[3-4]\n",
         "#SBATCH --account=fake-account\n",
     ] {

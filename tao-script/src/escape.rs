@@ -247,9 +247,10 @@ impl SbatchValue {
                 "use [A-Za-z0-9_.-]",
             ));
         }
+        // sbatch's `%j` is the Slurm job id.
         Ok(Self(format!(
-            "{}/slurm-logs/{id}-%j/{file}",
-            job_dir.trim_end_matches('/')
+            "{}/{file}",
+            tao_core::model::Layout::new(id, job_dir).log_dir("%j")
         )))
     }
 

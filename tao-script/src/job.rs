@@ -10,6 +10,7 @@
 //! sets `error` on the line and exits 1).
 
 use std::collections::BTreeMap;
+use tao_core::model::Layout;
 
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -38,21 +39,8 @@ pub struct RenderOptions {
     pub allow_unlimited: bool,
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct ResourcesIn {
-    nodes: Option<u32>,
-    gpus_per_node: Option<u32>,
-    cpus_per_task: Option<u32>,
-    time: Option<String>,
-    child_timeout: Option<String>,
-    partition: Option<String>,
-    account: Option<String>,
-    exclusive: Option<bool>,
-    requeue: Option<bool>,
-    exclude: Option<Vec<String>>,
-    mem: Option<String>,
-}
+/// `resources` as the job model types it (one definition for every tool).
+type ResourcesIn = tao_core::model::Resources;
 
 #[derive(Debug, Deserialize)]
 struct StorageIn {
@@ -114,8 +102,10 @@ pub struct Verify {
     pub sha256: String,
 }
 
-/// The container an `srun` step runs in (runtime `pyxis`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The container an `srun` step runs in (runtime `pyxis`); rides in
+/// `script.container`, so tao-submit's probe runs in it without planning
+/// again.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Container {
     /// Absolute `.sqsh` path for `--container-image`.
     pub image: String,
@@ -449,6 +439,21 @@ pub fn plan(line: &JobLine, profile: &SiteProfile, opts: RenderOptions) -> Resul
         )?),
         None => None,
     };
+    request::fits_partitions(
+        profile,
+        &partition_s,
+        nodes_in,
+        (nodes, gpus),
+        res.mem.as_deref(),
+    )
+    .map_err(|(what, e)| {
+        let field = match what {
+            request::Unfit::Nodes => "nodes",
+            request::Unfit::Gpus => "gpus_per_node",
+            request::Unfit::Mem => "mem",
+        };
+        refuse(format!("resources.{field}: {e}"))
+    })?;
 
     // Bindings.
     let (config_path, config_sha256) = match &spec {
@@ -472,7 +477,7 @@ pub fn plan(line: &JobLine, profile: &SiteProfile, opts: RenderOptions) -> Resul
                 (Some(text), None) => Some(tao_core::sha256_hex(text.as_bytes())),
                 (None, given) => given.clone(),
             };
-            (Some(format!("{job_dir}/specs/{}", s.name)), sha)
+            (Some(Layout::new(&id, &job_dir).spec_path(&s.name)), sha)
         }
         None => (None, None),
     };
@@ -511,7 +516,11 @@ pub fn plan(line: &JobLine, profile: &SiteProfile, opts: RenderOptions) -> Resul
             }
             bundle.push_str(&format!("{}  {}\n", f.sha256, f.source));
             verify.push(Verify {
-                path: format!("{job_dir}/inputs/action-helpers/{}", f.source),
+                path: format!(
+                    "{}/{}",
+                    Layout::new(&id, &job_dir).action_helpers_dir(),
+                    f.source
+                ),
                 sha256: f.sha256.clone(),
             });
         }
@@ -631,7 +640,10 @@ pub fn plan(line: &JobLine, profile: &SiteProfile, opts: RenderOptions) -> Resul
             let (sqsh, needs_conversion) = if is_sqsh(&normalised) {
                 (normalised.clone(), false)
             } else {
-                (format!("{base_dir}/images/{}", sqsh_name(&given)?), true)
+                (
+                    format!("{}/{}", Layout::images_dir(&base_dir), sqsh_name(&given)?),
+                    true,
+                )
             };
             if gpus > 0 && !(sqsh.starts_with('/') && is_sqsh(&sqsh)) {
                 return Err(refuse(format!(
@@ -683,11 +695,12 @@ pub fn plan(line: &JobLine, profile: &SiteProfile, opts: RenderOptions) -> Resul
         }
     };
 
+    let layout = Layout::new(&id, &job_dir);
     Ok(Plan {
         output: SbatchValue::log_path(&job_dir, &id, "main.out")?,
         error: SbatchValue::log_path(&job_dir, &id, "main.err")?,
-        log_dir_prefix: format!("{job_dir}/slurm-logs/{id}-"),
-        secrets_file: format!("{job_dir}/env/secrets.env"),
+        log_dir_prefix: layout.log_dir_prefix(),
+        secrets_file: layout.secrets_file(),
         needs_secrets: !secrets.is_empty(),
         secret_names: secrets
             .iter()
@@ -720,7 +733,7 @@ pub fn plan(line: &JobLine, profile: &SiteProfile, opts: RenderOptions) -> Resul
         },
         results_dir,
         api_results_dir,
-        action_helpers_dir: format!("{job_dir}/inputs/action-helpers"),
+        action_helpers_dir: layout.action_helpers_dir(),
         env,
         container,
         image: image_ref,

@@ -24,8 +24,8 @@ pub mod render;
 
 pub use job::RenderOptions;
 pub use render::{
-    check_binding, convert_job_name, needs_probe, probe_request_for_line, probe_result,
-    reconvert_job_name, render_convert, render_line, render_line_with, render_probe,
+    check_binding, convert_job_name, needs_probe, probe_request_for_line, probe_request_from_plan,
+    probe_result, reconvert_job_name, render_convert, render_line, render_line_with, render_probe,
     ConvertRequest, ProbeLauncher, ProbeRequest, Script,
 };
 pub use tao_core::image::{is_latest, normalise_image, sqsh_name};

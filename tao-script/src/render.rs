@@ -10,6 +10,7 @@
 //! and [`crate::escape`] for how values are escaped.
 
 use std::collections::BTreeMap;
+use tao_core::model::Layout;
 
 use askama::Template;
 use serde::{Deserialize, Serialize};
@@ -39,6 +40,9 @@ pub struct Script {
     /// Resources after the rules were applied (job scripts only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resources: Option<Effective>,
+    /// The container the steps run in (runtime pyxis job scripts only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub container: Option<Container>,
 }
 
 impl Script {
@@ -50,6 +54,7 @@ impl Script {
             bindings: None,
             image: None,
             resources: None,
+            container: None,
         }
     }
 }
@@ -156,7 +161,7 @@ pub fn check_binding(text: &str, id: &str, job_dir: &str) -> std::result::Result
         ("tao_job_id=", tao_core::shell::quote(id)),
         (
             "tao_secrets=",
-            tao_core::shell::quote(&format!("{job_dir}/env/secrets.env")),
+            tao_core::shell::quote(&Layout::new(id, job_dir).secrets_file()),
         ),
     ];
     for (prefix, value) in want {
@@ -247,6 +252,7 @@ pub fn render_line_with(
     script.bindings = Some(plan.bindings);
     script.image = plan.image;
     script.resources = Some(plan.effective);
+    script.container = plan.container;
     Ok(script)
 }
 
@@ -343,7 +349,7 @@ pub fn render_convert(req: &ConvertRequest, profile: &SiteProfile) -> Result<Scr
     };
     let job_dir = req.job_dir.trim_end_matches('/');
     let base = req.base_dir.trim_end_matches('/');
-    let images_dir = format!("{base}/images");
+    let images_dir = Layout::images_dir(base);
     let c = Common {
         job_name: SbatchValue::job_name(&req.id)?,
         partition: SbatchValue::partitions(&conv.partition).map_err(cfg)?,
@@ -358,8 +364,8 @@ pub fn render_convert(req: &ConvertRequest, profile: &SiteProfile) -> Result<Scr
         output: SbatchValue::log_path(job_dir, &req.id, "main.out")?,
         error: SbatchValue::log_path(job_dir, &req.id, "main.err")?,
         id: req.id.clone(),
-        log_dir_prefix: format!("{job_dir}/slurm-logs/{}-", req.id),
-        secrets_file: format!("{job_dir}/env/secrets.env"),
+        log_dir_prefix: Layout::new(&req.id, job_dir).log_dir_prefix(),
+        secrets_file: Layout::new(&req.id, job_dir).secrets_file(),
         needs_secrets: false,
         secret_names: String::new(),
         child_timeout: wall * job::defaults::CHILD_PERMILLE / 1000,
@@ -555,8 +561,8 @@ pub fn render_probe(req: &ProbeRequest) -> Result<Script> {
         output: SbatchValue::log_path(job_dir, &req.id, "main.out")?,
         error: SbatchValue::log_path(job_dir, &req.id, "main.err")?,
         id: req.id.clone(),
-        log_dir_prefix: format!("{job_dir}/slurm-logs/{}-", req.id),
-        secrets_file: format!("{job_dir}/env/secrets.env"),
+        log_dir_prefix: Layout::new(&req.id, job_dir).log_dir_prefix(),
+        secrets_file: Layout::new(&req.id, job_dir).secrets_file(),
         needs_secrets: false,
         secret_names: String::new(),
         child_timeout: req.timeout_s,
@@ -595,6 +601,72 @@ pub fn needs_probe(line: &JobLine, profile: &SiteProfile) -> Result<bool> {
     Ok(plan.effective.nodes > 1 || plan.effective.gpus_per_node >= 2)
 }
 
+/// The probe request for a rendered job line, from the plan tao-render
+/// wrote into it: `script.resources` (partition, node count, GPUs per
+/// node), `script.container` (image and mounts, runtime pyxis),
+/// `storage.base_dir`, `resources.account` and `resources.exclude`.
+/// Nothing is planned again; otherwise as [`probe_request_for_line`].
+///
+/// Errors: [`Error::BadLine`] when the line carries no plan (render it
+/// with tao-render) or, for runtime pyxis, no `script.container` (a line
+/// rendered before tao-render wrote it: render it again);
+/// [`Error::Data`] for a `probe_id` that is not a record id.
+pub fn probe_request_from_plan(
+    line: &JobLine,
+    probe_id: &str,
+    program: &str,
+) -> Result<ProbeRequest> {
+    tao_core::id::validate(probe_id)?;
+    let missing = |what: &str| Error::BadLine {
+        line: line.line_no,
+        message: format!("no `{what}` in the line; render it with tao-render"),
+    };
+    let plan = line.plan().ok_or_else(|| missing("script.resources"))?;
+    let (Some(partition), Some(nodes), Some(gpus_per_node)) =
+        (plan.partition, plan.nodes, plan.gpus_per_node)
+    else {
+        return Err(missing("script.resources"));
+    };
+    let base_dir = line
+        .storage()
+        .and_then(|s| s.base_dir)
+        .ok_or_else(|| missing("storage.base_dir"))?;
+    let res = line.resources().unwrap_or_default();
+    let pyxis = line.get_str(&["runtime"]) == Some("pyxis");
+    let container = line.get_path(&["script", "container"]);
+    let (image, mounts) = match container {
+        Some(c) if !c.is_null() => (
+            c.get("image")
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_string),
+            c.get("mounts")
+                .and_then(serde_json::Value::as_str)
+                .map(|m| m.split(',').map(str::to_string).collect())
+                .unwrap_or_default(),
+        ),
+        _ if pyxis => return Err(missing("script.container")),
+        _ => (None, Vec::new()),
+    };
+    Ok(ProbeRequest {
+        id: probe_id.to_string(),
+        partition,
+        account: res.account,
+        nodes,
+        gpus_per_node,
+        cpus_per_task: default_probe_cpus(),
+        time: default_probe_time(),
+        timeout_s: default_probe_timeout(),
+        job_dir: Layout::job_dir(&base_dir, probe_id),
+        program: program.to_string(),
+        args: Vec::new(),
+        launcher: ProbeLauncher::Torchrun,
+        nccl_env: BTreeMap::new(),
+        image,
+        mounts,
+        exclude: res.exclude.unwrap_or_default(),
+    })
+}
+
 /// The probe request for a job line: the line's partition, account,
 /// excluded nodes, node count and GPUs per node (after the GPU rule), and
 /// for runtime pyxis its `.sqsh` image and mounts (plus the base-dir mount);
@@ -628,7 +700,7 @@ pub fn probe_request_for_line(
         cpus_per_task: default_probe_cpus(),
         time: default_probe_time(),
         timeout_s: default_probe_timeout(),
-        job_dir: format!("{}/jobs/{probe_id}", plan.base_dir),
+        job_dir: Layout::job_dir(&plan.base_dir, probe_id),
         program: program.to_string(),
         args: Vec::new(),
         launcher: ProbeLauncher::Torchrun,

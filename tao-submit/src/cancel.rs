@@ -155,10 +155,7 @@ pub fn run<R: BufRead, W: Write>(
         let targets: Vec<Target> = idx
             .iter()
             .map(|&i| {
-                let ids: Vec<String> = lines[i]
-                    .get_str(&["slurm", "job_id"])
-                    .map(|s| vec![s.to_string()])
-                    .unwrap_or_default();
+                let ids: Vec<String> = lines[i].slurm_job_id().into_iter().collect();
                 Target {
                     line: lines[i].clone(),
                     by_name: ids.is_empty(),
@@ -332,7 +329,7 @@ fn cancel_group(
                 .collect::<Vec<_>>()
                 .join("; ")
         };
-        if t.line.get_str(&["slurm", "job_id"]).is_none() {
+        if t.line.slurm_job_id().is_none() {
             if let Some(id) = t.ids.first() {
                 t.line
                     .set_path(&["slurm", "job_id"], Value::String(id.clone()));
@@ -363,18 +360,7 @@ fn cancel_group(
             continue;
         }
         t.line
-            .fields
-            .insert("state".into(), Value::String("CANCELED".into()));
-        t.line
-            .fields
-            .insert("message".into(), Value::String(message));
-        t.line.fields.insert(
-            "observed_at".into(),
-            Value::String(tao_core::time::now_rfc3339()),
-        );
-        t.line
-            .fields
-            .insert("observed_by".into(), Value::String(TOOL.into()));
+            .stamp_now(tao_core::State::Canceled, Some(&message), TOOL);
         done.push((t.line, true));
     }
     // Every job of these lines has ended (cancelled, or on its own): none

@@ -188,7 +188,7 @@ pub fn conversion_plan(
     } else {
         tao_script::render::convert_job_name(given)?
     };
-    let job_dir = format!("{base}/jobs/{name}");
+    let job_dir = tao_core::model::Layout::job_dir(&base, &name);
     let req = tao_script::render::ConvertRequest {
         id: name.clone(),
         image: given.to_string(),

@@ -182,9 +182,12 @@ pub fn gate(
             .unwrap_or(0)
     };
     let raw = num("nodes") > 1 || num("gpus_per_node") >= 2;
-    let needs = match profile {
-        Ok(p) => tao_script::needs_probe(line, p).unwrap_or(raw),
-        Err(_) => raw,
+    // The plan tao-render wrote (script.resources) decides; a line
+    // without one is planned here as before.
+    let needs = match (line.plan(), profile) {
+        (Some(plan), _) => plan.needs_probe(),
+        (None, Ok(p)) => tao_script::needs_probe(line, p).unwrap_or(raw),
+        (None, Err(_)) => raw,
     };
     if !needs {
         return Ok(());
@@ -231,9 +234,7 @@ pub fn gate(
     }
     // Runtime pyxis: the probe runs in the job's own image, which must be
     // a squashfs already (a conversion still to come cannot be probed).
-    if let Some(img) =
-        tao_script::probe_request_for_line(line, profile, &line_id, PROGRAM_REL)?.image
-    {
+    if let Some(img) = job::probe_request(line, profile, &line_id)?.image {
         let found = crate::image::check(sessions, &host, &[&img])?;
         if found.get(img.as_str()) != Some(&crate::image::Found::Squashfs) {
             return Err(Error::TempFail(format!(

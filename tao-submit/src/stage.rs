@@ -16,6 +16,7 @@
 use std::path::{Component, Path};
 
 use serde_json::{json, Value};
+use tao_core::model::Layout;
 use tao_core::{shell, Error, JobLine, Result};
 
 /// A supporting file, read and verified on the launch host.
@@ -125,7 +126,7 @@ impl Plan {
             }
         }
         if let Some(base) = line.get_str(&["storage", "base_dir"]) {
-            let want = format!("{}/jobs/{id}", base.trim_end_matches('/'));
+            let want = tao_core::model::Layout::job_dir(base, &id);
             if job_dir != want {
                 return Err(line_err(
                     line,
@@ -311,12 +312,12 @@ impl Plan {
 
     /// The sbatch script's path: `<job_dir>/sbatch/job_<id>.sbatch`.
     pub fn script_path(&self) -> String {
-        format!("{}/sbatch/job_{}.sbatch", self.job_dir, self.id)
+        tao_core::model::Layout::new(&self.id, &self.job_dir).sbatch_file()
     }
 
     /// The log directory of Slurm job `job_id`: `<job_dir>/slurm-logs/<id>-<job_id>`.
     pub fn log_dir(&self, job_id: &str) -> String {
-        format!("{}/slurm-logs/{}-{job_id}", self.job_dir, self.id)
+        tao_core::model::Layout::new(&self.id, &self.job_dir).log_dir(job_id)
     }
 
     /// The manifest of the supporting files (JSON, one object per file
@@ -333,7 +334,7 @@ impl Plan {
             .map(|h| {
                 json!({
                     "source": h.source,
-                    "destination": format!("{}/inputs/action-helpers/{}", self.job_dir, h.source),
+                    "destination": format!("{}/{}", tao_core::model::Layout::new(&self.id, &self.job_dir).action_helpers_dir(), h.source),
                     "sha256": h.sha256,
                     "size": h.bytes.len(),
                 })
@@ -370,18 +371,34 @@ impl Plan {
         let put = |dest: String, bytes: &[u8]| {
             format!("{} | tao_put {dest}\n", tao_ssh::script::embed(bytes))
         };
+        let dirs: Vec<String> = Layout::SUBDIRS
+            .iter()
+            .map(|sub| format!("\"$d/{sub}\""))
+            .collect();
         let mut s = format!(
-            "set -e; d={d}; mkdir -p -- \"$d/specs\" \"$d/env\" \"$d/meta\" \"$d/sbatch\" \"$d/slurm-logs\" \"$d/inputs/action-helpers\" {r}; chmod 700 -- \"$d/env\"\n\
+            "set -e; d={d}; mkdir -p -- {dirs} {r}; chmod 700 -- \"$d/{env}\"\n\
              tao_put() {{ tao_t=\"$1.tao-tmp.$$\"; cat > \"$tao_t\"; mv -f -- \"$tao_t\" \"$1\"; }}\n",
             d = q(&self.job_dir),
+            dirs = dirs.join(" "),
+            env = Layout::ENV,
             r = q(&self.results_dir)
         );
         if let Some((name, text)) = &self.spec {
-            s.push_str(&put(format!("\"$d/specs/\"{}", q(name)), text.as_bytes()));
+            s.push_str(&put(
+                format!("\"$d/{}/\"{}", Layout::SPECS, q(name)),
+                text.as_bytes(),
+            ));
         }
-        s.push_str(&put("\"$d/meta/job.json\"".into(), self.meta.as_bytes()));
         s.push_str(&put(
-            format!("\"$d/sbatch/\"{}", q(&format!("job_{}.sbatch", self.id))),
+            format!("\"$d/{}\"", Layout::META),
+            self.meta.as_bytes(),
+        ));
+        s.push_str(&put(
+            format!(
+                "\"$d/{}/\"{}",
+                Layout::SBATCH,
+                q(&format!("job_{}.sbatch", self.id))
+            ),
             self.script.as_bytes(),
         ));
         if let Some(manifest) = self.manifest() {
@@ -392,10 +409,11 @@ impl Plan {
             for h in &self.helpers {
                 let rel = q(&h.source);
                 s.push_str(&format!(
-                    "mkdir -p -- \"$(dirname -- \"$d/inputs/action-helpers/\"{rel})\"\n"
+                    "mkdir -p -- \"$(dirname -- \"$d/{}/\"{rel})\"\n",
+                    Layout::ACTION_HELPERS
                 ));
                 s.push_str(&put(
-                    format!("\"$d/inputs/action-helpers/\"{rel}"),
+                    format!("\"$d/{}/\"{rel}", Layout::ACTION_HELPERS),
                     &h.bytes,
                 ));
             }
@@ -405,8 +423,9 @@ impl Plan {
         }
         if !self.secrets.is_empty() {
             s.push_str(&format!(
-                "f=\"$d/env/secrets.env\"; (umask 077; tao_t=\"$f.tao-tmp.$$\"; cat > \"$tao_t\"; mv -f -- \"$tao_t\" \"$f\")\n\
-                 tao_mode=$(stat -c %a -- \"$f\"); if [ \"$tao_mode\" != 600 ]; then rm -f -- \"$f\"; echo \"{SIDECAR_MODE}$tao_mode\"; exit 0; fi\n"
+                "f=\"$d/{secrets}\"; (umask 077; tao_t=\"$f.tao-tmp.$$\"; cat > \"$tao_t\"; mv -f -- \"$tao_t\" \"$f\")\n\
+                 tao_mode=$(stat -c %a -- \"$f\"); if [ \"$tao_mode\" != 600 ]; then rm -f -- \"$f\"; echo \"{SIDECAR_MODE}$tao_mode\"; exit 0; fi\n",
+                secrets = Layout::SECRETS
             ));
         }
         s.push_str(&format!("echo '{STAGED}'; set +e\n"));
@@ -494,7 +513,7 @@ pub(crate) fn bound_script(id: &str, job_dir: &str, body: &str) -> String {
     format!(
         "#!/bin/bash\n#SBATCH --job-name={id}\ntao_job_id={}\ntao_secrets={}\n{body}\n",
         tao_core::shell::quote(id),
-        tao_core::shell::quote(&format!("{job_dir}/env/secrets.env"))
+        tao_core::shell::quote(&tao_core::shell::sidecar_path(job_dir))
     )
 }
 

@@ -134,13 +134,16 @@ fn annotate(line: &mut JobLine, s: &Submitted) {
     let (state, message) = match &s.adopted {
         None => match &s.waits_for {
             Some(c) => (
-                Some("PENDING"),
+                Some(tao_core::State::Pending),
                 format!("PENDING (submitted; waits for image conversion job {c})"),
             ),
-            None => (Some("PENDING"), "PENDING (submitted)".to_string()),
+            None => (
+                Some(tao_core::State::Pending),
+                "PENDING (submitted)".to_string(),
+            ),
         },
         Some(native) if native == "PENDING" => (
-            Some("PENDING"),
+            Some(tao_core::State::Pending),
             format!(
                 "PENDING (adopted existing Slurm job {} named {})",
                 s.job_id,
@@ -157,14 +160,7 @@ fn annotate(line: &mut JobLine, s: &Submitted) {
         ),
     };
     if let Some(state) = state {
-        line.fields
-            .insert("state".into(), Value::String(state.into()));
-        line.fields.insert(
-            "observed_at".into(),
-            Value::String(tao_core::time::now_rfc3339()),
-        );
-        line.fields
-            .insert("observed_by".into(), Value::String(TOOL.into()));
+        line.stamp_now(state, None, TOOL);
     }
     tao_core::cli::note(
         TOOL,

@@ -7,8 +7,10 @@
 //! of each reserved family, secret-looking, malformed and ordinary ones),
 //! images (every accepted spelling and near misses), partitions (listed,
 //! unlisted, lists, one with an UNLIMITED limit), GPU/CPU/node counts
-//! (zero, the node maximum and above it, uneven totals, 2^32-1) and memory
-//! sizes (either case of unit, too long, malformed).
+//! (zero, the node maximum and above it, more nodes or GPUs than a
+//! partition of the profile holds, uneven totals, 2^32-1) and memory sizes
+//! (either case of unit, above a partition's node memory, too long,
+//! malformed).
 //!
 //! For each request both binaries run, in a cleared environment, with one
 //! site profile file:
@@ -34,7 +36,8 @@ use serde_json::{json, Map, Value};
 use tao_tests::{bin, text};
 
 /// The site profile both tools read: the local profile's shape, 4 GPUs per
-/// node, and a partition whose limit is UNLIMITED.
+/// node, node counts and node memory for gpu and cpu_long (cpu_long has no
+/// GPUs), and a partition whose limit is UNLIMITED (and no other limit).
 const PROFILE: &str = r#"
 name = "rules"
 runtime = "pyxis"
@@ -44,10 +47,16 @@ max_gpus_per_node = 4
 [[partitions]]
 name = "gpu"
 max_time = "04:00:00"
+max_nodes = 4
+gpus_per_node = 4
+mem_per_node = "64G"
 
 [[partitions]]
 name = "cpu_long"
 max_time = "2-00:00:00"
+max_nodes = 2
+gpus_per_node = 0
+mem_per_node = "7200M"
 
 [[partitions]]
 name = "forever"
@@ -312,6 +321,9 @@ fn request() -> impl Strategy<Value = Request> {
             prop::sample::select(vec![
                 "64G",
                 "64g",
+                "65G",
+                "65537M",
+                "8000",
                 "7200M",
                 "7200",
                 "512k",
@@ -542,6 +554,89 @@ fn the_disagreements_of_issue_13_are_gone() {
     let l: Value = serde_json::from_slice(&rendered.stdout).unwrap();
     assert_eq!(l["script"]["resources"]["nodes"], 4);
     assert_eq!(l["script"]["resources"]["gpus_per_node"], 4);
+}
+
+/// A request no partition can hold (issue 13: a fresh user waited 300 s on
+/// the probe, then read "try later"): refused at once by tao-record (exit
+/// 2, naming the flag, the partition and its limit) and by tao-render.
+#[test]
+fn requests_no_partition_holds_are_refused_by_both_tools() {
+    let (dir, base) = setup();
+    let dir = dir.path();
+    let open = |extra: &[&str]| {
+        let mut a = vec![
+            "open",
+            "--dry-run",
+            "--command",
+            "echo hi",
+            "--results-root",
+            "/shared/tao",
+            "--runtime",
+            "pyxis",
+            "--image",
+            "/images/tao.sqsh",
+        ];
+        a.extend_from_slice(extra);
+        let a: Vec<String> = a.into_iter().map(String::from).collect();
+        run("tao-record", &a, "", dir)
+    };
+    for (args, flag, field, patch) in [
+        (
+            &["--nodes", "5"][..],
+            "--nodes",
+            "resources.nodes",
+            json!({"nodes": 5}),
+        ),
+        (
+            &["--gpus-per-node", "20"][..],
+            "--gpus-per-node",
+            "resources.gpus_per_node",
+            json!({"gpus_per_node": 20}),
+        ),
+        (
+            &["--nodes", "2", "--gpus-per-node", "12"][..],
+            "--gpus-per-node",
+            "resources.gpus_per_node",
+            json!({"nodes": 2, "gpus_per_node": 12}),
+        ),
+        (
+            &["--partition", "cpu_long", "--gpus-per-node", "1"][..],
+            "--gpus-per-node",
+            "resources.gpus_per_node",
+            json!({"partition": "cpu_long", "gpus_per_node": 1}),
+        ),
+        (
+            &["--mem", "65G"][..],
+            "--mem",
+            "resources.mem",
+            json!({"mem": "65G"}),
+        ),
+    ] {
+        let out = open(args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(out.stdout.is_empty());
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with(&format!("tao-record: error: {flag}: ")),
+            "{err}"
+        );
+        assert!(
+            err.contains("partition \"") && err.contains("choose another partition"),
+            "{err}"
+        );
+        let mut line = base.clone();
+        for (k, v) in patch.as_object().unwrap() {
+            line["resources"][k] = v.clone();
+        }
+        let msg = render(&line, dir).unwrap_err();
+        assert!(msg.contains(field), "{args:?}: {msg}");
+    }
+    // At the limits: opened and rendered.
+    let out = open(&["--nodes", "4", "--gpus-per-node", "4", "--mem", "64G"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let line: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(render(&line, dir), Ok(()));
 }
 
 /// Every reserved name, as an env variable and as a secret: refused by

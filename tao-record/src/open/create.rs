@@ -3,6 +3,7 @@
 //! secret in the request.
 
 use serde_json::{json, Map, Value};
+use tao_core::model::Layout;
 use tao_core::{Error, JobLine, Result, State};
 
 use crate::machine::{push_history, TOOL};
@@ -55,8 +56,8 @@ pub(super) fn bind_storage(fields: &mut Map<String, Value>, id: &str) {
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_string();
-        st.insert("job_dir".into(), json!(format!("{base}/jobs/{id}")));
-        st.insert("results_dir".into(), json!(format!("{base}/results/{id}")));
+        st.insert("job_dir".into(), json!(Layout::job_dir(&base, id)));
+        st.insert("results_dir".into(), json!(Layout::results_dir(&base, id)));
     }
 }
 

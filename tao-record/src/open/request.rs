@@ -145,6 +145,15 @@ pub fn build_request(args: &OpenArgs) -> Result<Map<String, Value>> {
     Ok(f)
 }
 
+/// The flag of a request input a partition cannot hold.
+fn unfit_flag(what: request::Unfit) -> &'static str {
+    match what {
+        request::Unfit::Nodes => "--nodes",
+        request::Unfit::Gpus => "--gpus-per-node",
+        request::Unfit::Mem => "--mem",
+    }
+}
+
 pub(super) fn build_resources(args: &OpenArgs, profile: &SiteProfile) -> Result<Value> {
     // The rules tao-render plans with (tao_core::request), checked once here.
     let nodes =
@@ -152,7 +161,7 @@ pub(super) fn build_resources(args: &OpenArgs, profile: &SiteProfile) -> Result<
     let gpus = args.gpus_per_node.unwrap_or(defaults::GPUS_PER_NODE);
     let cpus = request::cpus_per_task(args.cpus_per_task.unwrap_or(defaults::CPUS_PER_TASK))
         .map_err(|e| usage("--cpus-per-task", e))?;
-    request::gpu_shape(nodes, gpus, args.exclusive, profile.max_gpus_per_node)
+    let shape = request::gpu_shape(nodes, gpus, args.exclusive, profile.max_gpus_per_node)
         .map_err(|e| usage("--gpus-per-node", e))?;
     let time = args
         .time
@@ -230,6 +239,27 @@ pub(super) fn build_resources(args: &OpenArgs, profile: &SiteProfile) -> Result<
     if let Some(m) = &args.mem {
         request::mem(m).map_err(|e| usage("--mem", e))?;
     }
+    // A job no listed partition can hold would wait for ever: refused now.
+    request::fits_partitions(
+        profile,
+        &partition,
+        nodes,
+        (shape.0, shape.1),
+        args.mem.as_deref(),
+    )
+    .map_err(|(what, e)| {
+        // A count left at its default is not the user's to fix: name the
+        // partition they chose instead.
+        let given = match what {
+            request::Unfit::Nodes => args.nodes.is_some(),
+            request::Unfit::Gpus => args.gpus_per_node.is_some(),
+            request::Unfit::Mem => true,
+        };
+        match (given, &args.partition) {
+            (false, Some(_)) => usage("--partition", e),
+            _ => usage(unfit_flag(what), e),
+        }
+    })?;
     // At the per-node GPU maximum a node is the job's alone (docs/design.md, "Defaults").
     let exclusive = args.exclusive || gpus >= profile.max_gpus_per_node;
     Ok(json!({

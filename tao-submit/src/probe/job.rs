@@ -52,6 +52,18 @@ pub fn probe_id(line_id: &str, attempt: usize) -> String {
     format!("{}{tail}", head.trim_end_matches('-'))
 }
 
+/// The probe request of a line: from the plan tao-render wrote into it
+/// ([`tao_script::probe_request_from_plan`]); a line rendered before
+/// tao-render wrote `script.container` is planned again.
+pub(crate) fn probe_request(
+    line: &JobLine,
+    profile: &SiteProfile,
+    id: &str,
+) -> Result<tao_script::ProbeRequest> {
+    tao_script::probe_request_from_plan(line, id, PROGRAM_REL)
+        .or_else(|_| tao_script::probe_request_for_line(line, profile, id, PROGRAM_REL))
+}
+
 /// The probe job's plan for one environment: rendered with
 /// [`tao_script::render_probe`], linted with [`tao_secrets::lint_script`],
 /// the program as its one supporting file.
@@ -65,7 +77,7 @@ pub fn probe_plan(
     knobs: &BTreeMap<String, String>,
     cfg: &ProbeConfig,
 ) -> Result<Plan> {
-    let mut req = tao_script::probe_request_for_line(line, profile, id, PROGRAM_REL)?;
+    let mut req = probe_request(line, profile, id)?;
     req.timeout_s = cfg.timeout_s;
     // Wall time: the timeout, the kill grace and a minute for set-up.
     let wall = cfg.timeout_s + 10 + 60;

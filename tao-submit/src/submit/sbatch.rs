@@ -57,10 +57,11 @@ pub(super) fn sbatch_script(plan: &Plan) -> String {
          case \"$out\" in ''|*[!0-9]*) jid=$(printf '%s\\n' \"$out\" | sed -n -E -e 's/^[[:space:]]*([0-9]+)[[:space:]]*$/\\1/p' \
            -e 's/^[[:space:]]*Submitted batch job ([0-9]+)[[:space:]]*$/\\1/p' | sort -u);; *) jid=$out;; esac; \
          case \"$jid\" in ''|*[!0-9]*) echo '@@tao-noid'; exit 0;; esac; \
-         mkdir -p -- \"$d/slurm-logs/\"{id}\"-$jid\" && scontrol release \"$jid\" && echo \"@@tao-released $jid\"",
+         mkdir -p -- \"$d/{logs}/\"{id}\"-$jid\" && scontrol release \"$jid\" && echo \"@@tao-released $jid\"",
         d = shell::quote(&plan.job_dir),
         cmd = shell::join(&args),
         id = shell::quote(&plan.id),
+        logs = tao_core::model::Layout::LOGS,
     )
 }
 
