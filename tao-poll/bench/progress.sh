@@ -33,6 +33,21 @@
 # JSON in and out). Before (a second command for the tails, squeue
 # replayed locally, a sh read loop and an O(n^2) id dedup): 13.7. The
 # target of 3 is not met: 10,000 tails of 4 KiB are 41 MB to move and parse.
+#
+# Tried (2026-12-01, same machine, load average 3.5-4.8, each figure from
+# its own run of this script): baseline as committed 1.163 s against
+# 0.135 s, ratio 8.6 (remote 0.513 s). Reducing each tail on the login
+# host before it travels (one awk after `tail -v`: keep only records with
+# epoch/kpi/graphical and verdict lines, drop their date, time, verbosity
+# and message strings; a sample 4096-byte tail became 2330): 1.570 s
+# against 0.126 s, ratio 12.4, remote 1.025 s. With gawk's regex gsub
+# instead of string search: 2.875 s, ratio 19.2. The awk pass over 41 MB
+# costs the (shared, 2-core) login host more than the bytes it saves.
+# Tails of 1 KiB instead of 4 KiB (a quarter of the bytes, no awk):
+# 0.863 s against 0.137 s, ratio 6.3, remote 0.420 s. So reading fewer
+# bytes alone does not reach 3 here: about 0.4 s of per-file remote work
+# (stat + tail of 10,000 files, squeue/sacct stand-ins) and about 0.45 s
+# of local work remain.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
