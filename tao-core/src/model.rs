@@ -104,296 +104,228 @@ impl<'de, T: DeserializeOwned> Deserialize<'de> for Ordered<T> {
 /// Keys this model does not know, in their order.
 pub type Extra = Map<String, Value>;
 
-/// `resources`: what the job asks for (set by tao-record open).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct Resources {
-    /// Node count (at least 1).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nodes: Option<u32>,
-    /// GPUs per node (0: a CPU job).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpus_per_node: Option<u32>,
-    /// CPUs per task (at least 1).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cpus_per_task: Option<u32>,
-    /// Wall time, a Slurm time string ([`crate::slurm_time`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub time: Option<String>,
-    /// Time the job's command may run, a Slurm time string; null under an
-    /// unlimited wall time.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub child_timeout: Option<String>,
-    /// Partition, or a comma list of partitions.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub partition: Option<String>,
-    /// Account, or null.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub account: Option<String>,
-    /// Whole nodes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub exclusive: Option<bool>,
-    /// Whether Slurm may requeue the job.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub requeue: Option<bool>,
-    /// Nodes not to run on (names or ranges).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub exclude: Option<Vec<String>>,
-    /// Memory per node in sbatch `--mem` form (64G), or null.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mem: Option<String>,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+/// A section of the job line (or the line itself): every field optional
+/// (`#[serde(default)]`, absent when `None`), and the keys the model does
+/// not know kept in `extra`, in their places (through [`Ordered`]). The one
+/// definition of that shape, so each section states only its fields.
+macro_rules! section {
+    ($(#[$sm:meta])* pub struct $name:ident { $($(#[$fm:meta])* $f:ident : $t:ty,)* }) => {
+        $(#[$sm])*
+        #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+        pub struct $name {
+            $(
+                $(#[$fm])*
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                pub $f: Option<$t>,
+            )*
+            /// Unknown keys.
+            #[serde(flatten)]
+            pub extra: Extra,
+        }
+    };
 }
 
-/// `storage`: where the job lives on shared storage.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct Storage {
-    /// Storage tier (`lustre`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tier: Option<String>,
-    /// SLURM_BASE_RESULTS_DIR, an absolute path.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub base_dir: Option<String>,
-    /// `<base>/jobs/<id>` ([`Layout::job_dir`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub job_dir: Option<String>,
-    /// `<base>/results/<id>` ([`Layout::results_dir`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub results_dir: Option<String>,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+section! {
+    /// `resources`: what the job asks for (set by tao-record open).
+    pub struct Resources {
+        /// Node count (at least 1).
+        nodes: u32,
+        /// GPUs per node (0: a CPU job).
+        gpus_per_node: u32,
+        /// CPUs per task (at least 1).
+        cpus_per_task: u32,
+        /// Wall time, a Slurm time string ([`crate::slurm_time`]).
+        time: String,
+        /// Time the job's command may run, a Slurm time string; null under an
+        /// unlimited wall time.
+        child_timeout: String,
+        /// Partition, or a comma list of partitions.
+        partition: String,
+        /// Account, or null.
+        account: String,
+        /// Whole nodes.
+        exclusive: bool,
+        /// Whether Slurm may requeue the job.
+        requeue: bool,
+        /// Nodes not to run on (names or ranges).
+        exclude: Vec<String>,
+        /// Memory per node in sbatch `--mem` form (64G), or null.
+        mem: String,
+    }
 }
 
-/// `spec`: the job's config file.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct Spec {
-    /// File name, staged to `<job_dir>/specs/<name>`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// The file's text.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub text: Option<String>,
-    /// Lowercase hex SHA-256 of `text`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sha256: Option<String>,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+section! {
+    /// `storage`: where the job lives on shared storage.
+    pub struct Storage {
+        /// Storage tier (`lustre`).
+        tier: String,
+        /// SLURM_BASE_RESULTS_DIR, an absolute path.
+        base_dir: String,
+        /// `<base>/jobs/<id>` ([`Layout::job_dir`]).
+        job_dir: String,
+        /// `<base>/results/<id>` ([`Layout::results_dir`]).
+        results_dir: String,
+    }
 }
 
-/// One step of `execution.post_commands`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct Step {
-    /// Shell text.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub command: Option<String>,
-    /// `all` (every node) or `leader` (node 0).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scope: Option<String>,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+section! {
+    /// `spec`: the job's config file.
+    pub struct Spec {
+        /// File name, staged to `<job_dir>/specs/<name>`.
+        name: String,
+        /// The file's text.
+        text: String,
+        /// Lowercase hex SHA-256 of `text`.
+        sha256: String,
+    }
 }
 
-/// One of `execution.supporting_files`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct SupportingFile {
-    /// Relative path under `<job_dir>/inputs/action-helpers/`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub source: Option<String>,
-    /// Path on the launch host.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub local_path: Option<String>,
-    /// Lowercase hex SHA-256 of the file.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sha256: Option<String>,
-    /// Size in bytes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub size: Option<u64>,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+section! {
+    /// One step of `execution.post_commands`.
+    pub struct Step {
+        /// Shell text.
+        command: String,
+        /// `all` (every node) or `leader` (node 0).
+        scope: String,
+    }
 }
 
-/// `execution`: the optional model lifecycle.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct Execution {
-    /// Shell text run before the command.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pre_commands: Option<Vec<String>>,
-    /// The command (overrides the line's `command`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub command: Option<String>,
-    /// Steps after the command.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub post_commands: Option<Vec<Ordered<Step>>>,
-    /// `torchrun` or null.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub launcher: Option<String>,
-    /// Files staged with the job, checksum-closed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub supporting_files: Option<Vec<Ordered<SupportingFile>>>,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+section! {
+    /// One of `execution.supporting_files`.
+    pub struct SupportingFile {
+        /// Relative path under `<job_dir>/inputs/action-helpers/`.
+        source: String,
+        /// Path on the launch host.
+        local_path: String,
+        /// Lowercase hex SHA-256 of the file.
+        sha256: String,
+        /// Size in bytes.
+        size: u64,
+    }
 }
 
-/// `script.resources`: the plan tao-render made, after the rules.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct Effective {
-    /// Node count (derived from the GPU total at the per-node maximum).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nodes: Option<u32>,
-    /// GPUs per node.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpus_per_node: Option<u32>,
-    /// CPUs per task.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cpus_per_task: Option<u32>,
-    /// Canonical wall time (`D-HH:MM:SS` or `UNLIMITED`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub time: Option<String>,
-    /// Child timeout in seconds (0: none).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub child_timeout_s: Option<u64>,
-    /// Partition list.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub partition: Option<String>,
-    /// Whole nodes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub exclusive: Option<bool>,
-    /// `--requeue` (true) or `--no-requeue`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub requeue: Option<bool>,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+section! {
+    /// `execution`: the optional model lifecycle.
+    pub struct Execution {
+        /// Shell text run before the command.
+        pre_commands: Vec<String>,
+        /// The command (overrides the line's `command`).
+        command: String,
+        /// Steps after the command.
+        post_commands: Vec<Ordered<Step>>,
+        /// `torchrun` or null.
+        launcher: String,
+        /// Files staged with the job, checksum-closed.
+        supporting_files: Vec<Ordered<SupportingFile>>,
+    }
 }
 
-/// `script.image`: how the image resolved.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct ImageRef {
-    /// The line's `image` as given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub given: Option<String>,
-    /// [`crate::image::normalise_image`] of it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub normalised: Option<String>,
-    /// The absolute `.sqsh` the job runs.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sqsh: Option<String>,
-    /// Whether `sqsh` is the conversion cache tao-submit must fill.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub needs_conversion: Option<bool>,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+section! {
+    /// `script.resources`: the plan tao-render made, after the rules.
+    pub struct Effective {
+        /// Node count (derived from the GPU total at the per-node maximum).
+        nodes: u32,
+        /// GPUs per node.
+        gpus_per_node: u32,
+        /// CPUs per task.
+        cpus_per_task: u32,
+        /// Canonical wall time (`D-HH:MM:SS` or `UNLIMITED`).
+        time: String,
+        /// Child timeout in seconds (0: none).
+        child_timeout_s: u64,
+        /// Partition list.
+        partition: String,
+        /// Whole nodes.
+        exclusive: bool,
+        /// `--requeue` (true) or `--no-requeue`.
+        requeue: bool,
+    }
 }
 
-/// `script.container`: what the steps run in (runtime pyxis).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct Container {
-    /// The absolute `.sqsh` (`--container-image`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub image: Option<String>,
-    /// Comma-joined `--container-mounts`, the base-dir mount included.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mounts: Option<String>,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+section! {
+    /// `script.image`: how the image resolved.
+    pub struct ImageRef {
+        /// The line's `image` as given.
+        given: String,
+        /// [`crate::image::normalise_image`] of it.
+        normalised: String,
+        /// The absolute `.sqsh` the job runs.
+        sqsh: String,
+        /// Whether `sqsh` is the conversion cache tao-submit must fill.
+        needs_conversion: bool,
+    }
 }
 
-/// `script`: the rendered sbatch script (set by tao-render).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct Script {
-    /// `single`, `multi`, `convert` or `probe`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub template: Option<String>,
-    /// Lowercase hex SHA-256 of `text`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sha256: Option<String>,
-    /// The script.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub text: Option<String>,
-    /// Bound values and checksums (kept as read).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bindings: Option<Value>,
-    /// How the image resolved.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub image: Option<Ordered<ImageRef>>,
-    /// The effective plan: what tao-submit submits.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resources: Option<Ordered<Effective>>,
-    /// The container (runtime pyxis).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub container: Option<Ordered<Container>>,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+section! {
+    /// `script.container`: what the steps run in (runtime pyxis).
+    pub struct Container {
+        /// The absolute `.sqsh` (`--container-image`).
+        image: String,
+        /// Comma-joined `--container-mounts`, the base-dir mount included.
+        mounts: String,
+    }
 }
 
-/// `lint`: tao-redact lint's verdict.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct Lint {
-    /// Whether the script passed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ok: Option<bool>,
-    /// SHA-256 of the approved `script.text`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sha256: Option<String>,
-    /// Findings `{rule, line, column, preview}` (preview masked).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub findings: Option<Vec<Value>>,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+section! {
+    /// `script`: the rendered sbatch script (set by tao-render).
+    pub struct Script {
+        /// `single`, `multi`, `convert` or `probe`.
+        template: String,
+        /// Lowercase hex SHA-256 of `text`.
+        sha256: String,
+        /// The script.
+        text: String,
+        /// Bound values and checksums (kept as read).
+        bindings: Value,
+        /// How the image resolved.
+        image: Ordered<ImageRef>,
+        /// The effective plan: what tao-submit submits.
+        resources: Ordered<Effective>,
+        /// The container (runtime pyxis).
+        container: Ordered<Container>,
+    }
 }
 
-/// `slurm`: what the scheduler said.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct Slurm {
-    /// Slurm job id, digits (a string; an integer is read too).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub job_id: Option<Value>,
-    /// Cluster name, or null.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cluster: Option<String>,
-    /// The login host that submitted (`host[:port]`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub login_host: Option<String>,
-    /// Slurm's own state word (FAILED, CANCELLED, ...).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub native_state: Option<String>,
-    /// Slurm's reason.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// `exit:signal` (`0:0`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub exit_code: Option<String>,
-    /// Node list.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nodes: Option<String>,
-    /// RFC 3339 UTC.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub submit_time: Option<String>,
-    /// RFC 3339 UTC.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub start_time: Option<String>,
-    /// RFC 3339 UTC.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub end_time: Option<String>,
-    /// Times Slurm requeued the job.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub restart_count: Option<u64>,
-    /// `afterok:<id>` when the job waits for an image conversion job.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dependency: Option<String>,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+section! {
+    /// `lint`: tao-redact lint's verdict.
+    pub struct Lint {
+        /// Whether the script passed.
+        ok: bool,
+        /// SHA-256 of the approved `script.text`.
+        sha256: String,
+        /// Findings `{rule, line, column, preview}` (preview masked).
+        findings: Vec<Value>,
+    }
+}
+
+section! {
+    /// `slurm`: what the scheduler said.
+    pub struct Slurm {
+        /// Slurm job id, digits (a string; an integer is read too).
+        job_id: Value,
+        /// Cluster name, or null.
+        cluster: String,
+        /// The login host that submitted (`host[:port]`).
+        login_host: String,
+        /// Slurm's own state word (FAILED, CANCELLED, ...).
+        native_state: String,
+        /// Slurm's reason.
+        reason: String,
+        /// `exit:signal` (`0:0`).
+        exit_code: String,
+        /// Node list.
+        nodes: String,
+        /// RFC 3339 UTC.
+        submit_time: String,
+        /// RFC 3339 UTC.
+        start_time: String,
+        /// RFC 3339 UTC.
+        end_time: String,
+        /// Times Slurm requeued the job.
+        restart_count: u64,
+        /// `afterok:<id>` when the job waits for an image conversion job.
+        dependency: String,
+    }
 }
 
 impl Effective {
@@ -419,207 +351,143 @@ fn job_id_text(v: &Value) -> Option<String> {
     }
 }
 
-/// `progress`: TAO's status logger, read by tao-poll.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct Progress {
-    /// Latest epoch.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub epoch: Option<Number>,
-    /// Epochs in all.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_epoch: Option<Number>,
-    /// 0-100.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub percent: Option<Number>,
-    /// Seconds to the end.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub eta_s: Option<Number>,
-    /// Seconds per epoch.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub time_per_epoch_s: Option<Number>,
-    /// The latest kpi object as written.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kpi: Option<Map<String, Value>>,
-    /// `{name: [values]}`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub history: Option<Map<String, Value>>,
-    /// The file's mtime, RFC 3339 UTC.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub updated_at: Option<String>,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+section! {
+    /// `progress`: TAO's status logger, read by tao-poll.
+    pub struct Progress {
+        /// Latest epoch.
+        epoch: Number,
+        /// Epochs in all.
+        max_epoch: Number,
+        /// 0-100.
+        percent: Number,
+        /// Seconds to the end.
+        eta_s: Number,
+        /// Seconds per epoch.
+        time_per_epoch_s: Number,
+        /// The latest kpi object as written.
+        kpi: Map<String, Value>,
+        /// `{name: [values]}`.
+        history: Map<String, Value>,
+        /// The file's mtime, RFC 3339 UTC.
+        updated_at: String,
+    }
 }
 
-/// `pending`: why a job waits.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct Pending {
-    /// Slurm's reason code.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// What it means.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub words: Option<String>,
-    /// False when the job waits until someone acts.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub clears: Option<bool>,
-    /// What to do.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub action: Option<String>,
-    /// RFC 3339 UTC, or null.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expected_start: Option<String>,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+section! {
+    /// `pending`: why a job waits.
+    pub struct Pending {
+        /// Slurm's reason code.
+        reason: String,
+        /// What it means.
+        words: String,
+        /// False when the job waits until someone acts.
+        clears: bool,
+        /// What to do.
+        action: String,
+        /// RFC 3339 UTC, or null.
+        expected_start: String,
+    }
 }
 
-/// `classification`: tao-classify's verdict.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct Classification {
-    /// infra, program, scheduler or unknown.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub class: Option<String>,
-    /// Finer class.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub subclass: Option<String>,
-    /// The rule that matched.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rule: Option<String>,
-    /// `{file, line, text}` (redacted).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub evidence: Option<Value>,
-    /// The blamed node, or null.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub node: Option<String>,
-    /// Whether a retry may help.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub retry: Option<bool>,
-    /// Why.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+section! {
+    /// `classification`: tao-classify's verdict.
+    pub struct Classification {
+        /// infra, program, scheduler or unknown.
+        class: String,
+        /// Finer class.
+        subclass: String,
+        /// The rule that matched.
+        rule: String,
+        /// `{file, line, text}` (redacted).
+        evidence: Value,
+        /// The blamed node, or null.
+        node: String,
+        /// Whether a retry may help.
+        retry: bool,
+        /// Why.
+        reason: String,
+    }
 }
 
-/// `error`: this line failed in a tool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct LineError {
-    /// The tool.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool: Option<String>,
-    /// Error kind ([`crate::Error::kind`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub code: Option<String>,
-    /// One line naming the input and the fix.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+section! {
+    /// `error`: this line failed in a tool.
+    pub struct LineError {
+        /// The tool.
+        tool: String,
+        /// Error kind ([`crate::Error::kind`]).
+        code: String,
+        /// One line naming the input and the fix.
+        message: String,
+    }
 }
 
-/// A whole job line, typed. Read one with [`Job::from_line`], write it
-/// back with [`Job::to_line`]; the round trip is byte-identical.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct Job {
-    /// Record id, `[a-z0-9-]{1,64}`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
-    /// `slurm`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub platform: Option<String>,
-    /// TAO action (train).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub action: Option<String>,
-    /// Network architecture (dino).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub network_arch: Option<String>,
-    /// Container image as given, or null.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub image: Option<String>,
-    /// `pyxis` or `none`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub runtime: Option<String>,
-    /// Shell text run in the container.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub command: Option<String>,
-    /// What the job asks for.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resources: Option<Ordered<Resources>>,
-    /// Where it lives.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub storage: Option<Ordered<Storage>>,
-    /// Its config.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub spec: Option<Ordered<Spec>>,
-    /// Pyxis mounts `/src:/dst`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mounts: Option<Vec<String>>,
-    /// Non-secret environment `{NAME: value}`, in order.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub env: Option<Map<String, Value>>,
-    /// Secret names (never values).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub secrets: Option<Vec<String>>,
-    /// Model lifecycle.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub execution: Option<Ordered<Execution>>,
-    /// The rendered script.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub script: Option<Ordered<Script>>,
-    /// The lint verdict.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lint: Option<Ordered<Lint>>,
-    /// The scheduler's view.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub slurm: Option<Ordered<Slurm>>,
-    /// The communication probe's outcome (kept as read).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub probe: Option<Value>,
-    /// tao-submit preflight's checks (kept as read).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub preflight: Option<Value>,
-    /// Vocabulary state.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub state: Option<State>,
-    /// Native sub-state and why.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-    /// RFC 3339 UTC of the observation.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observed_at: Option<String>,
-    /// The tool that observed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observed_by: Option<String>,
-    /// Redacted log tails (kept as read).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub evidence: Option<Value>,
-    /// Training progress.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub progress: Option<Ordered<Progress>>,
-    /// Why it waits.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pending: Option<Ordered<Pending>>,
-    /// tao-classify's verdict.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub classification: Option<Ordered<Classification>>,
-    /// Parent id.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub retry_of: Option<String>,
-    /// Child id.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub retried_by: Option<String>,
-    /// Attempt number, 1 for a first try.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub attempt: Option<u32>,
-    /// This line failed in a tool.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<Ordered<LineError>>,
-    /// Unknown keys.
-    #[serde(flatten)]
-    pub extra: Extra,
+section! {
+    /// A whole job line, typed. Read one with [`Job::from_line`], write it
+    /// back with [`Job::to_line`]; the round trip is byte-identical.
+    pub struct Job {
+        /// Record id, `[a-z0-9-]{1,64}`.
+        id: String,
+        /// `slurm`.
+        platform: String,
+        /// TAO action (train).
+        action: String,
+        /// Network architecture (dino).
+        network_arch: String,
+        /// Container image as given, or null.
+        image: String,
+        /// `pyxis` or `none`.
+        runtime: String,
+        /// Shell text run in the container.
+        command: String,
+        /// What the job asks for.
+        resources: Ordered<Resources>,
+        /// Where it lives.
+        storage: Ordered<Storage>,
+        /// Its config.
+        spec: Ordered<Spec>,
+        /// Pyxis mounts `/src:/dst`.
+        mounts: Vec<String>,
+        /// Non-secret environment `{NAME: value}`, in order.
+        env: Map<String, Value>,
+        /// Secret names (never values).
+        secrets: Vec<String>,
+        /// Model lifecycle.
+        execution: Ordered<Execution>,
+        /// The rendered script.
+        script: Ordered<Script>,
+        /// The lint verdict.
+        lint: Ordered<Lint>,
+        /// The scheduler's view.
+        slurm: Ordered<Slurm>,
+        /// The communication probe's outcome (kept as read).
+        probe: Value,
+        /// tao-submit preflight's checks (kept as read).
+        preflight: Value,
+        /// Vocabulary state.
+        state: State,
+        /// Native sub-state and why.
+        message: String,
+        /// RFC 3339 UTC of the observation.
+        observed_at: String,
+        /// The tool that observed.
+        observed_by: String,
+        /// Redacted log tails (kept as read).
+        evidence: Value,
+        /// Training progress.
+        progress: Ordered<Progress>,
+        /// Why it waits.
+        pending: Ordered<Pending>,
+        /// tao-classify's verdict.
+        classification: Ordered<Classification>,
+        /// Parent id.
+        retry_of: String,
+        /// Child id.
+        retried_by: String,
+        /// Attempt number, 1 for a first try.
+        attempt: u32,
+        /// This line failed in a tool.
+        error: Ordered<LineError>,
+    }
 }
 
 impl Job {
