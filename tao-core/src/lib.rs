@@ -15,6 +15,7 @@ pub mod hostlist;
 pub mod id;
 pub mod image;
 pub mod jobline;
+pub mod mem;
 pub mod model;
 pub mod progress;
 pub mod request;

@@ -111,7 +111,7 @@ impl SiteProfile {
             .chain([("conversion time".to_string(), &p.conversion.time)]);
         for x in &p.partitions {
             if let Some(m) = &x.mem_per_node {
-                crate::request::mem_megabytes(m).map_err(|e| {
+                crate::mem::mem_megabytes(m).map_err(|e| {
                     Error::Config(format!(
                         "site profile {origin:?}: partition {:?} mem_per_node: {e}; fix the profile",
                         x.name

@@ -25,7 +25,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "help text telling the user what is staged",
     ),
     (
-        "tao-submit/src/probe.rs",
+        "tao-submit/src/probe/config.rs",
         "inputs/action-helpers",
         "PROGRAM_REL is a const &str (concat! takes only literals); it must stay under Layout::ACTION_HELPERS",
     ),
