@@ -48,7 +48,7 @@ pub struct Cli {
 /// The long help of `list` (also its man page text).
 const LIST_ABOUT: &str = "Print records as job lines (without history): a table on a terminal, JSON lines in a pipe.
 
-Order: oldest first by creation time (the first history entry), as squeue lists the oldest job first; --sort id lists by id instead. --id lists in the order given, --retry-of first attempt first.
+Order: the table is oldest first by creation time (the first history entry), as squeue lists the oldest job first; job lines on a pipe come in id order (UTC day, then id; each record read once); --sort created|id picks either. --id lists in the order given, --retry-of first attempt first.
 
 A record that carries an error (a submit that failed: its state stays PENDING with no Slurm job id; a refresh that failed) shows it in the table's MESSAGE column as `error from TOOL: MESSAGE`, on one line, until it is cleared: fix the cause, then `tao-record mark ID --clear-error` and submit the record again, or open a new record when the request itself was wrong. mark warns once, on standard error, the first time it records such an error.";
 
@@ -167,9 +167,9 @@ pub struct ListArgs {
     /// Only the retry chain that contains ID (first attempt first).
     #[arg(long, value_name = "ID")]
     pub retry_of: Option<String>,
-    /// Order of a listing of the store: `created` (oldest first by creation time, the default) or `id`; --id and --retry-of keep their own order.
-    #[arg(long, value_name = "KEY", default_value = "created", value_parser = ["created", "id"])]
-    pub sort: String,
+    /// Order of a listing of the store: `created` (oldest first by creation time; the default for the table) or `id` (the default for job lines on a pipe: one read per record, the fast path for cron pipelines); --id and --retry-of keep their own order.
+    #[arg(long, value_name = "KEY", value_parser = ["created", "id"])]
+    pub sort: Option<String>,
     /// Print job lines even on a terminal (the default on a pipe).
     #[arg(long, conflicts_with = "table")]
     pub json: bool,
@@ -396,10 +396,15 @@ fn cmd_history(a: &ShowArgs) -> Result<i32> {
 fn cmd_list(a: &ListArgs) -> Result<i32> {
     let mut filter = Filter {
         live: a.live,
-        order: if a.sort == "id" {
-            query::Order::Id
-        } else {
-            query::Order::Created
+        // The table is for people: oldest first, as squeue lists the
+        // oldest job first. Job lines on a pipe come in id order (day,
+        // then id): each record is read once, which is what a cron
+        // pipeline over a big store needs; --sort picks either anywhere.
+        order: match a.sort.as_deref() {
+            Some("id") => query::Order::Id,
+            Some(_) => query::Order::Created,
+            None if a.table || (!a.json && stdout_is_tty()) => query::Order::Created,
+            None => query::Order::Id,
         },
         ..Default::default()
     };

@@ -98,7 +98,7 @@ complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l state -d 
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l id -d 'Only this record; repeatable (an unknown id is an error, exit 65)' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l since -d 'Only records opened since: a duration back from now (30m, 12h, 7d; at most 100 years) or an RFC 3339 time' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l retry-of -d 'Only the retry chain that contains ID (first attempt first)' -r
-complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l sort -d 'Order of a listing of the store: `created` (oldest first by creation time, the default) or `id`; --id and --retry-of keep their own order' -r -f -a "created\t''
+complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l sort -d 'Order of a listing of the store: `created` (oldest first by creation time; the default for the table) or `id` (the default for job lines on a pipe: one read per record, the fast path for cron pipelines); --id and --retry-of keep their own order' -r -f -a "created\t''
 id\t''"
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l live -d 'Only live records: PENDING, RUNNING, UNKNOWN'
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l json -d 'Print job lines even on a terminal (the default on a pipe)'
