@@ -188,6 +188,24 @@ pub fn is_password_name(name: &[u8]) -> bool {
         || lower.ends_with(b"pass")
 }
 
+/// Whether a lowercase name names public key material (`public_key`,
+/// `pubkey`, `ssh_pub_key`, `publickey`, `public-key`): not a secret. A
+/// name that only contains `pub` (`PUB_TOKEN`, `NPM_PUBLISH_TOKEN`,
+/// `PYPI_PUBLISH_PASSWORD`) is judged like any other secret-looking name.
+fn is_public_key_name(lname: &[u8]) -> bool {
+    const PUBLIC_KEY: [&[u8]; 6] = [
+        b"pubkey",
+        b"pub_key",
+        b"pub-key",
+        b"publickey",
+        b"public_key",
+        b"public-key",
+    ];
+    PUBLIC_KEY
+        .iter()
+        .any(|k| memchr::memmem::find(lname, k).is_some())
+}
+
 /// Whether `name = value` (a literal assigned to a secret-looking name) is
 /// a secret.
 ///
@@ -215,7 +233,7 @@ pub fn assignment_value_is_secret(name: &[u8], value: &[u8]) -> bool {
         return false;
     }
     let lname = name.to_ascii_lowercase();
-    if memchr::memmem::find(&lname, b"pub").is_some()
+    if is_public_key_name(&lname)
         || lname.ends_with(b"_id")
         || memchr::memmem::find(&lname, b"tokenizer").is_some()
     {
@@ -412,6 +430,10 @@ mod tests {
         assert!(!yes("key", "get_key"));
         assert!(!yes("SSH_KEY", "/home/u/.ssh/id_ed25519"));
         assert!(!yes("public_key", "AAAAC3NzaC1lZDI1NTE5AAAAIFakeFakeFake"));
+        // `pub` inside a token or password name is no public key.
+        assert!(yes("PUB_TOKEN", "Xk9fQ2mZp7LwR4tY"));
+        assert!(yes("NPM_PUBLISH_TOKEN", "Xk9fQ2mZp7LwR4tY"));
+        assert!(!yes("SSH_PUB_KEY", "AAAAC3NzaC1lZDI1NTE5AAAAIFakeFakeFake"));
         assert!(!yes("cache_key", "12345"));
         assert!(!yes("password", "hunter"));
         assert!(!yes("sort_key", "resnet50"));
