@@ -394,7 +394,7 @@ pub fn gpu_shape(
     let n = total.div_ceil(u64::from(max));
     if total % n != 0 {
         return Err(format!(
-            "{total} GPUs ({nodes} node(s) x {gpus}) cannot be split evenly over {n} nodes of at most {max}; ask for a multiple of {max} GPUs or fewer than {max} per node"
+            "{total} GPUs ({nodes} node(s) x {gpus}) cannot be split evenly over {n} nodes of at most {max}; ask for a total that {n} nodes share evenly (such as {even}), or at most {max} on one node", even = n * u64::from(max)
         ));
     }
     let n32 = u32::try_from(n).map_err(|_| format!("{total} GPUs need {n} nodes: too many"))?;
