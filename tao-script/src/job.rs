@@ -769,16 +769,8 @@ mod tests {
         SiteProfile::load(Some("cs-oci-ord")).unwrap()
     }
 
-    #[test]
-    fn gpu_shape_rule() {
-        assert_eq!(gpu_shape(1, 4, false, 8).unwrap(), (1, 4, false));
-        assert_eq!(gpu_shape(1, 8, false, 8).unwrap(), (1, 8, true));
-        assert_eq!(gpu_shape(1, 16, false, 8).unwrap(), (2, 8, true));
-        assert_eq!(gpu_shape(2, 8, false, 8).unwrap(), (2, 8, true));
-        assert_eq!(gpu_shape(1, 12, false, 8).unwrap(), (2, 6, true));
-        assert!(gpu_shape(1, 9, false, 8).is_err());
-        assert_eq!(gpu_shape(3, 0, false, 8).unwrap(), (3, 0, false));
-    }
+    // The GPU shape rule itself is tested where it lives
+    // (tao_core::request::tests::gpu_shape_rule).
 
     #[test]
     fn time_limits_name_partition_and_limit() {
