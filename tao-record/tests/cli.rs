@@ -1398,3 +1398,30 @@ fn list_names_a_corrupt_record_and_fails() {
         );
     }
 }
+
+/// `list` on a pipe prints job lines in id order (each record read once,
+/// the cron fast path); `--sort created` gives the order they were opened
+/// in (microsecond creation times). With eight records a random id order
+/// equals the opening order once in 40,320 runs.
+#[test]
+fn list_on_a_pipe_is_in_id_order_and_sort_created_in_opening_order() {
+    let env = Env::new();
+    let opened: Vec<String> = (0..8).map(|_| env.open(&[])).collect();
+    let listed = |args: &[&str]| -> Vec<String> {
+        let out = env.cmd().arg("list").args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        lines(&out.stdout)
+            .iter()
+            .map(|l| l["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let mut by_id = opened.clone();
+    by_id.sort();
+    assert_eq!(listed(&[]), by_id);
+    assert_eq!(listed(&["--sort", "id"]), by_id);
+    assert_eq!(listed(&["--sort", "created"]), opened);
+}
