@@ -40,10 +40,15 @@ fn single_pyxis_registry_image_with_spec_env_mounts() {
     l["secrets"] = json!(["HF_TOKEN"]);
     let s = render_line(&jobline(&l), &profile("cs-oci-ord")).unwrap();
     let image = s.image.as_ref().unwrap();
-    assert_eq!(image.normalised, "nvcr.io#nvidia/tao/tao-toolkit:5.5.0-pyt");
-    assert!(image.needs_conversion);
+    assert_eq!(
+        image.normalised.as_deref(),
+        Some("nvcr.io#nvidia/tao/tao-toolkit:5.5.0-pyt")
+    );
+    assert_eq!(image.needs_conversion, Some(true));
     assert!(image
         .sqsh
+        .as_deref()
+        .unwrap()
         .starts_with("/lustre/fake/tao/images/nvcr.io_nvidia_tao_tao-toolkit_5.5.0-pyt-"));
     let b = s.bindings.as_ref().unwrap();
     assert_eq!(
@@ -87,7 +92,7 @@ fn single_lifecycle_with_torchrun_and_supporting_files() {
         b.bundle_sha256.as_deref(),
         Some(tao_core::sha256_hex(bundle.as_bytes()).as_str())
     );
-    assert!(!s.image.as_ref().unwrap().needs_conversion);
+    assert_eq!(s.image.as_ref().unwrap().needs_conversion, Some(false));
     check("single_lifecycle", &s.text);
 }
 
@@ -134,7 +139,10 @@ fn multi_from_the_gpu_rule() {
     let s = render_line(&jobline(&l), &profile("cs-oci-ord")).unwrap();
     assert_eq!(s.template, "multi");
     let r = s.resources.as_ref().unwrap();
-    assert_eq!((r.nodes, r.gpus_per_node, r.exclusive), (2, 8, true));
+    assert_eq!(
+        (r.nodes, r.gpus_per_node, r.exclusive),
+        (Some(2), Some(8), Some(true))
+    );
     for want in [
         "#SBATCH --nodes=2\n",
         "#SBATCH --ntasks-per-node=1\n",

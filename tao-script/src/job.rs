@@ -10,7 +10,7 @@
 //! sets `error` on the line and exits 1).
 
 use std::collections::BTreeMap;
-use tao_core::model::Layout;
+use tao_core::model::{Container, Effective, ImageRef, Layout};
 
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -102,30 +102,6 @@ pub struct Verify {
     pub sha256: String,
 }
 
-/// The container an `srun` step runs in (runtime `pyxis`); rides in
-/// `script.container`, so tao-submit's probe runs in it without planning
-/// again.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Container {
-    /// Absolute `.sqsh` path for `--container-image`.
-    pub image: String,
-    /// Comma-joined `--container-mounts` value.
-    pub mounts: String,
-}
-
-/// What the image of a pyxis job resolved to; rides in `script.image`.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct ImageRef {
-    /// The `image` field as given.
-    pub given: String,
-    /// [`normalise_image`] of it.
-    pub normalised: String,
-    /// The absolute `.sqsh` the job runs (the conversion cache for a registry image).
-    pub sqsh: String,
-    /// Whether `sqsh` is the conversion cache (tao-submit must ensure it exists).
-    pub needs_conversion: bool,
-}
-
 /// The bound values and checksums that ride in `script.bindings`.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Bindings {
@@ -141,28 +117,6 @@ pub struct Bindings {
     /// `"<sha256>  <source>\n"` per file, sorted by source (sha256sum(1)
     /// format), or null without supporting files.
     pub bundle_sha256: Option<String>,
-}
-
-/// The resources the script asks for after the rules were applied;
-/// rides in `script.resources`.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Effective {
-    /// Node count (derived from total GPUs at or above the per-node maximum).
-    pub nodes: u32,
-    /// GPUs per node.
-    pub gpus_per_node: u32,
-    /// CPUs per task.
-    pub cpus_per_task: u32,
-    /// Canonical wall time (`D-HH:MM:SS` or `UNLIMITED`).
-    pub time: String,
-    /// Child timeout in seconds (0: none).
-    pub child_timeout_s: u64,
-    /// Partition list.
-    pub partition: String,
-    /// Exclusive nodes.
-    pub exclusive: bool,
-    /// `--requeue` (true) or `--no-requeue`.
-    pub requeue: bool,
 }
 
 /// A checked job, ready for the single or multi template.
@@ -198,7 +152,9 @@ pub struct Plan {
     pub output: SbatchValue,
     /// `--error` path.
     pub error: SbatchValue,
-    /// The effective resources.
+    /// The effective resources, every field set; written as
+    /// `script.resources` (tao_core's [`Effective`], the one definition
+    /// of that section).
     pub effective: Effective,
     /// `<job_dir>/slurm-logs/<id>-` (the Slurm job id is appended at run time).
     pub log_dir_prefix: String,
@@ -219,9 +175,12 @@ pub struct Plan {
     pub action_helpers_dir: String,
     /// The line's `env`, in order, values as strings.
     pub env: Vec<(String, String)>,
-    /// The container for pyxis, none for runtime `none`.
+    /// The container for pyxis (both fields set), none for runtime
+    /// `none`; written as `script.container`, so tao-submit's probe runs
+    /// in it without planning again.
     pub container: Option<Container>,
-    /// Image resolution for pyxis.
+    /// Image resolution for pyxis (every field set); written as
+    /// `script.image`.
     pub image: Option<ImageRef>,
     /// Supporting files to verify.
     pub verify: Vec<Verify>,
@@ -677,14 +636,16 @@ pub fn plan(line: &JobLine, profile: &SiteProfile, opts: RenderOptions) -> Resul
             }
             (
                 Some(Container {
-                    image: sqsh.clone(),
-                    mounts: all_mounts.join(","),
+                    image: Some(sqsh.clone()),
+                    mounts: Some(all_mounts.join(",")),
+                    ..Container::default()
                 }),
                 Some(ImageRef {
-                    given,
-                    normalised,
-                    sqsh,
-                    needs_conversion,
+                    given: Some(given),
+                    normalised: Some(normalised),
+                    sqsh: Some(sqsh),
+                    needs_conversion: Some(needs_conversion),
+                    ..ImageRef::default()
                 }),
             )
         }
@@ -722,14 +683,15 @@ pub fn plan(line: &JobLine, profile: &SiteProfile, opts: RenderOptions) -> Resul
         base_dir: base_dir.clone(),
         mounts: mounts.clone(),
         effective: Effective {
-            nodes,
-            gpus_per_node: gpus,
-            cpus_per_task: cpus,
-            time: wall.canonical(),
-            child_timeout_s: child_s,
-            partition: partition_s,
-            exclusive,
-            requeue,
+            nodes: Some(nodes),
+            gpus_per_node: Some(gpus),
+            cpus_per_task: Some(cpus),
+            time: Some(wall.canonical()),
+            child_timeout_s: Some(child_s),
+            partition: Some(partition_s),
+            exclusive: Some(exclusive),
+            requeue: Some(requeue),
+            ..Effective::default()
         },
         results_dir,
         api_results_dir,

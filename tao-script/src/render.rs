@@ -18,12 +18,13 @@ use tao_core::site::SiteProfile;
 use tao_core::{Error, JobLine, Result};
 
 use crate::escape::{is_plain_abs_path, is_word, SbatchValue};
-use crate::job::{self, Bindings, Container, Effective, ImageRef, Plan, RenderOptions};
+use crate::job::{self, Bindings, Plan, RenderOptions};
 use tao_core::image::{is_sqsh, normalise_image, sqsh_name};
+use tao_core::model::{Container, Effective, ImageRef};
 use tao_core::slurm_time::SlurmTime;
 
 /// A rendered sbatch script; serialised as the line's `script` field.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Script {
     /// `single`, `multi`, `convert` or `probe`.
     pub template: &'static str,
@@ -91,6 +92,7 @@ pub(crate) struct Rendezvous {
 struct SingleScript<'a> {
     c: &'a Common,
     j: &'a Plan,
+    ct: Option<Srun<'a>>,
     #[allow(dead_code)]
     r: &'a Rendezvous,
 }
@@ -100,6 +102,7 @@ struct SingleScript<'a> {
 struct MultiScript<'a> {
     c: &'a Common,
     j: &'a Plan,
+    ct: Option<Srun<'a>>,
     r: &'a Rendezvous,
 }
 
@@ -136,7 +139,34 @@ pub(crate) struct ProbeView {
 struct ProbeScript<'a> {
     c: &'a Common,
     p: &'a ProbeView,
+    ct: Option<Srun<'a>>,
     r: &'a Rendezvous,
+}
+
+/// `(image, mounts)` of a container, for `srun --container-image
+/// --container-mounts`.
+type Srun<'a> = (&'a str, &'a str);
+
+/// The srun arguments of `container`, which its maker sets both fields of.
+///
+/// Errors: [`Error::Internal`] for a container without one.
+fn srun(container: Option<&Container>) -> Result<Option<Srun<'_>>> {
+    container
+        .map(|c| match (c.image.as_deref(), c.mounts.as_deref()) {
+            (Some(image), Some(mounts)) => Ok((image, mounts)),
+            _ => Err(Error::Internal(
+                "a container without image or mounts reached the template, please report this"
+                    .into(),
+            )),
+        })
+        .transpose()
+}
+
+/// An effective plan without every field set.
+fn unplanned() -> Error {
+    Error::Internal(
+        "an effective plan without every field reached the template, please report this".into(),
+    )
 }
 
 fn internal(e: askama::Error) -> Error {
@@ -206,12 +236,19 @@ pub fn render_line_with(
     opts: RenderOptions,
 ) -> Result<Script> {
     let plan = job::plan(line, profile, opts)?;
+    let e = &plan.effective;
+    let (Some(nodes), Some(gpus), Some(requeue), Some(child_timeout)) =
+        (e.nodes, e.gpus_per_node, e.requeue, e.child_timeout_s)
+    else {
+        return Err(unplanned());
+    };
+    let ct = srun(plan.container.as_ref())?;
     let c = Common {
         job_name: plan.job_name.clone(),
         partition: plan.partition.clone(),
         account: plan.account.clone(),
         time: plan.time.clone(),
-        requeue: plan.effective.requeue,
+        requeue,
         exclude: plan.exclude.clone(),
         output: plan.output.clone(),
         error: plan.error.clone(),
@@ -220,19 +257,17 @@ pub fn render_line_with(
         secrets_file: plan.secrets_file.clone(),
         needs_secrets: plan.needs_secrets,
         secret_names: plan.secret_names.clone(),
-        child_timeout: plan.effective.child_timeout_s,
+        child_timeout,
         kill_after: job::defaults::KILL_AFTER,
     };
-    let r = Rendezvous {
-        nodes: plan.effective.nodes,
-        gpus: plan.effective.gpus_per_node,
-    };
-    let (template, text) = if plan.effective.nodes > 1 {
+    let r = Rendezvous { nodes, gpus };
+    let (template, text) = if nodes > 1 {
         (
             "multi",
             MultiScript {
                 c: &c,
                 j: &plan,
+                ct,
                 r: &r,
             }
             .render(),
@@ -243,6 +278,7 @@ pub fn render_line_with(
             SingleScript {
                 c: &c,
                 j: &plan,
+                ct,
                 r: &r,
             }
             .render(),
@@ -524,8 +560,9 @@ pub fn render_probe(req: &ProbeRequest) -> Result<Script> {
                 }
             }
             Some(Container {
-                image: img.clone(),
-                mounts: req.mounts.join(","),
+                image: Some(img.clone()),
+                mounts: Some(req.mounts.join(",")),
+                ..Container::default()
             })
         }
     };
@@ -585,6 +622,7 @@ pub fn render_probe(req: &ProbeRequest) -> Result<Script> {
     let text = ProbeScript {
         c: &c,
         p: &p,
+        ct: srun(p.container.as_ref())?,
         r: &r,
     }
     .render()
@@ -598,7 +636,7 @@ pub fn render_probe(req: &ProbeRequest) -> Result<Script> {
 /// Errors: as [`render_line`] (the line is planned to know its shape).
 pub fn needs_probe(line: &JobLine, profile: &SiteProfile) -> Result<bool> {
     let plan = job::plan(line, profile, RenderOptions::default())?;
-    Ok(plan.effective.nodes > 1 || plan.effective.gpus_per_node >= 2)
+    Ok(plan.effective.needs_probe())
 }
 
 /// The probe request for a rendered job line, from the plan tao-render
@@ -684,19 +722,25 @@ pub fn probe_request_for_line(
 ) -> Result<ProbeRequest> {
     tao_core::id::validate(probe_id)?;
     let plan = job::plan(line, profile, RenderOptions::default())?;
-    let (image, mounts) = match &plan.container {
-        Some(c) => (
-            Some(c.image.clone()),
-            c.mounts.split(',').map(str::to_string).collect(),
+    let (image, mounts) = match srun(plan.container.as_ref())? {
+        Some((image, mounts)) => (
+            Some(image.to_string()),
+            mounts.split(',').map(str::to_string).collect(),
         ),
         None => (None, Vec::new()),
     };
+    let e = &plan.effective;
+    let (Some(partition), Some(nodes), Some(gpus_per_node)) =
+        (e.partition.clone(), e.nodes, e.gpus_per_node)
+    else {
+        return Err(unplanned());
+    };
     Ok(ProbeRequest {
         id: probe_id.to_string(),
-        partition: plan.effective.partition.clone(),
+        partition,
         account: plan.account.as_ref().map(|a| a.as_str().to_string()),
-        nodes: plan.effective.nodes,
-        gpus_per_node: plan.effective.gpus_per_node,
+        nodes,
+        gpus_per_node,
         cpus_per_task: default_probe_cpus(),
         time: default_probe_time(),
         timeout_s: default_probe_timeout(),
