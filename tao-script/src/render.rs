@@ -82,6 +82,45 @@ pub(crate) struct Common {
     kill_after: u64,
 }
 
+impl Common {
+    /// The base values of a helper job (the image conversion, the
+    /// communication probe): named `id`, logs and secrets sidecar under
+    /// `job_dir` as for a job ([`Layout`]), never requeued, no secrets,
+    /// no excluded nodes (set `exclude` after), the child under a timeout
+    /// of `child_timeout` seconds, killed `kill_after` seconds later.
+    ///
+    /// Errors: [`Error::Data`] for an id, account or path that cannot go
+    /// on an `#SBATCH` line.
+    fn helper(
+        id: &str,
+        job_dir: &str,
+        partition: SbatchValue,
+        account: Option<&str>,
+        time: &SlurmTime,
+        child_timeout: u64,
+        kill_after: u64,
+    ) -> Result<Self> {
+        let layout = Layout::new(id, job_dir);
+        Ok(Common {
+            job_name: SbatchValue::job_name(id)?,
+            partition,
+            account: account.map(SbatchValue::account).transpose()?,
+            time: SbatchValue::time(time),
+            requeue: false,
+            exclude: None,
+            output: SbatchValue::log_path(job_dir, id, "main.out")?,
+            error: SbatchValue::log_path(job_dir, id, "main.err")?,
+            id: id.to_string(),
+            log_dir_prefix: layout.log_dir_prefix(),
+            secrets_file: layout.secrets_file(),
+            needs_secrets: false,
+            secret_names: String::new(),
+            child_timeout,
+            kill_after,
+        })
+    }
+}
+
 pub(crate) struct Rendezvous {
     nodes: u32,
     gpus: u32,
@@ -386,27 +425,15 @@ pub fn render_convert(req: &ConvertRequest, profile: &SiteProfile) -> Result<Scr
     let job_dir = req.job_dir.trim_end_matches('/');
     let base = req.base_dir.trim_end_matches('/');
     let images_dir = Layout::images_dir(base);
-    let c = Common {
-        job_name: SbatchValue::job_name(&req.id)?,
-        partition: SbatchValue::partitions(&conv.partition).map_err(cfg)?,
-        account: req
-            .account
-            .as_deref()
-            .map(SbatchValue::account)
-            .transpose()?,
-        time: SbatchValue::time(&time),
-        requeue: false,
-        exclude: None,
-        output: SbatchValue::log_path(job_dir, &req.id, "main.out")?,
-        error: SbatchValue::log_path(job_dir, &req.id, "main.err")?,
-        id: req.id.clone(),
-        log_dir_prefix: Layout::new(&req.id, job_dir).log_dir_prefix(),
-        secrets_file: Layout::new(&req.id, job_dir).secrets_file(),
-        needs_secrets: false,
-        secret_names: String::new(),
-        child_timeout: wall * job::defaults::CHILD_PERMILLE / 1000,
-        kill_after: job::defaults::KILL_AFTER,
-    };
+    let c = Common::helper(
+        &req.id,
+        job_dir,
+        SbatchValue::partitions(&conv.partition).map_err(cfg)?,
+        req.account.as_deref(),
+        &time,
+        wall * job::defaults::CHILD_PERMILLE / 1000,
+        job::defaults::KILL_AFTER,
+    )?;
     let v = ConvertView {
         cpus: SbatchValue::number(conv.cpus.max(1)),
         mem: SbatchValue::mem(&conv.mem).map_err(cfg)?,
@@ -585,25 +612,16 @@ pub fn render_probe(req: &ProbeRequest) -> Result<Script> {
         Some(SbatchValue::node_list(&req.exclude)?)
     };
     let c = Common {
-        job_name: SbatchValue::job_name(&req.id)?,
-        partition: SbatchValue::partitions(&req.partition)?,
-        account: req
-            .account
-            .as_deref()
-            .map(SbatchValue::account)
-            .transpose()?,
-        time: SbatchValue::time(&time),
-        requeue: false,
         exclude,
-        output: SbatchValue::log_path(job_dir, &req.id, "main.out")?,
-        error: SbatchValue::log_path(job_dir, &req.id, "main.err")?,
-        id: req.id.clone(),
-        log_dir_prefix: Layout::new(&req.id, job_dir).log_dir_prefix(),
-        secrets_file: Layout::new(&req.id, job_dir).secrets_file(),
-        needs_secrets: false,
-        secret_names: String::new(),
-        child_timeout: req.timeout_s,
-        kill_after: 10,
+        ..Common::helper(
+            &req.id,
+            job_dir,
+            SbatchValue::partitions(&req.partition)?,
+            req.account.as_deref(),
+            &time,
+            req.timeout_s,
+            10,
+        )?
     };
     let p = ProbeView {
         nodes: SbatchValue::number(req.nodes),
