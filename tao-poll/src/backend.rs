@@ -921,6 +921,29 @@ impl Backend for ReplayBackend {
 mod tests {
     use super::*;
 
+    /// A folder of stand-in `squeue` and `sacct` (test doubles for the
+    /// login host's commands): each a `sh` script with the given body.
+    fn stand_ins(squeue: &str, sacct: &str) -> tempfile::TempDir {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        for (name, body) in [("squeue", squeue), ("sacct", sacct)] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, format!("#!/bin/sh\n{body}")).unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        dir
+    }
+
+    /// Run `script` with `sh -c`, the stand-ins of `bin` first on PATH.
+    fn run_with(bin: &std::path::Path, script: &str) -> std::process::Output {
+        std::process::Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+            .output()
+            .unwrap()
+    }
+
     #[test]
     fn classify_replies() {
         assert_eq!(classify("squeue", 0, "", "", 3), Ok(String::new()));
@@ -988,33 +1011,14 @@ mod tests {
 
     #[test]
     fn both_script_runs_and_splits() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = stand_ins(
+            "case \"$*\" in *--start*) echo '7|1800000000'; echo '8|N/A';; *) echo '7|7|RUNNING|n1|1|2|N/A|0:01|0|None|';; esac\n",
+            "echo 'sacct: error: Socket timed out' >&2; exit 1\n",
+        );
         let bin = dir.path();
-        std::fs::write(
-            bin.join("squeue"),
-            "#!/bin/sh\ncase \"$*\" in *--start*) echo '7|1800000000'; echo '8|N/A';; *) echo '7|7|RUNNING|n1|1|2|N/A|0:01|0|None|';; esac\n",
-        )
-        .unwrap();
-        std::fs::write(
-            bin.join("sacct"),
-            "#!/bin/sh\necho 'sacct: error: Socket timed out' >&2; exit 1\n",
-        )
-        .unwrap();
-        for f in ["squeue", "sacct"] {
-            std::process::Command::new("chmod")
-                .arg("+x")
-                .arg(bin.join(f))
-                .status()
-                .unwrap();
-        }
         let script = both_script("@@m1", Some("c1"), &["7".to_string()]);
         assert_eq!(script.matches(" -M 'c1' -j '7'").count(), 3, "{script}");
-        let out = std::process::Command::new("sh")
-            .arg("-c")
-            .arg(&script)
-            .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
-            .output()
-            .unwrap();
+        let out = run_with(bin, &script);
         let text = String::from_utf8(out.stdout).unwrap();
         let (qs, qo, qe, as_, ao, ae) = split_both(&text, "@@m1").unwrap();
         assert_eq!(
@@ -1051,21 +1055,11 @@ mod tests {
     /// its verdict line) and a completion record, from one `sh` run.
     #[test]
     fn scheduler_and_files_in_one_script() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = stand_ins(
+            "case \"$*\" in *--start*) echo '8|1800000000';; *) echo '7|7|COMPLETED|n1|1|2|3|0:01|0|None|';; esac\n",
+            "exit 0\n",
+        );
         let bin = dir.path();
-        std::fs::write(
-            bin.join("squeue"),
-            "#!/bin/sh\ncase \"$*\" in *--start*) echo '8|1800000000';; *) echo '7|7|COMPLETED|n1|1|2|3|0:01|0|None|';; esac\n",
-        )
-        .unwrap();
-        std::fs::write(bin.join("sacct"), "#!/bin/sh\nexit 0\n").unwrap();
-        for f in ["squeue", "sacct"] {
-            std::process::Command::new("chmod")
-                .arg("+x")
-                .arg(bin.join(f))
-                .status()
-                .unwrap();
-        }
         let d = bin.display().to_string();
         std::fs::write(
             bin.join("status.json"),
@@ -1089,12 +1083,7 @@ mod tests {
             all_chunks_script(&parts),
             status::script(&reqs, "fn0", 0)
         );
-        let out = std::process::Command::new("sh")
-            .arg("-c")
-            .arg(&script)
-            .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
-            .output()
-            .unwrap();
+        let out = run_with(bin, &script);
         let cut = line_start_of(&out.stdout, b"@@tao-poll-fn0 ").unwrap();
         let sched = String::from_utf8_lossy(&out.stdout[..cut]);
         let (qs, qo, ..) = split_both(&sched, "@@m0").unwrap();
@@ -1135,20 +1124,10 @@ mod tests {
     fn two_clusters_in_one_script() {
         // A stand-in squeue/sacct that echo their -M: each chunk's answer
         // lands under its own marker.
-        let dir = tempfile::tempdir().unwrap();
+        let echo_m =
+            "c=local\nwhile [ $# -gt 0 ]; do [ \"$1\" = -M ] && c=$2; shift; done\necho \"$c\"\n";
+        let dir = stand_ins(echo_m, echo_m);
         let bin = dir.path();
-        for f in ["squeue", "sacct"] {
-            std::fs::write(
-                bin.join(f),
-                "#!/bin/sh\nc=local\nwhile [ $# -gt 0 ]; do [ \"$1\" = -M ] && c=$2; shift; done\necho \"$c\"\n",
-            )
-            .unwrap();
-            std::process::Command::new("chmod")
-                .arg("+x")
-                .arg(bin.join(f))
-                .status()
-                .unwrap();
-        }
         let jobs = vec![
             JobRef::parse("1;b", None).unwrap(),
             JobRef::parse("1", None).unwrap(),
@@ -1160,12 +1139,7 @@ mod tests {
             .collect();
         let script = all_chunks_script(&parts);
         assert_eq!(script.matches("squeue -h").count(), 2, "{script}");
-        let out = std::process::Command::new("sh")
-            .arg("-c")
-            .arg(&script)
-            .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
-            .output()
-            .unwrap();
+        let out = run_with(bin, &script);
         let text = String::from_utf8(out.stdout).unwrap();
         let (_, q0, _, _, a0, _) = split_both(&text, "@@m0").unwrap();
         let (_, q1, _, _, a1, _) = split_both(&text, "@@m1").unwrap();
