@@ -704,23 +704,51 @@ pub fn probe_request_from_plan(
         _ => (None, Vec::new()),
     };
     Ok(ProbeRequest {
+        account: res.account,
+        image,
+        mounts,
+        exclude: res.exclude.unwrap_or_default(),
+        ..probe_request(
+            probe_id,
+            program,
+            &base_dir,
+            partition,
+            nodes,
+            gpus_per_node,
+        )
+    })
+}
+
+/// The probe request `probe_id` for a job of `nodes` x `gpus_per_node` on
+/// `partition`, its job directory `<base_dir>/jobs/<probe_id>`, running
+/// `program`; every other field takes [`ProbeRequest`]'s defaults (no
+/// account, image, mounts or excluded nodes: the callers set those).
+fn probe_request(
+    probe_id: &str,
+    program: &str,
+    base_dir: &str,
+    partition: String,
+    nodes: u32,
+    gpus_per_node: u32,
+) -> ProbeRequest {
+    ProbeRequest {
         id: probe_id.to_string(),
         partition,
-        account: res.account,
+        account: None,
         nodes,
         gpus_per_node,
         cpus_per_task: default_probe_cpus(),
         time: default_probe_time(),
         timeout_s: default_probe_timeout(),
-        job_dir: Layout::job_dir(&base_dir, probe_id),
+        job_dir: Layout::job_dir(base_dir, probe_id),
         program: program.to_string(),
         args: Vec::new(),
         launcher: ProbeLauncher::Torchrun,
         nccl_env: BTreeMap::new(),
-        image,
-        mounts,
-        exclude: res.exclude.unwrap_or_default(),
-    })
+        image: None,
+        mounts: Vec::new(),
+        exclude: Vec::new(),
+    }
 }
 
 /// The probe request for a job line: the line's partition, account,
@@ -754,22 +782,18 @@ pub fn probe_request_for_line(
         return Err(unplanned());
     };
     Ok(ProbeRequest {
-        id: probe_id.to_string(),
-        partition,
         account: plan.account.as_ref().map(|a| a.as_str().to_string()),
-        nodes,
-        gpus_per_node,
-        cpus_per_task: default_probe_cpus(),
-        time: default_probe_time(),
-        timeout_s: default_probe_timeout(),
-        job_dir: Layout::job_dir(&plan.base_dir, probe_id),
-        program: program.to_string(),
-        args: Vec::new(),
-        launcher: ProbeLauncher::Torchrun,
-        nccl_env: BTreeMap::new(),
         image,
         mounts,
         exclude: plan.exclude_list.clone(),
+        ..probe_request(
+            probe_id,
+            program,
+            &plan.base_dir,
+            partition,
+            nodes,
+            gpus_per_node,
+        )
     })
 }
 
