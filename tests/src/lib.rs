@@ -107,6 +107,37 @@ pub fn cluster() -> Option<Cluster> {
     None
 }
 
+/// The six tools, in pipeline order.
+pub const TOOLS: &[&str] = &[
+    "tao-record",
+    "tao-render",
+    "tao-redact",
+    "tao-submit",
+    "tao-poll",
+    "tao-classify",
+];
+
+/// A registry image in NGC's `registry#image:tag` spelling (never pulled
+/// by the local tests: it only has to be a valid name).
+pub const NGC_IMAGE: &str = "nvcr.io#nvidia/tao/tao-toolkit:5.5.0-pyt";
+
+/// The `tao-record open` arguments of a DINO train request with results
+/// under `results_root` and the image [`NGC_IMAGE`]: `--results-root
+/// ROOT --image IMAGE --action train --network-arch dino` (add `open`,
+/// `--dry-run`, `--command` and the rest around them).
+pub fn dino_train(results_root: &str) -> [&str; 8] {
+    [
+        "--results-root",
+        results_root,
+        "--image",
+        NGC_IMAGE,
+        "--action",
+        "train",
+        "--network-arch",
+        "dino",
+    ]
+}
+
 /// The directory holding the built tool binaries (`target/debug` or
 /// `target/release`, whichever this test binary was built into).
 pub fn bin_dir() -> PathBuf {
@@ -143,14 +174,7 @@ pub fn bash_in(
     dir: Option<&Path>,
     script: &str,
 ) -> Output {
-    for tool in [
-        "tao-record",
-        "tao-render",
-        "tao-redact",
-        "tao-submit",
-        "tao-poll",
-        "tao-classify",
-    ] {
+    for tool in TOOLS {
         bin(tool);
     }
     let mut cmd = Command::new("bash");

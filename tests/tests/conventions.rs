@@ -14,7 +14,7 @@
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use tao_tests::{bin, text};
+use tao_tests::{bin, dino_train, text};
 
 /// Every way a tool reads job lines on stdin: (binary, arguments).
 const READERS: &[(&str, &[&str])] = &[
@@ -249,27 +249,16 @@ fn no_tool_prints_colour_on_a_terminal() {
 #[test]
 fn a_line_past_the_bound_is_a_line_error() {
     let home = tempfile::tempdir().unwrap();
-    let out = tool(
-        "tao-record",
-        &[
-            "open",
-            "--dry-run",
-            "--results-root",
-            "/tmp/tao-long-line",
-            "--image",
-            "nvcr.io#nvidia/tao/tao-toolkit:5.5.0-pyt",
-            "--action",
-            "train",
-            "--network-arch",
-            "dino",
-            "--command",
-            "true",
-        ],
-        home.path(),
-    )
-    .stdin(Stdio::null())
-    .output()
-    .unwrap();
+    let args = [
+        &["open", "--dry-run"][..],
+        &dino_train("/tmp/tao-long-line"),
+        &["--command", "true"],
+    ]
+    .concat();
+    let out = tool("tao-record", &args, home.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     let line = text(&out.stdout).trim().to_string();
     let long = format!("{{\"id\":\"{}\"}}", "x".repeat((64 << 20) + 1));

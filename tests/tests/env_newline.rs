@@ -7,7 +7,7 @@
 //! The job prints each value as hex (`od -An -tx1`) into its log; the test
 //! compares the hex with the bytes it gave.
 
-use tao_tests::{bash, bin, cluster, text};
+use tao_tests::{bash, bin, cluster, dino_train, text};
 
 /// Hex of `bytes` as one string without spaces (od's output, joined).
 fn hex(bytes: &[u8]) -> String {
@@ -74,18 +74,8 @@ fn env_newline_only_nul_is_refused() {
         std::process::Command::new(bin("tao-record"))
             .env_clear()
             .env("TAO_STATE_DIR", dir.path())
-            .args([
-                "open",
-                "--dry-run",
-                "--results-root",
-                "/tmp/tao-env-newline",
-                "--image",
-                "nvcr.io#nvidia/tao/tao-toolkit:5.5.0-pyt",
-                "--action",
-                "train",
-                "--network-arch",
-                "dino",
-            ])
+            .args(["open", "--dry-run"])
+            .args(dino_train("/tmp/tao-env-newline"))
             .args(args)
             .output()
             .unwrap()

@@ -24,16 +24,7 @@ use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use tao_tests::{bin, text};
-
-const TOOLS: &[&str] = &[
-    "tao-record",
-    "tao-render",
-    "tao-redact",
-    "tao-submit",
-    "tao-poll",
-    "tao-classify",
-];
+use tao_tests::{bin, dino_train, text, TOOLS};
 
 /// Runs per case (the case asks for 50).
 const RUNS: usize = 50;
@@ -59,24 +50,23 @@ struct Env {
     ids: Vec<String>,
 }
 
+/// `tao-record open` arguments of the request every record here is
+/// opened with (`--dry-run` first when `dry_run`).
+fn open_args(dry_run: bool) -> Vec<String> {
+    let mut v = vec!["open"];
+    if dry_run {
+        v.push("--dry-run");
+    }
+    v.extend(dino_train("/tmp/tao-help-head"));
+    v.extend(["--command", "echo hi"]);
+    v.into_iter().map(String::from).collect()
+}
+
 impl Env {
     fn new() -> Env {
         let dir = tempfile::tempdir().unwrap();
         let out = base(&bin("tao-record"), dir.path())
-            .args([
-                "open",
-                "--dry-run",
-                "--results-root",
-                "/tmp/tao-help-head",
-                "--image",
-                "nvcr.io#nvidia/tao/tao-toolkit:5.5.0-pyt",
-                "--action",
-                "train",
-                "--network-arch",
-                "dino",
-                "--command",
-                "echo hi",
-            ])
+            .args(open_args(true))
             .stdin(Stdio::null())
             .output()
             .unwrap();
@@ -86,19 +76,7 @@ impl Env {
         let mut ids = Vec::new();
         for _ in 0..3 {
             let out = base(&bin("tao-record"), dir.path())
-                .args([
-                    "open",
-                    "--results-root",
-                    "/tmp/tao-help-head",
-                    "--image",
-                    "nvcr.io#nvidia/tao/tao-toolkit:5.5.0-pyt",
-                    "--action",
-                    "train",
-                    "--network-arch",
-                    "dino",
-                    "--command",
-                    "echo hi",
-                ])
+                .args(open_args(false))
                 .stdin(Stdio::null())
                 .output()
                 .unwrap();
@@ -139,6 +117,16 @@ impl Env {
     fn path(&self, name: &str) -> String {
         self.dir.path().join(name).to_str().unwrap().to_string()
     }
+
+    /// tao-poll's arguments reading the replayed squeue and sacct text.
+    fn replay_args(&self) -> Vec<String> {
+        vec![
+            "--replay-squeue".to_string(),
+            self.path("squeue.txt"),
+            "--replay-sacct".to_string(),
+            self.path("sacct.txt"),
+        ]
+    }
 }
 
 /// `bin` with a cleared environment and a state dir under `dir`.
@@ -163,6 +151,25 @@ struct Case {
     lost: i32,
 }
 
+impl Case {
+    /// A run that ends 0 when its output is delivered, `lost` when not
+    /// (0 for one without side effects).
+    fn run(tool: &'static str, args: Vec<String>, stdin: Vec<u8>, lost: i32) -> Case {
+        Case {
+            tool,
+            args,
+            stdin,
+            code: 0,
+            lost,
+        }
+    }
+}
+
+/// `args` as owned strings.
+fn owned(args: &[&str]) -> Vec<String> {
+    args.iter().map(|a| a.to_string()).collect()
+}
+
 fn cases(env: &Env) -> Vec<Case> {
     let mut v = Vec::new();
     for tool in TOOLS {
@@ -174,7 +181,7 @@ fn cases(env: &Env) -> Vec<Case> {
         ] {
             v.push(Case {
                 tool,
-                args: args.into_iter().map(String::from).collect(),
+                args: owned(&args),
                 stdin: Vec::new(),
                 code,
                 // Help and usage change nothing: the same status either way.
@@ -188,83 +195,49 @@ fn cases(env: &Env) -> Vec<Case> {
         ("tao-submit", "cancel"),
         ("tao-poll", "logs"),
     ] {
-        v.push(Case {
-            tool,
-            args: vec![sub.into(), "--help".into()],
-            stdin: Vec::new(),
-            code: 0,
-            lost: 0,
-        });
+        v.push(Case::run(tool, owned(&[sub, "--help"]), Vec::new(), 0));
     }
     // Runs that print many lines.
     let many_lines = format!("{}\n", env.job_line).repeat(40).into_bytes();
-    v.push(Case {
-        tool: "tao-render",
-        args: vec![],
-        stdin: many_lines,
-        code: 0,
-        lost: 0,
-    });
-    v.push(Case {
-        tool: "tao-redact",
-        args: vec![],
-        stdin: "a line of log text\n".repeat(20_000).into_bytes(),
-        code: 0,
-        lost: 0,
-    });
-    v.push(Case {
-        tool: "tao-classify",
-        args: vec!["--list-rules".into()],
-        stdin: Vec::new(),
-        code: 0,
-        lost: 0,
-    });
-    let ids: Vec<String> = (1000..1300).map(|i| i.to_string()).collect();
-    let mut poll_args = vec![
-        "--replay-squeue".to_string(),
-        env.path("squeue.txt"),
-        "--replay-sacct".to_string(),
-        env.path("sacct.txt"),
-    ];
-    poll_args.extend(ids);
-    v.push(Case {
-        tool: "tao-poll",
-        args: poll_args,
-        stdin: Vec::new(),
-        code: 0,
-        lost: 0,
-    });
+    v.push(Case::run("tao-render", vec![], many_lines, 0));
+    v.push(Case::run(
+        "tao-redact",
+        vec![],
+        "a line of log text\n".repeat(20_000).into_bytes(),
+        0,
+    ));
+    v.push(Case::run(
+        "tao-classify",
+        owned(&["--list-rules"]),
+        Vec::new(),
+        0,
+    ));
+    let mut poll_args = env.replay_args();
+    poll_args.extend((1000..1300).map(|i| i.to_string()));
+    v.push(Case::run("tao-poll", poll_args, Vec::new(), 0));
     // Every line-reading mode fed many lines (tao_core::filter): the
     // pipe is closed after one output line.
-    v.push(Case {
-        tool: "tao-redact",
-        args: vec!["lint".into()],
-        stdin: format!("{}\n", env.rendered).repeat(40).into_bytes(),
-        code: 0,
-        lost: 0,
-    });
-    v.push(Case {
-        tool: "tao-classify",
-        args: vec![],
-        stdin: format!("{}\n", env.job_line).repeat(400).into_bytes(),
-        code: 0,
-        lost: 0,
-    });
+    v.push(Case::run(
+        "tao-redact",
+        owned(&["lint"]),
+        format!("{}\n", env.rendered).repeat(40).into_bytes(),
+        0,
+    ));
+    v.push(Case::run(
+        "tao-classify",
+        vec![],
+        format!("{}\n", env.job_line).repeat(400).into_bytes(),
+        0,
+    ));
     let polled: String = (1000..1300)
         .map(|id| format!("{{\"id\":\"j{id}\",\"slurm\":{{\"job_id\":\"{id}\"}}}}\n"))
         .collect();
-    v.push(Case {
-        tool: "tao-poll",
-        args: vec![
-            "--replay-squeue".to_string(),
-            env.path("squeue.txt"),
-            "--replay-sacct".to_string(),
-            env.path("sacct.txt"),
-        ],
-        stdin: polled.into_bytes(),
-        code: 0,
-        lost: 0,
-    });
+    v.push(Case::run(
+        "tao-poll",
+        env.replay_args(),
+        polled.into_bytes(),
+        0,
+    ));
     // A writer fed many lines: each mark applies (the first) or is a
     // duplicate (the others); its lost echo is exit 74.
     let marks: String = env
@@ -277,60 +250,32 @@ fn cases(env: &Env) -> Vec<Case> {
         })
         .collect::<String>()
         .repeat(20);
-    v.push(Case {
-        tool: "tao-record",
-        args: vec!["mark".into(), "--json".into()],
-        stdin: marks.into_bytes(),
-        code: 0,
-        lost: 74,
-    });
+    v.push(Case::run(
+        "tao-record",
+        owned(&["mark", "--json"]),
+        marks.into_bytes(),
+        74,
+    ));
     // A reader: `list | head` changed nothing (exit 0 either way).
-    v.push(Case {
-        tool: "tao-record",
-        args: vec!["list".into(), "--json".into()],
-        stdin: Vec::new(),
-        code: 0,
-        lost: 0,
-    });
+    v.push(Case::run(
+        "tao-record",
+        owned(&["list", "--json"]),
+        Vec::new(),
+        0,
+    ));
     // A writer: the record is made, its line lost: exit 74.
-    v.push(Case {
-        tool: "tao-record",
-        args: [
-            "open",
-            "--results-root",
-            "/tmp/tao-help-head",
-            "--image",
-            "nvcr.io#nvidia/tao/tao-toolkit:5.5.0-pyt",
-            "--action",
-            "train",
-            "--network-arch",
-            "dino",
-            "--command",
-            "echo hi",
-        ]
-        .map(String::from)
-        .to_vec(),
-        stdin: Vec::new(),
-        code: 0,
-        lost: 74,
-    });
+    v.push(Case::run("tao-record", open_args(false), Vec::new(), 74));
     // A line that already carries an error is passed on unsubmitted.
     let mut failed: serde_json::Value = serde_json::from_str(&env.job_line).unwrap();
     failed["error"] = serde_json::json!({"tool": "x", "code": "data", "message": "m"});
-    v.push(Case {
-        tool: "tao-submit",
-        args: vec!["-q".into()],
-        stdin: format!("{failed}\n").repeat(40).into_bytes(),
-        code: 0,
-        lost: 74,
-    });
-    v.push(Case {
-        tool: "tao-submit",
-        args: vec!["cancel".into()],
-        stdin: format!("{failed}\n").repeat(40).into_bytes(),
-        code: 0,
-        lost: 74,
-    });
+    for sub in ["-q", "cancel"] {
+        v.push(Case::run(
+            "tao-submit",
+            owned(&[sub]),
+            format!("{failed}\n").repeat(40).into_bytes(),
+            74,
+        ));
+    }
     v
 }
 
