@@ -13,9 +13,40 @@
 
 mod common;
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::{assert_one_completed_job_per_name, lines_of, stdin_of, Doubles, Fixture};
+use serde_json::Value;
+
+use common::{assert_one_completed_job_per_name, lines_of, Doubles, Fixture};
+
+/// Submit `lines` with the site profile `profile` (the doubles first on
+/// PATH) and `--reconcile-wait SECS`; asserts exit 0 and one output line
+/// per input line. Returns the output lines and stderr.
+fn submit_through(
+    f: &Fixture,
+    profile: &Path,
+    reconcile_wait: &str,
+    lines: &[Value],
+) -> (Vec<Value>, String) {
+    let out = f.run_cmd(
+        f.cmd()
+            .env("TAO_SITE_PROFILE", profile)
+            .args(["--reconcile-wait", reconcile_wait]),
+        lines,
+        0,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let got = lines_of(&out.stdout);
+    assert_eq!(got.len(), lines.len(), "{stderr}");
+    (got, stderr)
+}
+
+/// Leave the mark `<kind>-<id of line>` (with `text`) for the double.
+fn mark(doubles: &Doubles, kind: &str, line: &Value, text: &str) {
+    let id = line["id"].as_str().unwrap();
+    std::fs::write(doubles.marks.join(format!("{kind}-{id}")), text).unwrap();
+}
 
 const WRAPPER: &str = r#"#!/bin/sh
 # TEST DOUBLE of sbatch (tao-submit tests/fault.rs): fault injection only.
@@ -51,23 +82,9 @@ fn every_job_is_submitted_exactly_once_across_cuts() {
         .collect();
     // Three jobs are first cut before sbatch runs: they must be resubmitted.
     for l in &lines[..3] {
-        std::fs::write(
-            marks.join(format!("before-{}", l["id"].as_str().unwrap())),
-            "",
-        )
-        .unwrap();
+        mark(&doubles, "before", l, "");
     }
-    let out = f
-        .cmd()
-        .env("TAO_SITE_PROFILE", &profile)
-        .args(["--reconcile-wait", "3"])
-        .write_stdin(stdin_of(&lines))
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    let got = lines_of(&out.stdout);
-    assert_eq!(got.len(), lines.len());
+    let (got, stderr) = submit_through(&f, &profile, "3", &lines);
 
     let cuts = std::fs::read_to_string(marks.join("cut.log")).unwrap();
     let n_after = cuts.lines().filter(|l| l.starts_with("after ")).count();
@@ -155,19 +172,9 @@ fn sbatch_socket_timeout() {
         .map(|m| f.line(&format!("sto-{m}"), "true"))
         .collect();
     for (m, l) in modes.iter().zip(&lines) {
-        std::fs::write(marks.join(format!("mode-{}", l["id"].as_str().unwrap())), m).unwrap();
+        mark(&doubles, "mode", l, m);
     }
-    let out = f
-        .cmd()
-        .env("TAO_SITE_PROFILE", &profile)
-        .args(["--reconcile-wait", "8"])
-        .write_stdin(stdin_of(&lines))
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    let got = lines_of(&out.stdout);
-    assert_eq!(got.len(), lines.len(), "{stderr}");
+    let (got, stderr) = submit_through(&f, &profile, "8", &lines);
     let log = std::fs::read_to_string(marks.join("timeout.log")).unwrap();
     assert_eq!(log.lines().count(), 3, "{log}");
     assert!(
