@@ -210,7 +210,7 @@ impl SbatchValue {
         }
     }
 
-    /// A canonical Slurm time (`D-HH:MM:SS`, see [`crate::slurm_time`]).
+    /// A canonical Slurm time (`D-HH:MM:SS`, see [`tao_core::slurm_time`]).
     pub fn time(t: &tao_core::slurm_time::SlurmTime) -> Self {
         Self(t.canonical())
     }
