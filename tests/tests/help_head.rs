@@ -62,26 +62,26 @@ fn open_args(dry_run: bool) -> Vec<String> {
     v.into_iter().map(String::from).collect()
 }
 
+/// Run `tao-record` [`open_args`] with the state under `dir`; asserts
+/// success and returns the job line it printed.
+fn open(dir: &Path, dry_run: bool) -> String {
+    let out = base(&bin("tao-record"), dir)
+        .args(open_args(dry_run))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    text(&out.stdout).trim().to_string()
+}
+
 impl Env {
     fn new() -> Env {
         let dir = tempfile::tempdir().unwrap();
-        let out = base(&bin("tao-record"), dir.path())
-            .args(open_args(true))
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", text(&out.stderr));
-        let job_line = text(&out.stdout).trim().to_string();
+        let job_line = open(dir.path(), true);
         // Three records for `tao-record list` and `mark`.
         let mut ids = Vec::new();
         for _ in 0..3 {
-            let out = base(&bin("tao-record"), dir.path())
-                .args(open_args(false))
-                .stdin(Stdio::null())
-                .output()
-                .unwrap();
-            assert!(out.status.success(), "{}", text(&out.stderr));
-            let line: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            let line: serde_json::Value = serde_json::from_str(&open(dir.path(), false)).unwrap();
             ids.push(line["id"].as_str().unwrap().to_string());
         }
         let mut render = base(&bin("tao-render"), dir.path())
