@@ -766,7 +766,7 @@ pub const FIELDS: &[Field] = &[
     f("command", "string", "", "tao-record open", "Shell text run in the container; only {config_path}, {job_id} and {results_dir} are bound."),
     f("resources.nodes", "integer", "nodes", "tao-record open", "Node count, at least 1, at most the largest max_nodes of the partitions (site profile)."),
     f("resources.gpus_per_node", "integer", "GPUs", "tao-record open", "GPUs per node (0: a CPU job); at or above the profile's max_gpus_per_node the node count is derived from the total; a total no partition can hold is refused."),
-    f("resources.cpus_per_task", "integer", "CPUs", "tao-record open", "CPUs per task, at least 1."),
+    f("resources.cpus_per_task", "integer", "CPUs", "tao-record open", "CPUs per task, at least 1 and at most the partition's cpus_per_node (site profile); default 16, or cpus_per_node when smaller."),
     f("resources.time", "string", "Slurm time", "tao-record open", "Wall time (HH:MM:SS and the other Slurm forms), within the partition's max_time."),
     f("resources.child_timeout", "string or null", "Slurm time", "tao-record open", "How long the command may run, below the wall time; null under an unlimited time."),
     f("resources.partition", "string", "", "tao-record open", "Partition or comma list of partitions."),

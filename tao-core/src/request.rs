@@ -282,6 +282,23 @@ pub fn cpus_per_task(n: u32) -> Result<u32, String> {
     Ok(n)
 }
 
+/// The CPUs per task of a request that names none: TAO's default
+/// ([`defaults::CPUS_PER_TASK`]), but no more than the largest
+/// `cpus_per_node` among the partitions of the comma list `partitions`
+/// (so the default always fits a site whose nodes are smaller). A
+/// partition the profile does not list, or lists without `cpus_per_node`,
+/// keeps the default.
+pub fn default_cpus_per_task(profile: &SiteProfile, partitions: &str) -> u32 {
+    let mut most = 0;
+    for name in partitions.split(',') {
+        match profile.partition(name).and_then(|p| p.cpus_per_node) {
+            Some(c) => most = most.max(c),
+            None => return defaults::CPUS_PER_TASK,
+        }
+    }
+    defaults::CPUS_PER_TASK.min(most.max(1))
+}
+
 /// Which request input a partition cannot hold (the caller names its
 /// flag or field).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -290,18 +307,21 @@ pub enum Unfit {
     Nodes,
     /// The GPUs (per node, or the total once spread over nodes).
     Gpus,
+    /// The CPUs per task (one task per node: more than a node has).
+    Cpus,
     /// The memory per node.
     Mem,
 }
 
 /// Why partition `p` cannot hold `nodes_in` nodes asked for, shaped as
-/// `nodes` x `gpus` per node, with `mem` per node; `None` when it can (a
-/// limit the profile does not give is not checked).
+/// `nodes` x `gpus` per node, with `cpus` per task and `mem` per node;
+/// `None` when it can (a limit the profile does not give is not checked).
 fn unfit(
     p: &crate::site::Partition,
     profile: &str,
     nodes_in: u32,
     (nodes, gpus): (u32, u32),
+    cpus: u32,
     mem_in: Option<&str>,
 ) -> Option<(Unfit, String)> {
     let name = &p.name;
@@ -322,6 +342,13 @@ fn unfit(
             )));
         }
     }
+    if let Some(have) = p.cpus_per_node {
+        if cpus > have {
+            return Some((Unfit::Cpus, format!(
+                "{cpus} CPUs per task is more than a node of partition {name:?} has ({have}, site profile {profile:?}); Slurm could never start the job: ask for at most {have} or choose another partition"
+            )));
+        }
+    }
     if let (Some(have), Some(want)) = (&p.mem_per_node, mem_in) {
         let (Ok(h), Ok(w)) = (mem_megabytes(have), mem_megabytes(want)) else {
             return None;
@@ -337,9 +364,9 @@ fn unfit(
 
 /// Check that at least one partition of the comma list `partitions` can
 /// hold the job: `nodes_in` nodes asked for, `shape` = (nodes, GPUs per
-/// node) after [`gpu_shape`], `mem` per node (sbatch `--mem` form). Limits
-/// come from the site profile's `[[partitions]]` (`max_nodes`,
-/// `gpus_per_node`, `mem_per_node`); a partition the profile does not list
+/// node) after [`gpu_shape`], `cpus` per task, `mem` per node (sbatch
+/// `--mem` form). Limits come from the site profile's `[[partitions]]`
+/// (`max_nodes`, `gpus_per_node`, `cpus_per_node`, `mem_per_node`); a partition the profile does not list
 /// or a limit it does not give passes (sbatch has the last word). Such a
 /// job would otherwise wait for ever (or until the probe gives up).
 ///
@@ -350,6 +377,7 @@ pub fn fits_partitions(
     partitions: &str,
     nodes_in: u32,
     shape: (u32, u32),
+    cpus: u32,
     mem: Option<&str>,
 ) -> Result<(), (Unfit, String)> {
     let mut first = None;
@@ -357,7 +385,7 @@ pub fn fits_partitions(
         let Some(p) = profile.partition(name) else {
             return Ok(());
         };
-        match unfit(p, &profile.name, nodes_in, shape, mem) {
+        match unfit(p, &profile.name, nodes_in, shape, cpus, mem) {
             None => return Ok(()),
             Some(why) => {
                 first.get_or_insert(why);
@@ -549,18 +577,24 @@ mod tests {
     #[test]
     fn partition_limits_name_the_input() {
         let p = SiteProfile::load(Some("local")).unwrap();
-        assert!(fits_partitions(&p, "gpu", 2, (2, 4), Some("4000M")).is_ok());
-        assert!(fits_partitions(&p, "gpu", 1, (1, 0), Some("3G")).is_ok());
-        let (w, m) = fits_partitions(&p, "gpu", 3, (3, 0), None).unwrap_err();
+        assert!(fits_partitions(&p, "gpu", 2, (2, 4), 8, Some("4000M")).is_ok());
+        assert!(fits_partitions(&p, "gpu", 1, (1, 0), 1, Some("3G")).is_ok());
+        let (w, m) = fits_partitions(&p, "gpu", 1, (1, 1), 9, None).unwrap_err();
+        assert_eq!(w, Unfit::Cpus);
+        assert!(
+            m.contains("9 CPUs per task") && m.contains("(8, site profile \"local\")"),
+            "{m}"
+        );
+        let (w, m) = fits_partitions(&p, "gpu", 3, (3, 0), 1, None).unwrap_err();
         assert_eq!(w, Unfit::Nodes);
         assert!(
             m.contains("\"gpu\"") && m.contains("at most 2 nodes"),
             "{m}"
         );
-        let (w, m) = fits_partitions(&p, "gpu", 1, (3, 4), None).unwrap_err();
+        let (w, m) = fits_partitions(&p, "gpu", 1, (3, 4), 1, None).unwrap_err();
         assert_eq!(w, Unfit::Gpus);
         assert!(m.contains("12 GPUs") && m.contains("at most 8 GPUs"), "{m}");
-        let (w, m) = fits_partitions(&p, "gpu,cpu_long", 1, (1, 1), Some("5G")).unwrap_err();
+        let (w, m) = fits_partitions(&p, "gpu,cpu_long", 1, (1, 1), 1, Some("5G")).unwrap_err();
         assert_eq!(w, Unfit::Mem);
         assert!(
             m.starts_with("no partition of \"gpu,cpu_long\"") && m.contains("4000M"),
@@ -568,8 +602,18 @@ mod tests {
         );
         // A profile without limits, or a partition it does not list, passes.
         let ord = profile();
-        assert!(fits_partitions(&ord, "polar", 64, (64, 8), Some("9T")).is_ok());
-        assert!(fits_partitions(&p, "other", 64, (64, 8), None).is_ok());
+        assert!(fits_partitions(&ord, "polar", 64, (64, 8), 999, Some("9T")).is_ok());
+        assert!(fits_partitions(&p, "other", 64, (64, 8), 999, None).is_ok());
+        // The default CPU count shrinks to the nodes of a small site.
+        assert_eq!(default_cpus_per_task(&p, "gpu"), 8);
+        assert_eq!(
+            default_cpus_per_task(&p, "gpu,other"),
+            defaults::CPUS_PER_TASK
+        );
+        assert_eq!(
+            default_cpus_per_task(&ord, "polar"),
+            defaults::CPUS_PER_TASK
+        );
         assert_eq!(mem_megabytes("4000").unwrap(), 4000);
         assert_eq!(mem_megabytes("2g").unwrap(), 2048);
         assert_eq!(mem_megabytes("1025K").unwrap(), 2);

@@ -120,7 +120,8 @@ fn open_with_the_recipe_flags_prints_the_documented_line() {
         format!("/lustre/tao/results/{}", o.id)
     );
     let r = &o.resources;
-    assert_eq!((r.nodes, r.gpus_per_node, r.cpus_per_task), (1, 2, 16));
+    // TAO's default of 16 CPUs, capped at the local nodes' 8 (cpus_per_node).
+    assert_eq!((r.nodes, r.gpus_per_node, r.cpus_per_task), (1, 2, 8));
     assert_eq!(
         (r.time.as_str(), r.child_timeout.as_str()),
         ("04:00:00", "03:48:00")
@@ -506,6 +507,13 @@ fn bad_values_name_the_flag_and_the_fix_with_the_right_status() {
         (vec!["--exclude", "n1;reboot"], 2, "--exclude"),
         (vec!["--mem", "lots"], 2, "--mem"),
         (vec!["--gpus-per-node", "5"], 2, "--gpus-per-node: 5 GPUs"),
+        // The local profile's nodes have 8 CPUs (cpus_per_node): refused at
+        // open, not at sbatch.
+        (
+            vec!["--cpus-per-task", "9"],
+            2,
+            "--cpus-per-task: 9 CPUs per task is more than a node of partition \"gpu\" has (8, site profile \"local\")",
+        ),
         (vec!["--partition", "gpu;x"], 2, "--partition"),
         (
             vec!["--network-arch", "dino", "--action", "train"],
@@ -1145,6 +1153,15 @@ fn a_closed_pipe_is_quiet_for_readers_and_fails_writers() {
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("writing standard output"));
     assert_eq!(env.record(&id)["state"], "RUNNING");
+}
+
+#[test]
+fn the_default_cpu_count_fits_the_profiles_nodes() {
+    let env = Env::new();
+    let l = open_line(&env, &["--command", "x"]);
+    assert_eq!(l.resources.cpus_per_task, 8, "local nodes have 8 CPUs");
+    let l = open_line(&env, &["--command", "x", "--cpus-per-task", "2"]);
+    assert_eq!(l.resources.cpus_per_task, 2);
 }
 
 #[test]

@@ -43,7 +43,8 @@ pub struct OpenArgs {
     /// total (16 on 4-GPU nodes: 4 nodes of 4); a total that does not split evenly is refused.
     #[arg(long, visible_alias = "gpus", value_name = "N", value_parser = clap::value_parser!(u32).range(0..=4294967295))]
     pub gpus_per_node: Option<u32>,
-    /// CPUs per task, 1-4294967295 [default: 16].
+    /// CPUs per task, 1-4294967295, at most the partition's cpus_per_node in the site
+    /// profile [default: 16, or cpus_per_node when that is smaller].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4294967295))]
     pub cpus_per_task: Option<u32>,
     /// Wall time, a Slurm time string (sbatch --time: MINUTES, MM:SS, HH:MM:SS, D-HH,

@@ -150,6 +150,7 @@ fn unfit_flag(what: request::Unfit) -> &'static str {
     match what {
         request::Unfit::Nodes => "--nodes",
         request::Unfit::Gpus => "--gpus-per-node",
+        request::Unfit::Cpus => "--cpus-per-task",
         request::Unfit::Mem => "--mem",
     }
 }
@@ -159,8 +160,6 @@ pub(super) fn build_resources(args: &OpenArgs, profile: &SiteProfile) -> Result<
     let nodes =
         request::nodes(args.nodes.unwrap_or(defaults::NODES)).map_err(|e| usage("--nodes", e))?;
     let gpus = args.gpus_per_node.unwrap_or(defaults::GPUS_PER_NODE);
-    let cpus = request::cpus_per_task(args.cpus_per_task.unwrap_or(defaults::CPUS_PER_TASK))
-        .map_err(|e| usage("--cpus-per-task", e))?;
     let shape = request::gpu_shape(nodes, gpus, args.exclusive, profile.max_gpus_per_node)
         .map_err(|e| usage("--gpus-per-node", e))?;
     let time = args
@@ -205,6 +204,11 @@ pub(super) fn build_resources(args: &OpenArgs, profile: &SiteProfile) -> Result<
     }
     request::check_time_limit(wall, &partition, profile)
         .map_err(|e| usage("--time", format!("{time:?}: {e} (--partition)")))?;
+    let cpus = request::cpus_per_task(
+        args.cpus_per_task
+            .unwrap_or_else(|| request::default_cpus_per_task(profile, &partition)),
+    )
+    .map_err(|e| usage("--cpus-per-task", e))?;
     let account = match (&args.account, env_var("SLURM_ACCOUNT")) {
         (Some(a), _) => {
             validate::slurm_names(a, false, "account").map_err(|e| usage("--account", e))?;
@@ -245,6 +249,7 @@ pub(super) fn build_resources(args: &OpenArgs, profile: &SiteProfile) -> Result<
         &partition,
         nodes,
         (shape.0, shape.1),
+        cpus,
         args.mem.as_deref(),
     )
     .map_err(|(what, e)| {
@@ -253,6 +258,7 @@ pub(super) fn build_resources(args: &OpenArgs, profile: &SiteProfile) -> Result<
         let given = match what {
             request::Unfit::Nodes => args.nodes.is_some(),
             request::Unfit::Gpus => args.gpus_per_node.is_some(),
+            request::Unfit::Cpus => args.cpus_per_task.is_some(),
             request::Unfit::Mem => true,
         };
         match (given, &args.partition) {
