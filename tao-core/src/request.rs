@@ -429,6 +429,27 @@ pub fn gpu_shape(
     Ok((n32, (total / n) as u32, true))
 }
 
+/// The one-line notice that [`gpu_shape`] changed the shape asked for:
+/// `nodes_in` x `gpus_in` became `shape` = (nodes, GPUs per node) on nodes
+/// of at most `max` GPUs (the profile `profile`). `None` when the shape is
+/// the one asked for. tao-record open and tao-render print it on stderr.
+pub fn shape_notice(
+    nodes_in: u32,
+    gpus_in: u32,
+    shape: (u32, u32),
+    max: u32,
+    profile: &str,
+) -> Option<String> {
+    if (nodes_in, gpus_in) == shape {
+        return None;
+    }
+    let total = u64::from(shape.0) * u64::from(shape.1);
+    Some(format!(
+        "{nodes_in} node(s) x {gpus_in} GPUs runs as {} node(s) x {} GPUs ({total} GPUs, exclusive nodes): nodes have at most {max} GPUs (max_gpus_per_node, site profile {profile:?}); --nodes {} --gpus-per-node {} asks for the same without this notice",
+        shape.0, shape.1, shape.0, shape.1
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -572,6 +593,12 @@ mod tests {
         assert_eq!(gpu_shape(3, 0, false, 8).unwrap(), (3, 0, false));
         assert!(gpu_shape(u32::MAX, 16, false, 8).is_err());
         assert!(nodes(0).is_err() && cpus_per_task(0).is_err());
+        assert_eq!(shape_notice(2, 4, (2, 4), 4, "local"), None);
+        let n = shape_notice(1, 8, (2, 4), 4, "local").unwrap();
+        assert!(
+            n.starts_with("1 node(s) x 8 GPUs runs as 2 node(s) x 4 GPUs (8 GPUs"),
+            "{n}"
+        );
     }
 
     #[test]

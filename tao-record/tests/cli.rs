@@ -1156,6 +1156,55 @@ fn a_closed_pipe_is_quiet_for_readers_and_fails_writers() {
 }
 
 #[test]
+fn a_derived_gpu_shape_is_recorded_and_said_on_stderr() {
+    let env = Env::new();
+    let out = env
+        .cmd()
+        .args([
+            "open",
+            "--command",
+            "x",
+            "--gpus-per-node",
+            "8",
+            "--cpus-per-task",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("tao-record: warning: --gpus-per-node: 1 node(s) x 8 GPUs runs as 2 node(s) x 4 GPUs (8 GPUs, exclusive nodes)"),
+        "{err}"
+    );
+    let l = &lines(&out.stdout)[0];
+    let r = &l["resources"];
+    assert_eq!(
+        (r["nodes"].as_u64(), r["gpus_per_node"].as_u64()),
+        (Some(2), Some(4))
+    );
+    assert_eq!(r["exclusive"], true);
+    // The shape asked for as it runs: no notice.
+    let out = env
+        .cmd()
+        .args([
+            "open",
+            "--command",
+            "x",
+            "--nodes",
+            "2",
+            "--gpus-per-node",
+            "4",
+            "--cpus-per-task",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success() && out.stderr.is_empty());
+}
+
+#[test]
 fn the_default_cpu_count_fits_the_profiles_nodes() {
     let env = Env::new();
     let l = open_line(&env, &["--command", "x"]);

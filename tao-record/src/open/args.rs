@@ -40,7 +40,8 @@ pub struct OpenArgs {
     pub nodes: Option<u32>,
     /// GPUs per node, 0-4294967295 [default: 4]. `--gpus` is an alias. At or above the site profile's
     /// max_gpus_per_node the nodes are exclusive and the node count is derived from the
-    /// total (16 on 4-GPU nodes: 4 nodes of 4); a total that does not split evenly is refused.
+    /// total (16 on 4-GPU nodes: 4 nodes of 4): the record holds that shape and a warning
+    /// on stderr names it; a total that does not split evenly is refused.
     #[arg(long, visible_alias = "gpus", value_name = "N", value_parser = clap::value_parser!(u32).range(0..=4294967295))]
     pub gpus_per_node: Option<u32>,
     /// CPUs per task, 1-4294967295, at most the partition's cpus_per_node in the site

@@ -266,11 +266,22 @@ pub(super) fn build_resources(args: &OpenArgs, profile: &SiteProfile) -> Result<
             _ => usage(unfit_flag(what), e),
         }
     })?;
-    // At the per-node GPU maximum a node is the job's alone (docs/design.md, "Defaults").
-    let exclusive = args.exclusive || gpus >= profile.max_gpus_per_node;
+    // At the per-node GPU maximum a node is the job's alone and the node
+    // count is derived from the total (docs/design.md, "Defaults"): the
+    // record holds the shape the job runs as, and says so once.
+    if let Some(n) = request::shape_notice(
+        nodes,
+        gpus,
+        (shape.0, shape.1),
+        profile.max_gpus_per_node,
+        &profile.name,
+    ) {
+        tao_core::cli::warn("tao-record", &format!("--gpus-per-node: {n}"));
+    }
+    let exclusive = args.exclusive || shape.2;
     Ok(json!({
-        "nodes": nodes,
-        "gpus_per_node": gpus,
+        "nodes": shape.0,
+        "gpus_per_node": shape.1,
         "cpus_per_task": cpus,
         "time": time,
         "child_timeout": child_timeout,
