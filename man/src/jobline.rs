@@ -37,7 +37,7 @@ fn fields(out: &mut String) {
 /// What each vocabulary state means.
 fn state_meaning(s: State) -> &'static str {
     match s {
-        State::Pending => "Known to the scheduler, not running yet (queued, held, requeued, nodes powering up).",
+        State::Pending => "Known to the scheduler, not running yet (queued, held, requeued, nodes powering up); also a record opened but never submitted (no slurm.job_id), which the tables of tao-record list and tao-poll --watch show as not submitted (or, after a failed submit, as submit failed: MESSAGE).",
         State::Running => "Started: running, completing, suspended or staging out.",
         State::Complete => "Ended, and the job's own verdict says success (final).",
         State::Error => "Ended in failure: failed, timed out, out of memory, node or launch failure, or COMPLETED with a FAILURE verdict (final).",
