@@ -96,7 +96,9 @@ pub struct MarkArgs {
     #[arg(long, value_name = "TIME", requires = "id")]
     pub at: Option<String>,
     /// Remove the record's stored `error` (e.g. after a failed submit, before submitting again:
-    /// tools pass lines that carry an `error` through untouched).
+    /// tools pass lines that carry an `error` through untouched). On a terminal (or with
+    /// --text) it prints one line: what was cleared and what to do next (a refused request
+    /// needs a new record); on a pipe the job line.
     #[arg(long, requires = "id")]
     pub clear_error: bool,
     /// Print job lines even on a terminal (the default on a pipe).
@@ -251,7 +253,30 @@ fn cmd_open(a: &OpenArgs) -> Result<i32> {
 }
 
 fn cmd_mark(a: &MarkArgs) -> Result<i32> {
-    if a.text || (!a.json && stdout_is_tty()) {
+    let text = a.text || (!a.json && stdout_is_tty());
+    if let (true, true, None, None, Some(id)) = (text, a.clear_error, &a.state, &a.message, &a.id) {
+        // On a terminal a bare --clear-error says what it cleared in one
+        // line; on a pipe it prints the job line, as every mark does.
+        let old = Store::open_default()?
+            .load(id)?
+            .fields
+            .get("error")
+            .cloned();
+        let mut out = LineWriter::new(Vec::new());
+        let status = mark_to(a, &mut out)?;
+        let line: Value = serde_json::from_slice(&out.into_inner())
+            .map_err(|e| Error::Internal(format!("reading the marked line: {e}")))?;
+        let state = line.get("state").and_then(Value::as_str).unwrap_or("?");
+        let job_id = match line.pointer("/slurm/job_id") {
+            Some(Value::String(j)) => Some(j.clone()),
+            Some(Value::Number(n)) => Some(n.to_string()),
+            _ => None,
+        };
+        let msg = mark::clear_confirmation(id, old.as_ref(), state, job_id.as_deref());
+        tao_core::cli::write_stdout(format!("{msg}\n").as_bytes())?;
+        return Ok(status);
+    }
+    if text {
         let mut out = LineWriter::new(mark::TextLines::new(std::io::stdout().lock()));
         mark_to(a, &mut out)
     } else {

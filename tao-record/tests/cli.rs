@@ -1238,6 +1238,66 @@ fn a_stored_error_can_be_cleared_to_submit_again() {
 }
 
 #[test]
+fn clear_error_says_what_it_cleared_in_one_line_and_the_table_says_not_submitted() {
+    let env = Env::new();
+    let id = env.open(&[]);
+    let table = |env: &Env| {
+        let out = env
+            .cmd()
+            .args(["list", "--table", "--id", &id])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .nth(1)
+            .unwrap()
+            .to_string()
+    };
+    assert!(table(&env).ends_with("not submitted"), "{}", table(&env));
+    for (code, next) in [
+        (
+            "config",
+            format!(
+                "not submitted yet: submit it again with `tao-record list --id {id} | tao-render"
+            ),
+        ),
+        ("data", "the request itself was refused".to_string()),
+    ] {
+        let failed = json!({"id": id, "state": "PENDING", "observed_by": "tao-submit",
+            "error": {"tool": "tao-submit", "code": code, "message": "it failed"}});
+        let out = env
+            .cmd()
+            .arg("mark")
+            .write_stdin(format!("{failed}\n"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        // A refused request is not advised to be cleared and submitted again.
+        assert_eq!(err.contains("--clear-error"), code == "config", "{err}");
+        assert!(
+            table(&env).ends_with("submit failed: it failed"),
+            "{}",
+            table(&env)
+        );
+        let out = env
+            .cmd()
+            .args(["mark", &id, "--clear-error", "--text"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(text.lines().count(), 1, "{text}");
+        assert!(
+            text.starts_with(&format!(
+                "{id}: cleared the error (it failed); state PENDING, "
+            )) && text.contains(&next),
+            "{text}"
+        );
+        assert!(env.record(&id).get("error").is_none());
+    }
+}
+
+#[test]
 fn a_program_fault_does_not_exclude_its_node() {
     let env = Env::new();
     let id = env.open(&[]);

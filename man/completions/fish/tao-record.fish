@@ -74,7 +74,7 @@ complete -c tao-record -n "__fish_tao_record_using_subcommand mark" -l backend-r
 complete -c tao-record -n "__fish_tao_record_using_subcommand mark" -l source -d 'Who observed it (recorded as the history entry\'s source)' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand mark" -l message -d 'Native sub-state and why' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand mark" -l at -d 'When it was observed (RFC 3339) [default: now]' -r
-complete -c tao-record -n "__fish_tao_record_using_subcommand mark" -l clear-error -d 'Remove the record\'s stored `error` (e.g. after a failed submit, before submitting again: tools pass lines that carry an `error` through untouched)'
+complete -c tao-record -n "__fish_tao_record_using_subcommand mark" -l clear-error -d 'Remove the record\'s stored `error` (e.g. after a failed submit, before submitting again: tools pass lines that carry an `error` through untouched). On a terminal (or with --text) it prints one line: what was cleared and what to do next (a refused request needs a new record); on a pipe the job line'
 complete -c tao-record -n "__fish_tao_record_using_subcommand mark" -l json -d 'Print job lines even on a terminal (the default on a pipe)'
 complete -c tao-record -n "__fish_tao_record_using_subcommand mark" -l text -d 'Print one readable line per job even on a pipe (the default on a terminal): id, state, Slurm job id, message, and the error if any'
 complete -c tao-record -n "__fish_tao_record_using_subcommand mark" -s q -l quiet -d 'Print no warnings (errors are always printed)'
