@@ -1205,6 +1205,76 @@ fn a_derived_gpu_shape_is_recorded_and_said_on_stderr() {
 }
 
 #[test]
+fn a_directory_or_an_unknown_id_exits_with_the_documented_status_and_the_fix() {
+    let env = Env::new();
+    let dir = env.dir.path().join("specs");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("spec.yaml"), "a: 1\n").unwrap();
+    let d = dir.to_str().unwrap();
+    for flag in ["--spec", "--supporting-file", "--execution"] {
+        let out = env
+            .cmd()
+            .args(["open", "--command", "x {config_path}", flag, d])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flag}: {err}");
+        assert!(
+            err.starts_with(&format!("tao-record: error: {flag}: {d:?} is a directory; give a file (such as {d}/spec.yaml)"))
+                && err.lines().count() == 1,
+            "{flag}: {err}"
+        );
+    }
+    assert!(
+        !env.state().join("records").exists()
+            || std::fs::read_dir(env.state().join("records"))
+                .unwrap()
+                .next()
+                .is_none()
+    );
+    // An unknown record id: 65 (tao-record(1), EXIT STATUS), naming the fix.
+    for args in [
+        &["show", "tao-20261201-zzzzzz"][..],
+        &["history", "tao-20261201-zzzzzz"],
+        &["mark", "tao-20261201-zzzzzz", "--state", "RUNNING"],
+        &["list", "--id", "tao-20261201-zzzzzz"],
+    ] {
+        let out = env.cmd().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(65), "{args:?}: {err}");
+        assert!(
+            err.contains("check the id (`tao-record list`)"),
+            "{args:?}: {err}"
+        );
+    }
+    // A literal secret in --env: 3, as documented for open.
+    let out = env
+        .cmd()
+        .args([
+            "open",
+            "--command",
+            "x",
+            "--env",
+            "FOO=hf_abcdefghijklmnopqrstuvwxyzABCDEFGH",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let man = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../man/tao-record.1"))
+        .unwrap();
+    let exit = man.split(".SH \"EXIT STATUS\"").nth(1).unwrap();
+    for (code, words) in [
+        ("2", "a directory"),
+        ("3", "an \\-\\-env value"),
+        ("65", "an unknown record id"),
+    ] {
+        let item = exit.split(&format!("\\fB{code}\\fR\n")).nth(1).unwrap();
+        let item = item.lines().next().unwrap();
+        assert!(item.contains(words), "{code}: {item}");
+    }
+}
+
+#[test]
 fn the_default_cpu_count_fits_the_profiles_nodes() {
     let env = Env::new();
     let l = open_line(&env, &["--command", "x"]);

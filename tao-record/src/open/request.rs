@@ -370,6 +370,7 @@ pub(super) fn build_secrets(flags: &[String]) -> Result<Vec<String>> {
 }
 
 pub(super) fn read_spec(path: &PathBuf) -> Result<Value> {
+    validate::not_a_directory(path).map_err(|e| usage("--spec", e))?;
     let name = path
         .file_name()
         .and_then(|n| n.to_str())
