@@ -213,3 +213,40 @@ fn a_failed_submit_is_shown_the_first_time_and_in_the_table() {
         "the table row shows the error: {row}"
     );
 }
+
+/// `make demo` (scripts/demo) brings the cluster up without the transport
+/// tests' sshds (TOTP, bastion, other shells): a user's first job needs
+/// none of them, and their set-up line only puzzled a fresh user. With the
+/// cluster running, `up` is idempotent and prints its one line.
+#[test]
+fn the_demo_brings_up_only_the_cluster_it_uses() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let demo = std::fs::read_to_string(format!("{root}/scripts/demo")).unwrap();
+    assert!(
+        demo.lines()
+            .any(|l| l.trim() == "TAO_UP_TRANSPORT=0 bash tests/cluster/up"),
+        "scripts/demo must leave the transport sshds out"
+    );
+    let Some(_c) = cluster() else { return };
+    // tests/cluster/up runs as root (it starts the daemons); so do the cluster tests here.
+    let uid = std::process::Command::new("id").arg("-u").output().unwrap();
+    if text(&uid.stdout).trim() != "0" {
+        return;
+    }
+    let out = std::process::Command::new("bash")
+        .arg(format!("{root}/tests/cluster/up"))
+        .env("TAO_UP_TRANSPORT", "0")
+        .env_remove("TAO_CLUSTERS")
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("up-transport"), "{stderr}");
+    assert!(
+        stderr
+            .lines()
+            .last()
+            .is_some_and(|l| l.starts_with("cluster: up: nodes n1 n2")),
+        "{stderr}"
+    );
+}
