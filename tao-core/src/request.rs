@@ -32,6 +32,45 @@ pub mod defaults {
     pub const KILL_AFTER: u64 = 30;
 }
 
+/// The TAO actions (sub-tasks) `--action` may name: those of the TAO 5.x
+/// launcher's model, dataset and deploy task groups (`tao model dino train`,
+/// `tao dataset auto_label generate`, `tao deploy dino gen_trt_engine`;
+/// NVIDIA's TAO Toolkit documentation, "TAO Launcher"). A misspelt action
+/// would reach the job as written and fail only there.
+pub const ACTIONS: &[&str] = &[
+    "train",
+    "evaluate",
+    "inference",
+    "export",
+    "prune",
+    "retrain",
+    "distill",
+    "quantize",
+    "gen_trt_engine",
+    "calibration_tensorfile",
+    "dataset_convert",
+    "convert",
+    "kmeans",
+    "augment",
+    "auto_label",
+    "generate",
+    "analyze",
+    "validate",
+];
+
+/// Check an action name against [`ACTIONS`].
+///
+/// Errors: the message naming the value and listing the valid ones.
+pub fn action(name: &str) -> Result<(), String> {
+    if ACTIONS.contains(&name) {
+        return Ok(());
+    }
+    Err(format!(
+        "{name:?} is not a TAO action; use one of {}",
+        ACTIONS.join(", ")
+    ))
+}
+
 /// Variable names a request's `env` and `secrets` may not use: the job
 /// script sets them itself (tao-render's templates), Slurm or the
 /// rendezvous sets them, or they change how bash runs the script (the
@@ -521,6 +560,16 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn actions_are_a_closed_list() {
+        assert!(action("train").is_ok() && action("gen_trt_engine").is_ok());
+        let e = action("trian").unwrap_err();
+        assert!(
+            e.starts_with("\"trian\" is not a TAO action; use one of train, evaluate"),
+            "{e}"
+        );
     }
 
     #[test]

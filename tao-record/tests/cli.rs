@@ -521,6 +521,11 @@ fn bad_values_name_the_flag_and_the_fix_with_the_right_status() {
             "--command",
         ),
         (vec!["--platform", "k8s"], 2, "--platform"),
+        (
+            vec!["--action", "trian"],
+            2,
+            "--action: \"trian\" is not a TAO action; use one of train, evaluate, inference,",
+        ),
     ];
     for (args, code, needle) in cases {
         let mut c = env.cmd();

@@ -37,7 +37,7 @@ complete -c tao-record -n "__fish_tao_record_needs_command" -f -a "list" -d 'Pri
 complete -c tao-record -n "__fish_tao_record_needs_command" -f -a "gc" -d 'Archive terminal records older than an age into $TAO_STATE_DIR/archive/'
 complete -c tao-record -n "__fish_tao_record_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l platform -d 'Platform; only "slurm" is known' -r
-complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l action -d 'TAO action (train, evaluate, inference, ...)' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l action -d 'TAO action: train, evaluate, inference, export, prune, retrain, distill, quantize, gen_trt_engine, calibration_tensorfile, dataset_convert, convert, kmeans, augment, auto_label, generate, analyze or validate (another value is refused)' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l network-arch -d 'TAO network architecture (dino, classification_pyt, ...)' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l image -d 'Container image (runtime pyxis; refused with runtime none, which runs no container): /abs/x.sqsh, registry#image:tag, docker://registry#image:tag or registry/image:tag' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l runtime -d 'Runtime: pyxis or none [env: TAO_RUNTIME; default: the site profile\'s]' -r -f -a "pyxis\t''

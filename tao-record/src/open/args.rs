@@ -18,7 +18,9 @@ pub struct OpenArgs {
     /// Platform; only "slurm" is known.
     #[arg(long, value_name = "NAME", default_value = "slurm")]
     pub platform: String,
-    /// TAO action (train, evaluate, inference, ...).
+    /// TAO action: train, evaluate, inference, export, prune, retrain, distill, quantize,
+    /// gen_trt_engine, calibration_tensorfile, dataset_convert, convert, kmeans, augment,
+    /// auto_label, generate, analyze or validate (another value is refused).
     #[arg(long, value_name = "ACTION")]
     pub action: Option<String>,
     /// TAO network architecture (dino, classification_pyt, ...).

@@ -49,6 +49,9 @@ pub fn build_request(args: &OpenArgs) -> Result<Map<String, Value>> {
         Ok(v.clone())
     };
     let action = word("--action", &args.action)?;
+    if let Some(a) = &action {
+        request::action(a).map_err(|e| usage("--action", e))?;
+    }
     let network_arch = word("--network-arch", &args.network_arch)?;
     if let Some(img) = &args.image {
         if runtime == "none" {
