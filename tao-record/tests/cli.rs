@@ -1207,6 +1207,26 @@ fn a_derived_gpu_shape_is_recorded_and_said_on_stderr() {
         .output()
         .unwrap();
     assert!(out.status.success() && out.stderr.is_empty());
+    // A refused open says only its error, not the shape of a job it did not record.
+    let out = env
+        .cmd()
+        .args([
+            "open",
+            "--command",
+            "x",
+            "--gpus-per-node",
+            "8",
+            "--secret",
+            "TAO_JOB_ID",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.starts_with("tao-record: error: --secret") && err.lines().count() == 1,
+        "{err}"
+    );
 }
 
 #[test]

@@ -18,6 +18,19 @@ use crate::validate;
 ///
 /// Errors: as for [`crate::open::open`].
 pub fn build_request(args: &OpenArgs) -> Result<Map<String, Value>> {
+    build_request_noting(args, &mut |_| {})
+}
+
+/// [`build_request`], passing each notice about the request (the GPU shape
+/// the rules derived, [`request::shape_notice`]) to `note`, for the caller
+/// to print once the record is written (a refused open prints only its
+/// error line).
+///
+/// Errors: as for [`build_request`].
+pub fn build_request_noting(
+    args: &OpenArgs,
+    note: &mut dyn FnMut(String),
+) -> Result<Map<String, Value>> {
     let profile = SiteProfile::load(None)?;
     if args.platform != "slurm" {
         return Err(usage(
@@ -115,7 +128,7 @@ pub fn build_request(args: &OpenArgs) -> Result<Map<String, Value>> {
         );
     }
 
-    let resources = build_resources(args, &profile)?;
+    let resources = build_resources(args, &profile, note)?;
     let (tier, base_dir) = storage_root(args)?;
     let mounts = build_mounts(&args.mounts)?;
     let env = build_env(&args.env)?;
@@ -158,7 +171,11 @@ fn unfit_flag(what: request::Unfit) -> &'static str {
     }
 }
 
-pub(super) fn build_resources(args: &OpenArgs, profile: &SiteProfile) -> Result<Value> {
+pub(super) fn build_resources(
+    args: &OpenArgs,
+    profile: &SiteProfile,
+    note: &mut dyn FnMut(String),
+) -> Result<Value> {
     // The rules tao-render plans with (tao_core::request), checked once here.
     let nodes =
         request::nodes(args.nodes.unwrap_or(defaults::NODES)).map_err(|e| usage("--nodes", e))?;
@@ -279,7 +296,7 @@ pub(super) fn build_resources(args: &OpenArgs, profile: &SiteProfile) -> Result<
         profile.max_gpus_per_node,
         &profile.name,
     ) {
-        tao_core::cli::warn("tao-record", &format!("--gpus-per-node: {n}"));
+        note(format!("--gpus-per-node: {n}"));
     }
     let exclusive = args.exclusive || shape.2;
     Ok(json!({
