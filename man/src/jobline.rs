@@ -37,7 +37,7 @@ fn fields(out: &mut String) {
 /// What each vocabulary state means.
 fn state_meaning(s: State) -> &'static str {
     match s {
-        State::Pending => "Known to the scheduler, not running yet (queued, held, requeued, nodes powering up).",
+        State::Pending => "Known to the scheduler, not running yet (queued, held, requeued, nodes powering up); also a record opened but never submitted (no slurm.job_id), which the tables of tao-record list and tao-poll --watch show as not submitted (or, after a failed submit, as submit failed: MESSAGE).",
         State::Running => "Started: running, completing, suspended or staging out.",
         State::Complete => "Ended, and the job's own verdict says success (final).",
         State::Error => "Ended in failure: failed, timed out, out of memory, node or launch failure, or COMPLETED with a FAILURE verdict (final).",
@@ -105,8 +105,8 @@ pub fn render() -> String {
         (exit::OK, "Success."),
         (exit::SOME_FAILED, "Some lines failed: they carry an error object; the other lines went through."),
         (exit::USAGE, "Usage error."),
-        (exit::LINT_BLOCKED, "tao-redact lint (or tao-submit's own lint) blocked a script: a literal secret, xtrace on a job with secrets, or a shell syntax error."),
-        (exit::DATAERR, "Bad input data: a bad line (not JSON, a required field missing; see DESCRIPTION for what the tools do after it), a bad file."),
+        (exit::LINT_BLOCKED, "tao-redact lint (or tao-submit's own lint) blocked a script: a literal secret, xtrace on a job with secrets, or a shell syntax error; tao-record open refused a literal secret in its input (--command, --env, the spec, a supporting file) and recorded nothing."),
+        (exit::DATAERR, "Bad input data: a bad line (not JSON, a required field missing; see DESCRIPTION for what the tools do after it), a bad file, an unknown record id (tao-record show/history/mark ID, list --id; tao-poll logs/report)."),
         (exit::UNAVAILABLE, "The cluster is unreachable: no login host answered."),
         (exit::SOFTWARE, "Internal error (a bug)."),
         (exit::IOERR, "Local I/O error, or output lost by a tool with side effects."),

@@ -416,6 +416,40 @@ pub fn pending_cells(pending: &Value) -> (String, String) {
     )
 }
 
+/// The message cell of a job in a table (`tao-record list`, `tao-poll
+/// --watch`), one line. Input: the line's `error` object (if any), its
+/// `state`, its `slurm.job_id` and the cell it shows otherwise (its
+/// `message`, or a pending job's reason). A line that carries an error
+/// shows it as what failed, so a failed submit never looks like a queued
+/// job: `submit failed: MSG` (error.tool tao-submit), `poll failed: MSG`
+/// (tao-poll), `error from TOOL: MSG` (any other tool). A PENDING line with
+/// no Slurm job id and no error was opened but never submitted: `not
+/// submitted` (PENDING covers it in the state vocabulary of tao-jobline(7);
+/// the cell says why no scheduler knows it).
+pub fn message_cell(
+    error: Option<&Value>,
+    state: Option<&str>,
+    job_id: Option<&str>,
+    otherwise: String,
+) -> String {
+    if let Some(e) = error.filter(|e| e.is_object()) {
+        let get = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or("");
+        let msg = get("message");
+        let text = match get("tool") {
+            "tao-submit" => format!("submit failed: {msg}"),
+            "tao-poll" => format!("poll failed: {msg}"),
+            "" => format!("error: {msg}"),
+            tool => format!("error from {tool}: {msg}"),
+        };
+        return crate::cli::one_line(&text);
+    }
+    let no_job = job_id.is_none_or(|j| j.trim().is_empty());
+    if state == Some("PENDING") && no_job {
+        return "not submitted".into();
+    }
+    otherwise
+}
+
 /// `HH:MM:SS`, or `Nd HH:MM:SS` from a day on.
 pub fn hms(s: i64) -> String {
     let s = s.max(0);
@@ -429,6 +463,36 @@ pub fn hms(s: i64) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn message_cell_names_what_failed_and_what_never_ran() {
+        use super::message_cell;
+        let e = |tool: &str| serde_json::json!({"tool": tool, "message": "no\nhost"});
+        let s = |x: &str| x.to_string();
+        assert_eq!(
+            message_cell(Some(&e("tao-submit")), Some("PENDING"), None, s("-")),
+            "submit failed: no\\nhost"
+        );
+        assert_eq!(
+            message_cell(Some(&e("tao-poll")), Some("RUNNING"), Some("7"), s("x")),
+            "poll failed: no\\nhost"
+        );
+        assert!(message_cell(Some(&e("tao-render")), None, None, s("-"))
+            .starts_with("error from tao-render: no"));
+        assert_eq!(
+            message_cell(None, Some("PENDING"), None, s("-")),
+            "not submitted"
+        );
+        assert_eq!(
+            message_cell(None, Some("PENDING"), Some(" "), s("-")),
+            "not submitted"
+        );
+        assert_eq!(
+            message_cell(None, Some("PENDING"), Some("7"), s("Priority: waits")),
+            "Priority: waits"
+        );
+        assert_eq!(message_cell(None, Some("ERROR"), None, s("-")), "-");
+    }
+
     use super::*;
 
     const TAO: &str = r#"{"date": "12/1/2026", "time": "14:2:5", "status": "STARTED", "verbosity": "INFO", "message": "Starting Training Loop."}

@@ -32,6 +32,45 @@ pub mod defaults {
     pub const KILL_AFTER: u64 = 30;
 }
 
+/// The TAO actions (sub-tasks) `--action` may name: those of the TAO 5.x
+/// launcher's model, dataset and deploy task groups (`tao model dino train`,
+/// `tao dataset auto_label generate`, `tao deploy dino gen_trt_engine`;
+/// NVIDIA's TAO Toolkit documentation, "TAO Launcher"). A misspelt action
+/// would reach the job as written and fail only there.
+pub const ACTIONS: &[&str] = &[
+    "train",
+    "evaluate",
+    "inference",
+    "export",
+    "prune",
+    "retrain",
+    "distill",
+    "quantize",
+    "gen_trt_engine",
+    "calibration_tensorfile",
+    "dataset_convert",
+    "convert",
+    "kmeans",
+    "augment",
+    "auto_label",
+    "generate",
+    "analyze",
+    "validate",
+];
+
+/// Check an action name against [`ACTIONS`].
+///
+/// Errors: the message naming the value and listing the valid ones.
+pub fn action(name: &str) -> Result<(), String> {
+    if ACTIONS.contains(&name) {
+        return Ok(());
+    }
+    Err(format!(
+        "{name:?} is not a TAO action; use one of {}",
+        ACTIONS.join(", ")
+    ))
+}
+
 /// Variable names a request's `env` and `secrets` may not use: the job
 /// script sets them itself (tao-render's templates), Slurm or the
 /// rendezvous sets them, or they change how bash runs the script (the
@@ -282,6 +321,23 @@ pub fn cpus_per_task(n: u32) -> Result<u32, String> {
     Ok(n)
 }
 
+/// The CPUs per task of a request that names none: TAO's default
+/// ([`defaults::CPUS_PER_TASK`]), but no more than the largest
+/// `cpus_per_node` among the partitions of the comma list `partitions`
+/// (so the default always fits a site whose nodes are smaller). A
+/// partition the profile does not list, or lists without `cpus_per_node`,
+/// keeps the default.
+pub fn default_cpus_per_task(profile: &SiteProfile, partitions: &str) -> u32 {
+    let mut most = 0;
+    for name in partitions.split(',') {
+        match profile.partition(name).and_then(|p| p.cpus_per_node) {
+            Some(c) => most = most.max(c),
+            None => return defaults::CPUS_PER_TASK,
+        }
+    }
+    defaults::CPUS_PER_TASK.min(most.max(1))
+}
+
 /// Which request input a partition cannot hold (the caller names its
 /// flag or field).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -290,18 +346,21 @@ pub enum Unfit {
     Nodes,
     /// The GPUs (per node, or the total once spread over nodes).
     Gpus,
+    /// The CPUs per task (one task per node: more than a node has).
+    Cpus,
     /// The memory per node.
     Mem,
 }
 
 /// Why partition `p` cannot hold `nodes_in` nodes asked for, shaped as
-/// `nodes` x `gpus` per node, with `mem` per node; `None` when it can (a
-/// limit the profile does not give is not checked).
+/// `nodes` x `gpus` per node, with `cpus` per task and `mem` per node;
+/// `None` when it can (a limit the profile does not give is not checked).
 fn unfit(
     p: &crate::site::Partition,
     profile: &str,
     nodes_in: u32,
     (nodes, gpus): (u32, u32),
+    cpus: u32,
     mem_in: Option<&str>,
 ) -> Option<(Unfit, String)> {
     let name = &p.name;
@@ -322,6 +381,13 @@ fn unfit(
             )));
         }
     }
+    if let Some(have) = p.cpus_per_node {
+        if cpus > have {
+            return Some((Unfit::Cpus, format!(
+                "{cpus} CPUs per task is more than a node of partition {name:?} has ({have}, site profile {profile:?}); Slurm could never start the job: ask for at most {have} or choose another partition"
+            )));
+        }
+    }
     if let (Some(have), Some(want)) = (&p.mem_per_node, mem_in) {
         let (Ok(h), Ok(w)) = (mem_megabytes(have), mem_megabytes(want)) else {
             return None;
@@ -337,9 +403,9 @@ fn unfit(
 
 /// Check that at least one partition of the comma list `partitions` can
 /// hold the job: `nodes_in` nodes asked for, `shape` = (nodes, GPUs per
-/// node) after [`gpu_shape`], `mem` per node (sbatch `--mem` form). Limits
-/// come from the site profile's `[[partitions]]` (`max_nodes`,
-/// `gpus_per_node`, `mem_per_node`); a partition the profile does not list
+/// node) after [`gpu_shape`], `cpus` per task, `mem` per node (sbatch
+/// `--mem` form). Limits come from the site profile's `[[partitions]]`
+/// (`max_nodes`, `gpus_per_node`, `cpus_per_node`, `mem_per_node`); a partition the profile does not list
 /// or a limit it does not give passes (sbatch has the last word). Such a
 /// job would otherwise wait for ever (or until the probe gives up).
 ///
@@ -350,6 +416,7 @@ pub fn fits_partitions(
     partitions: &str,
     nodes_in: u32,
     shape: (u32, u32),
+    cpus: u32,
     mem: Option<&str>,
 ) -> Result<(), (Unfit, String)> {
     let mut first = None;
@@ -357,7 +424,7 @@ pub fn fits_partitions(
         let Some(p) = profile.partition(name) else {
             return Ok(());
         };
-        match unfit(p, &profile.name, nodes_in, shape, mem) {
+        match unfit(p, &profile.name, nodes_in, shape, cpus, mem) {
             None => return Ok(()),
             Some(why) => {
                 first.get_or_insert(why);
@@ -399,6 +466,27 @@ pub fn gpu_shape(
     }
     let n32 = u32::try_from(n).map_err(|_| format!("{total} GPUs need {n} nodes: too many"))?;
     Ok((n32, (total / n) as u32, true))
+}
+
+/// The one-line notice that [`gpu_shape`] changed the shape asked for:
+/// `nodes_in` x `gpus_in` became `shape` = (nodes, GPUs per node) on nodes
+/// of at most `max` GPUs (the profile `profile`). `None` when the shape is
+/// the one asked for. tao-record open and tao-render print it on stderr.
+pub fn shape_notice(
+    nodes_in: u32,
+    gpus_in: u32,
+    shape: (u32, u32),
+    max: u32,
+    profile: &str,
+) -> Option<String> {
+    if (nodes_in, gpus_in) == shape {
+        return None;
+    }
+    let total = u64::from(shape.0) * u64::from(shape.1);
+    Some(format!(
+        "{nodes_in} node(s) x {gpus_in} GPUs runs as {} node(s) x {} GPUs ({total} GPUs, exclusive nodes): nodes have at most {max} GPUs (max_gpus_per_node, site profile {profile:?}); --nodes {} --gpus-per-node {} asks for the same without this notice",
+        shape.0, shape.1, shape.0, shape.1
+    ))
 }
 
 #[cfg(test)]
@@ -475,6 +563,16 @@ mod tests {
     }
 
     #[test]
+    fn actions_are_a_closed_list() {
+        assert!(action("train").is_ok() && action("gen_trt_engine").is_ok());
+        let e = action("trian").unwrap_err();
+        assert!(
+            e.starts_with("\"trian\" is not a TAO action; use one of train, evaluate"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn env_and_secret_overlap() {
         assert!(env_not_secret(["A"], &["B".into()]).is_ok());
         assert!(env_not_secret(["A"], &["A".into()]).is_err());
@@ -544,23 +642,35 @@ mod tests {
         assert_eq!(gpu_shape(3, 0, false, 8).unwrap(), (3, 0, false));
         assert!(gpu_shape(u32::MAX, 16, false, 8).is_err());
         assert!(nodes(0).is_err() && cpus_per_task(0).is_err());
+        assert_eq!(shape_notice(2, 4, (2, 4), 4, "local"), None);
+        let n = shape_notice(1, 8, (2, 4), 4, "local").unwrap();
+        assert!(
+            n.starts_with("1 node(s) x 8 GPUs runs as 2 node(s) x 4 GPUs (8 GPUs"),
+            "{n}"
+        );
     }
 
     #[test]
     fn partition_limits_name_the_input() {
         let p = SiteProfile::load(Some("local")).unwrap();
-        assert!(fits_partitions(&p, "gpu", 2, (2, 4), Some("4000M")).is_ok());
-        assert!(fits_partitions(&p, "gpu", 1, (1, 0), Some("3G")).is_ok());
-        let (w, m) = fits_partitions(&p, "gpu", 3, (3, 0), None).unwrap_err();
+        assert!(fits_partitions(&p, "gpu", 2, (2, 4), 8, Some("4000M")).is_ok());
+        assert!(fits_partitions(&p, "gpu", 1, (1, 0), 1, Some("3G")).is_ok());
+        let (w, m) = fits_partitions(&p, "gpu", 1, (1, 1), 9, None).unwrap_err();
+        assert_eq!(w, Unfit::Cpus);
+        assert!(
+            m.contains("9 CPUs per task") && m.contains("(8, site profile \"local\")"),
+            "{m}"
+        );
+        let (w, m) = fits_partitions(&p, "gpu", 3, (3, 0), 1, None).unwrap_err();
         assert_eq!(w, Unfit::Nodes);
         assert!(
             m.contains("\"gpu\"") && m.contains("at most 2 nodes"),
             "{m}"
         );
-        let (w, m) = fits_partitions(&p, "gpu", 1, (3, 4), None).unwrap_err();
+        let (w, m) = fits_partitions(&p, "gpu", 1, (3, 4), 1, None).unwrap_err();
         assert_eq!(w, Unfit::Gpus);
         assert!(m.contains("12 GPUs") && m.contains("at most 8 GPUs"), "{m}");
-        let (w, m) = fits_partitions(&p, "gpu,cpu_long", 1, (1, 1), Some("5G")).unwrap_err();
+        let (w, m) = fits_partitions(&p, "gpu,cpu_long", 1, (1, 1), 1, Some("5G")).unwrap_err();
         assert_eq!(w, Unfit::Mem);
         assert!(
             m.starts_with("no partition of \"gpu,cpu_long\"") && m.contains("4000M"),
@@ -568,8 +678,18 @@ mod tests {
         );
         // A profile without limits, or a partition it does not list, passes.
         let ord = profile();
-        assert!(fits_partitions(&ord, "polar", 64, (64, 8), Some("9T")).is_ok());
-        assert!(fits_partitions(&p, "other", 64, (64, 8), None).is_ok());
+        assert!(fits_partitions(&ord, "polar", 64, (64, 8), 999, Some("9T")).is_ok());
+        assert!(fits_partitions(&p, "other", 64, (64, 8), 999, None).is_ok());
+        // The default CPU count shrinks to the nodes of a small site.
+        assert_eq!(default_cpus_per_task(&p, "gpu"), 8);
+        assert_eq!(
+            default_cpus_per_task(&p, "gpu,other"),
+            defaults::CPUS_PER_TASK
+        );
+        assert_eq!(
+            default_cpus_per_task(&ord, "polar"),
+            defaults::CPUS_PER_TASK
+        );
         assert_eq!(mem_megabytes("4000").unwrap(), 4000);
         assert_eq!(mem_megabytes("2g").unwrap(), 2048);
         assert_eq!(mem_megabytes("1025K").unwrap(), 2);

@@ -25,6 +25,10 @@ pub struct Partition {
     /// GPUs on each node (the nodes' `Gres=gpu:N`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpus_per_node: Option<u32>,
+    /// CPUs of each node (the nodes' `CPUTot`, `scontrol show node`): the
+    /// most CPUs one task may ask for (`--cpus-per-task`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus_per_node: Option<u32>,
     /// Memory of each node, in sbatch `--mem` form (the nodes'
     /// `RealMemory`, in megabytes when no unit is given).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -37,7 +37,8 @@ Examples:
 
 Exit status: 0 all lines observed (with --watch: all COMPLETE); 1 some lines carry
 a tao-poll `error` (with --watch: not all COMPLETE, or interrupted); 2 usage;
-65 malformed input line; 69 no login host answered; 74 local I/O; 75 (logs)
+65 malformed input line, or (logs, report) an unknown record id; 69 no login host
+answered; 74 local I/O; 75 (logs)
 no log file yet (the job has not started or not written it): try again or use --follow; 77 SSH
 authentication or host key; 78 configuration.";
 

@@ -18,7 +18,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
 use tao_core::{Error, JobLine, LineWriter, Result, State};
 
 use crate::poll::{self, Connector, Options};
@@ -104,13 +103,15 @@ pub fn table_row(l: &JobLine) -> [String; 9] {
             s(&["message"]).unwrap_or_default(),
         ),
     };
-    let msg = match l.fields.get("error") {
-        Some(e) => format!(
-            "poll failed: {}",
-            e.get("message").and_then(Value::as_str).unwrap_or("")
-        ),
-        None => msg,
-    };
+    // A submit that failed, or a line never submitted, says so
+    // (tao_core::progress::message_cell, as tao-record list does).
+    let job_id = l.slurm_job_id();
+    let msg = tao_core::progress::message_cell(
+        l.fields.get("error"),
+        l.get_str(&["state"]),
+        job_id.as_deref(),
+        msg,
+    );
     [
         l.id().unwrap_or("-").to_string(),
         l.slurm_job_id().unwrap_or_default(),
@@ -280,5 +281,23 @@ mod tests {
         .unwrap();
         assert_eq!(table_row(&begin)[6], "starts ~2026-12-01 15:00 UTC");
         assert!(!render_table(&[run, held]).contains('\x1b'));
+    }
+
+    #[test]
+    fn a_failed_submit_and_a_never_submitted_line_say_so() {
+        let row = |s: &str| table_row(&JobLine::parse(s, 1).unwrap())[8].clone();
+        assert_eq!(
+            row(
+                r#"{"id":"tao-a","state":"PENDING","error":{"tool":"tao-submit","code":"config","message":"export HF_TOKEN"}}"#
+            ),
+            "submit failed: export HF_TOKEN"
+        );
+        assert_eq!(
+            row(
+                r#"{"id":"tao-a","state":"RUNNING","slurm":{"job_id":"7"},"error":{"tool":"tao-poll","code":"unavailable","message":"no host"}}"#
+            ),
+            "poll failed: no host"
+        );
+        assert_eq!(row(r#"{"id":"tao-a","state":"PENDING"}"#), "not submitted");
     }
 }

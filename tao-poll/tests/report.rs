@@ -127,3 +127,30 @@ fn report_of_a_retry_chain_opens_in_chromium() {
     assert_eq!(got, want);
     screenshot(chromium, &html_path, &dir.join("replay-chain.png"));
 }
+
+/// An unknown record id is bad input data: 65, as tao-poll(1) documents,
+/// with the fix (check the id) on one line; for logs and report alike.
+#[test]
+fn an_unknown_record_id_exits_65_naming_the_fix() {
+    let state = tempfile::tempdir().unwrap();
+    for args in [
+        &["logs", "tao-20261201-zzzzzz"][..],
+        &["report", "tao-20261201-zzzzzz", "-o", "/dev/null"],
+    ] {
+        let out = Command::new(assert_cmd::cargo::cargo_bin("tao-poll"))
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("TAO_STATE_DIR", state.path())
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(65), "{args:?}: {err}");
+        assert!(
+            err.starts_with("tao-poll: error: no record \"tao-20261201-zzzzzz\"")
+                && err.contains("check the id")
+                && err.lines().count() == 1,
+            "{args:?}: {err}"
+        );
+    }
+}

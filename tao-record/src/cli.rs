@@ -50,7 +50,7 @@ const LIST_ABOUT: &str = "Print records as job lines (without history): a table 
 
 Order: the table is oldest first by creation time (the first history entry), as squeue lists the oldest job first; job lines on a pipe come in id order (UTC day, then id; each record read once); --sort created|id picks either. --id lists in the order given, --retry-of first attempt first.
 
-A record that carries an error (a submit that failed: its state stays PENDING with no Slurm job id; a refresh that failed) shows it in the table's MESSAGE column as `error from TOOL: MESSAGE`, on one line, until it is cleared: fix the cause, then `tao-record mark ID --clear-error` and submit the record again, or open a new record when the request itself was wrong. mark warns once, on standard error, the first time it records such an error.";
+A record opened but never submitted (PENDING, no Slurm job id) shows `not submitted` in the table's MESSAGE column. A record that carries an error (a submit that failed: its state stays PENDING with no Slurm job id; a refresh that failed) shows it there instead, on one line, as `submit failed: MESSAGE` (from tao-submit), `poll failed: MESSAGE` (from tao-poll) or `error from TOOL: MESSAGE`, until it is cleared: fix the cause, then `tao-record mark ID --clear-error` and submit the record again, or open a new record when the request itself was wrong. mark warns once, on standard error, the first time it records such an error.";
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
@@ -96,7 +96,9 @@ pub struct MarkArgs {
     #[arg(long, value_name = "TIME", requires = "id")]
     pub at: Option<String>,
     /// Remove the record's stored `error` (e.g. after a failed submit, before submitting again:
-    /// tools pass lines that carry an `error` through untouched).
+    /// tools pass lines that carry an `error` through untouched). On a terminal (or with
+    /// --text) it prints one line: what was cleared and what to do next (a refused request
+    /// needs a new record); on a pipe the job line.
     #[arg(long, requires = "id")]
     pub clear_error: bool,
     /// Print job lines even on a terminal (the default on a pipe).
@@ -251,7 +253,30 @@ fn cmd_open(a: &OpenArgs) -> Result<i32> {
 }
 
 fn cmd_mark(a: &MarkArgs) -> Result<i32> {
-    if a.text || (!a.json && stdout_is_tty()) {
+    let text = a.text || (!a.json && stdout_is_tty());
+    if let (true, true, None, None, Some(id)) = (text, a.clear_error, &a.state, &a.message, &a.id) {
+        // On a terminal a bare --clear-error says what it cleared in one
+        // line; on a pipe it prints the job line, as every mark does.
+        let old = Store::open_default()?
+            .load(id)?
+            .fields
+            .get("error")
+            .cloned();
+        let mut out = LineWriter::new(Vec::new());
+        let status = mark_to(a, &mut out)?;
+        let line: Value = serde_json::from_slice(&out.into_inner())
+            .map_err(|e| Error::Internal(format!("reading the marked line: {e}")))?;
+        let state = line.get("state").and_then(Value::as_str).unwrap_or("?");
+        let job_id = match line.pointer("/slurm/job_id") {
+            Some(Value::String(j)) => Some(j.clone()),
+            Some(Value::Number(n)) => Some(n.to_string()),
+            _ => None,
+        };
+        let msg = mark::clear_confirmation(id, old.as_ref(), state, job_id.as_deref());
+        tao_core::cli::write_stdout(format!("{msg}\n").as_bytes())?;
+        return Ok(status);
+    }
+    if text {
         let mut out = LineWriter::new(mark::TextLines::new(std::io::stdout().lock()));
         mark_to(a, &mut out)
     } else {
@@ -486,8 +511,9 @@ fn cmd_gc(a: &GcArgs) -> Result<i32> {
 /// Slurm job id, partition, progress (bar, epoch/max, ETA from the
 /// `progress` tao-poll recorded; for a pending job its expected start),
 /// latest KPI with a sparkline, message (for a pending job its reason in
-/// words; for a line carrying an `error` object, `error from TOOL:
-/// MESSAGE` on one line). Control characters are escaped; no colour.
+/// words; for a line carrying an `error` object or never submitted,
+/// `tao_core::progress::message_cell`). Control characters are escaped;
+/// no colour.
 pub fn render_table(job_lines: &[u8]) -> String {
     let mut rows: Vec<[String; 8]> = vec![[
         "ID".into(),
@@ -528,16 +554,19 @@ pub fn render_table(job_lines: &[u8]) -> String {
             ),
         };
         // A job line that carries an `error` (a failed submit, a failed
-        // refresh) shows it instead: the state alone (PENDING, no Slurm id)
-        // would hide that nothing runs.
-        let message = match v.get("error").filter(|e| e.is_object()) {
-            Some(_) => format!(
-                "error from {}: {}",
-                s(&["error", "tool"]),
-                s(&["error", "message"])
-            ),
-            None => message,
+        // refresh), or that was never submitted, says so instead: the
+        // state alone (PENDING, no Slurm id) would hide that nothing runs.
+        let job_id = match v.pointer("/slurm/job_id") {
+            Some(Value::String(j)) => Some(j.clone()),
+            Some(Value::Number(n)) => Some(n.to_string()),
+            _ => None,
         };
+        let message = tao_core::progress::message_cell(
+            v.get("error"),
+            v.get("state").and_then(Value::as_str),
+            job_id.as_deref(),
+            message,
+        );
         rows.push([
             s(&["id"]),
             s(&["state"]),
@@ -667,9 +696,15 @@ mod tests {
         let t = render_table(lines);
         let row = t.lines().nth(1).unwrap();
         assert!(
-            row.ends_with("error from tao-submit: asks for 16 CPUs\\nbut nodes have 8"),
+            row.ends_with("submit failed: asks for 16 CPUs\\nbut nodes have 8"),
             "{t}"
         );
         assert_eq!(t.lines().count(), 2, "{t}");
+        // Opened, never submitted: said so, not a plain PENDING.
+        let t = render_table(
+            br#"{"id":"tao-n","state":"PENDING","attempt":1,"resources":{"partition":"gpu"}}
+"#,
+        );
+        assert!(t.lines().nth(1).unwrap().ends_with("not submitted"), "{t}");
     }
 }

@@ -201,10 +201,52 @@ pub fn new_error_hint(echo: &JobLine) -> String {
     let id = echo.id().unwrap_or("?");
     let tool = echo.get_str(&["error", "tool"]).unwrap_or("a tool");
     let msg = echo.get_str(&["error", "message"]).unwrap_or("");
+    let msg = tao_core::cli::one_line(msg);
+    if echo.fields.get("error").is_some_and(request_refused) {
+        return format!(
+            "{id}: recorded the error from {tool}: {msg}; the request itself was refused, so submitting this record again fails the same way: open a new record with the change the message names (`tao-record list` shows this one until it is cleared or retired: `tao-record mark {id} --state CANCELED`)"
+        );
+    }
     format!(
-        "{id}: recorded the error from {tool}: {}; `tao-record list` shows it until it is cleared: once the cause is fixed, run `tao-record mark {id} --clear-error` and submit the record again, or open a new record if the request itself was wrong",
-        tao_core::cli::one_line(msg)
+        "{id}: recorded the error from {tool}: {msg}; `tao-record list` shows it until it is cleared: once the cause is fixed, run `tao-record mark {id} --clear-error` and submit the record again, or open a new record if the request itself was wrong"
     )
+}
+
+/// Whether an `error` object says the request itself was refused (its
+/// `code` is `data`, `refused` or `lint_blocked`: the line's content broke
+/// a rule or held a secret), so the same record submitted again fails the
+/// same way and only a new record can fix it. Other codes (config,
+/// unavailable, tempfail, noperm, ...) are the environment's: fixed there,
+/// the same record can be submitted again.
+pub fn request_refused(error: &Value) -> bool {
+    matches!(
+        error.get("code").and_then(Value::as_str),
+        Some("data" | "refused" | "lint_blocked")
+    )
+}
+
+/// The one line `mark ID --clear-error` prints on a terminal (on a pipe it
+/// prints the job line): what was cleared and what to do next. `old` is
+/// the error the record held (if any), `state` and `job_id` the record's.
+pub fn clear_confirmation(
+    id: &str,
+    old: Option<&Value>,
+    state: &str,
+    job_id: Option<&str>,
+) -> String {
+    let Some(e) = old.filter(|e| e.is_object()) else {
+        return format!("{id}: no error to clear (state {state})");
+    };
+    let msg = e.get("message").and_then(Value::as_str).unwrap_or("");
+    let was = tao_core::cli::one_line(msg);
+    let next = if request_refused(e) {
+        "the request itself was refused, so submitting it again fails the same way: open a new record with the change the message named".to_string()
+    } else if job_id.is_none_or(|j| j.trim().is_empty()) {
+        format!("not submitted yet: submit it again with `tao-record list --id {id} | tao-render | tao-redact lint | tao-submit | tao-record mark`")
+    } else {
+        format!("Slurm job {}", job_id.unwrap_or_default())
+    };
+    format!("{id}: cleared the error ({was}); state {state}, {next}")
 }
 
 /// The fields of a refused line that describe the record's state; they are
@@ -329,6 +371,41 @@ impl<W: Write> Write for TextLines<W> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_refused_request_is_not_advised_to_be_submitted_again() {
+        let mut l = JobLine::new();
+        l.fields.insert("id".into(), json!("tao-a"));
+        l.fields.insert(
+            "error".into(),
+            json!({"tool": "tao-submit", "code": "data", "message": "16 CPUs"}),
+        );
+        let h = new_error_hint(&l);
+        assert!(
+            h.contains("open a new record") && !h.contains("--clear-error"),
+            "{h}"
+        );
+        l.fields.insert(
+            "error".into(),
+            json!({"tool": "tao-submit", "code": "config", "message": "export X"}),
+        );
+        let h = new_error_hint(&l);
+        assert!(h.contains("tao-record mark tao-a --clear-error"), "{h}");
+        let e = json!({"tool": "tao-submit", "code": "config", "message": "export X"});
+        let c = clear_confirmation("tao-a", Some(&e), "PENDING", None);
+        assert!(
+            c.starts_with("tao-a: cleared the error (export X); state PENDING, not submitted yet")
+                && c.contains("tao-record list --id tao-a | tao-render"),
+            "{c}"
+        );
+        let e = json!({"tool": "tao-render", "code": "refused", "message": "m"});
+        let c = clear_confirmation("tao-a", Some(&e), "PENDING", None);
+        assert!(c.contains("open a new record"), "{c}");
+        assert_eq!(
+            clear_confirmation("tao-a", None, "RUNNING", Some("7")),
+            "tao-a: no error to clear (state RUNNING)"
+        );
+    }
 
     fn store_with(id: &str) -> (tempfile::TempDir, Store) {
         let tmp = tempfile::tempdir().unwrap();

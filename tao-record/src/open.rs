@@ -31,7 +31,7 @@ pub use args::{OpenArgs, DEFAULT_TIER, MAX_SPEC_BYTES};
 use create::{assemble, create_with_fresh_id};
 pub use create::{mint_id, refuse_literal_secrets};
 pub use execution::{check_execution, unbound_placeholders};
-pub use request::build_request;
+pub use request::{build_request, build_request_noting};
 use retry_of::open_retry;
 pub use retry_of::{rebase, REQUEST_FIELDS};
 
@@ -45,13 +45,20 @@ pub fn open(store: &Store, args: &OpenArgs) -> Result<JobLine> {
     match &args.retry_of {
         Some(parent) => open_retry(store, args, parent),
         None => {
-            let fields = build_request(args)?;
-            if args.dry_run {
+            let mut notes = Vec::new();
+            let fields = build_request_noting(args, &mut |n| notes.push(n))?;
+            let line = if args.dry_run {
                 refuse_literal_secrets(&fields)?;
                 let now = tao_core::time::now_rfc3339();
-                return Ok(assemble(&mint_id()?, &fields, None, &now).into_job_line());
+                assemble(&mint_id()?, &fields, None, &now).into_job_line()
+            } else {
+                create_with_fresh_id(store, fields, None)?
+            };
+            // Said once the record is written: a refused open prints only its error.
+            for n in notes {
+                tao_core::cli::warn("tao-record", &n);
             }
-            create_with_fresh_id(store, fields, None)
+            Ok(line)
         }
     }
 }

@@ -214,6 +214,37 @@ pub fn parse_since(
     Ok(now - chrono::Duration::seconds(secs))
 }
 
+/// Check that a local input path (`--spec`, `--execution`,
+/// `--supporting-file`) is not a directory. Reading a directory fails with
+/// the OS's "Is a directory", which names no fix; this names the files in
+/// it (up to three, sorted) that could be meant.
+///
+/// Errors: the message naming the path and the fix (the caller names the flag).
+pub fn not_a_directory(path: &std::path::Path) -> Result<(), String> {
+    if !path.is_dir() {
+        return Ok(());
+    }
+    let mut files: Vec<String> = std::fs::read_dir(path)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .filter(|e| e.path().is_file())
+                .map(|e| e.path().display().to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files.truncate(3);
+    let hint = if files.is_empty() {
+        String::new()
+    } else {
+        format!(" (such as {})", files.join(", "))
+    };
+    Err(format!(
+        "{:?} is a directory; give a file{hint}",
+        path.display().to_string()
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -120,7 +120,8 @@ fn open_with_the_recipe_flags_prints_the_documented_line() {
         format!("/lustre/tao/results/{}", o.id)
     );
     let r = &o.resources;
-    assert_eq!((r.nodes, r.gpus_per_node, r.cpus_per_task), (1, 2, 16));
+    // TAO's default of 16 CPUs, capped at the local nodes' 8 (cpus_per_node).
+    assert_eq!((r.nodes, r.gpus_per_node, r.cpus_per_task), (1, 2, 8));
     assert_eq!(
         (r.time.as_str(), r.child_timeout.as_str()),
         ("04:00:00", "03:48:00")
@@ -506,6 +507,13 @@ fn bad_values_name_the_flag_and_the_fix_with_the_right_status() {
         (vec!["--exclude", "n1;reboot"], 2, "--exclude"),
         (vec!["--mem", "lots"], 2, "--mem"),
         (vec!["--gpus-per-node", "5"], 2, "--gpus-per-node: 5 GPUs"),
+        // The local profile's nodes have 8 CPUs (cpus_per_node): refused at
+        // open, not at sbatch.
+        (
+            vec!["--cpus-per-task", "9"],
+            2,
+            "--cpus-per-task: 9 CPUs per task is more than a node of partition \"gpu\" has (8, site profile \"local\")",
+        ),
         (vec!["--partition", "gpu;x"], 2, "--partition"),
         (
             vec!["--network-arch", "dino", "--action", "train"],
@@ -513,6 +521,11 @@ fn bad_values_name_the_flag_and_the_fix_with_the_right_status() {
             "--command",
         ),
         (vec!["--platform", "k8s"], 2, "--platform"),
+        (
+            vec!["--action", "trian"],
+            2,
+            "--action: \"trian\" is not a TAO action; use one of train, evaluate, inference,",
+        ),
     ];
     for (args, code, needle) in cases {
         let mut c = env.cmd();
@@ -1148,6 +1161,154 @@ fn a_closed_pipe_is_quiet_for_readers_and_fails_writers() {
 }
 
 #[test]
+fn a_derived_gpu_shape_is_recorded_and_said_on_stderr() {
+    let env = Env::new();
+    let out = env
+        .cmd()
+        .args([
+            "open",
+            "--command",
+            "x",
+            "--gpus-per-node",
+            "8",
+            "--cpus-per-task",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("tao-record: warning: --gpus-per-node: 1 node(s) x 8 GPUs runs as 2 node(s) x 4 GPUs (8 GPUs, exclusive nodes)"),
+        "{err}"
+    );
+    let l = &lines(&out.stdout)[0];
+    let r = &l["resources"];
+    assert_eq!(
+        (r["nodes"].as_u64(), r["gpus_per_node"].as_u64()),
+        (Some(2), Some(4))
+    );
+    assert_eq!(r["exclusive"], true);
+    // The shape asked for as it runs: no notice.
+    let out = env
+        .cmd()
+        .args([
+            "open",
+            "--command",
+            "x",
+            "--nodes",
+            "2",
+            "--gpus-per-node",
+            "4",
+            "--cpus-per-task",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success() && out.stderr.is_empty());
+    // A refused open says only its error, not the shape of a job it did not record.
+    let out = env
+        .cmd()
+        .args([
+            "open",
+            "--command",
+            "x",
+            "--gpus-per-node",
+            "8",
+            "--secret",
+            "TAO_JOB_ID",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.starts_with("tao-record: error: --secret") && err.lines().count() == 1,
+        "{err}"
+    );
+}
+
+#[test]
+fn a_directory_or_an_unknown_id_exits_with_the_documented_status_and_the_fix() {
+    let env = Env::new();
+    let dir = env.dir.path().join("specs");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("spec.yaml"), "a: 1\n").unwrap();
+    let d = dir.to_str().unwrap();
+    for flag in ["--spec", "--supporting-file", "--execution"] {
+        let out = env
+            .cmd()
+            .args(["open", "--command", "x {config_path}", flag, d])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flag}: {err}");
+        assert!(
+            err.starts_with(&format!("tao-record: error: {flag}: {d:?} is a directory; give a file (such as {d}/spec.yaml)"))
+                && err.lines().count() == 1,
+            "{flag}: {err}"
+        );
+    }
+    assert!(
+        !env.state().join("records").exists()
+            || std::fs::read_dir(env.state().join("records"))
+                .unwrap()
+                .next()
+                .is_none()
+    );
+    // An unknown record id: 65 (tao-record(1), EXIT STATUS), naming the fix.
+    for args in [
+        &["show", "tao-20261201-zzzzzz"][..],
+        &["history", "tao-20261201-zzzzzz"],
+        &["mark", "tao-20261201-zzzzzz", "--state", "RUNNING"],
+        &["list", "--id", "tao-20261201-zzzzzz"],
+    ] {
+        let out = env.cmd().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(65), "{args:?}: {err}");
+        assert!(
+            err.contains("check the id (`tao-record list`)"),
+            "{args:?}: {err}"
+        );
+    }
+    // A literal secret in --env: 3, as documented for open.
+    let out = env
+        .cmd()
+        .args([
+            "open",
+            "--command",
+            "x",
+            "--env",
+            "FOO=hf_abcdefghijklmnopqrstuvwxyzABCDEFGH",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let man = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../man/tao-record.1"))
+        .unwrap();
+    let exit = man.split(".SH \"EXIT STATUS\"").nth(1).unwrap();
+    for (code, words) in [
+        ("2", "a directory"),
+        ("3", "an \\-\\-env value"),
+        ("65", "an unknown record id"),
+    ] {
+        let item = exit.split(&format!("\\fB{code}\\fR\n")).nth(1).unwrap();
+        let item = item.lines().next().unwrap();
+        assert!(item.contains(words), "{code}: {item}");
+    }
+}
+
+#[test]
+fn the_default_cpu_count_fits_the_profiles_nodes() {
+    let env = Env::new();
+    let l = open_line(&env, &["--command", "x"]);
+    assert_eq!(l.resources.cpus_per_task, 8, "local nodes have 8 CPUs");
+    let l = open_line(&env, &["--command", "x", "--cpus-per-task", "2"]);
+    assert_eq!(l.resources.cpus_per_task, 2);
+}
+
+#[test]
 fn a_stored_error_can_be_cleared_to_submit_again() {
     let env = Env::new();
     let id = env.open(&[]);
@@ -1169,6 +1330,66 @@ fn a_stored_error_can_be_cleared_to_submit_again() {
     assert!(lines(&out.stdout)[0].get("error").is_none());
     assert!(env.record(&id).get("error").is_none());
     assert_eq!(env.record(&id)["history"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn clear_error_says_what_it_cleared_in_one_line_and_the_table_says_not_submitted() {
+    let env = Env::new();
+    let id = env.open(&[]);
+    let table = |env: &Env| {
+        let out = env
+            .cmd()
+            .args(["list", "--table", "--id", &id])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .nth(1)
+            .unwrap()
+            .to_string()
+    };
+    assert!(table(&env).ends_with("not submitted"), "{}", table(&env));
+    for (code, next) in [
+        (
+            "config",
+            format!(
+                "not submitted yet: submit it again with `tao-record list --id {id} | tao-render"
+            ),
+        ),
+        ("data", "the request itself was refused".to_string()),
+    ] {
+        let failed = json!({"id": id, "state": "PENDING", "observed_by": "tao-submit",
+            "error": {"tool": "tao-submit", "code": code, "message": "it failed"}});
+        let out = env
+            .cmd()
+            .arg("mark")
+            .write_stdin(format!("{failed}\n"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        // A refused request is not advised to be cleared and submitted again.
+        assert_eq!(err.contains("--clear-error"), code == "config", "{err}");
+        assert!(
+            table(&env).ends_with("submit failed: it failed"),
+            "{}",
+            table(&env)
+        );
+        let out = env
+            .cmd()
+            .args(["mark", &id, "--clear-error", "--text"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(text.lines().count(), 1, "{text}");
+        assert!(
+            text.starts_with(&format!(
+                "{id}: cleared the error (it failed); state PENDING, "
+            )) && text.contains(&next),
+            "{text}"
+        );
+        assert!(env.record(&id).get("error").is_none());
+    }
 }
 
 #[test]

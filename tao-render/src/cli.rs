@@ -150,6 +150,28 @@ fn render_one<R: BufRead>(
     };
     match render_line_with(&line, profile, ropts) {
         Ok(script) => {
+            let asked = |k: &str| {
+                line.get_path(&["resources", k])
+                    .and_then(|v| v.as_u64())
+                    .and_then(|v| u32::try_from(v).ok())
+            };
+            // The shape the rules derived (tao_core::request::gpu_shape) is
+            // said once when it is not the one the line asks for.
+            let notice = script.resources.as_ref().and_then(|r| {
+                tao_core::request::shape_notice(
+                    asked("nodes").unwrap_or(r.nodes),
+                    asked("gpus_per_node").unwrap_or(r.gpus_per_node),
+                    (r.nodes, r.gpus_per_node),
+                    profile.max_gpus_per_node,
+                    &profile.name,
+                )
+            });
+            if let Some(n) = notice {
+                tao_core::cli::warn(
+                    TOOL,
+                    &format!("line {} ({}): {n}", line.line_no, line.id().unwrap_or("?")),
+                );
+            }
             tao_core::cli::note(
                 TOOL,
                 &format!(

@@ -399,3 +399,33 @@ fn broken_pipe_is_quiet() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(out.stderr.is_empty(), "{}", stderr(&out));
 }
+
+#[test]
+fn a_derived_gpu_shape_is_said_once_on_stderr() {
+    // 8 GPUs on one node of the local profile's 4-GPU nodes: 2 nodes x 4.
+    let mut l = line();
+    l["resources"]["nodes"] = json!(1);
+    l["resources"]["gpus_per_node"] = json!(8);
+    let out = run_bin(&["--site-profile", "local"], &format!("{l}\n"));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let got = lines(&out.stdout);
+    let r = &got[0]["script"]["resources"];
+    assert_eq!(
+        (r["nodes"].as_u64(), r["gpus_per_node"].as_u64()),
+        (Some(2), Some(4))
+    );
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("tao-render: warning: line 1 (")
+            && err.contains("1 node(s) x 8 GPUs runs as 2 node(s) x 4 GPUs"),
+        "{err}"
+    );
+    // -q silences it; the shape it was given is said nothing about.
+    let out = run_bin(&["--site-profile", "local", "-q"], &format!("{l}\n"));
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
+    l["resources"]["nodes"] = json!(2);
+    l["resources"]["gpus_per_node"] = json!(4);
+    let out = run_bin(&["--site-profile", "local"], &format!("{l}\n"));
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
+}

@@ -379,8 +379,11 @@ pub fn plan(line: &JobLine, profile: &SiteProfile, opts: RenderOptions) -> Resul
     let child_s = child_timeout_secs(res.child_timeout.as_deref(), wall)?;
     let nodes_in = request::nodes(res.nodes.unwrap_or(defaults::NODES))
         .map_err(|e| refuse(format!("resources.nodes: {e}")))?;
-    let cpus = request::cpus_per_task(res.cpus_per_task.unwrap_or(defaults::CPUS_PER_TASK))
-        .map_err(|e| refuse(format!("resources.cpus_per_task: {e}")))?;
+    let cpus = request::cpus_per_task(
+        res.cpus_per_task
+            .unwrap_or_else(|| request::default_cpus_per_task(profile, &partition_s)),
+    )
+    .map_err(|e| refuse(format!("resources.cpus_per_task: {e}")))?;
     let (nodes, gpus, exclusive) = gpu_shape(
         nodes_in,
         res.gpus_per_node.unwrap_or(defaults::GPUS_PER_NODE),
@@ -403,12 +406,14 @@ pub fn plan(line: &JobLine, profile: &SiteProfile, opts: RenderOptions) -> Resul
         &partition_s,
         nodes_in,
         (nodes, gpus),
+        cpus,
         res.mem.as_deref(),
     )
     .map_err(|(what, e)| {
         let field = match what {
             request::Unfit::Nodes => "nodes",
             request::Unfit::Gpus => "gpus_per_node",
+            request::Unfit::Cpus => "cpus_per_task",
             request::Unfit::Mem => "mem",
         };
         refuse(format!("resources.{field}: {e}"))

@@ -350,12 +350,28 @@ fn cancel_group(
                     .is_some_and(|st| !st.starts_with("CANCELLED"))
             });
         if ended_on_its_own {
-            t.line.fields.insert(
-                "message".into(),
-                Value::String(format!(
-                    "{message}; nothing was cancelled: run tao-poll for its final state"
-                )),
-            );
+            // A line whose record already holds a final state says so (a
+            // COMPLETE job is not sent to tao-poll for a state it has).
+            let recorded = t
+                .line
+                .get_str(&["state"])
+                .and_then(tao_core::State::parse)
+                .filter(|s| s.is_final());
+            let text = match recorded {
+                Some(st) => format!(
+                    "already ended {} (Slurm: {}); nothing was cancelled",
+                    st.as_str(),
+                    t.ids
+                        .iter()
+                        .filter_map(|id| native.get(id).cloned())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                None => {
+                    format!("{message}; nothing was cancelled: run tao-poll for its final state")
+                }
+            };
+            t.line.fields.insert("message".into(), Value::String(text));
             done.push((t.line, true));
             continue;
         }

@@ -195,6 +195,15 @@ pub fn run<R: BufRead, W: Write>(
             "if p=$(command -v {cmd}); then echo \"@@ command:{cmd} 1 $p\"; else echo '@@ command:{cmd} 0 not on PATH: load the Slurm module in the site profile remote_prefix'; fi; "
         ));
     }
+    if runtime != "pyxis" {
+        // Said, not skipped silently: a user who expected Pyxis sees why
+        // nothing about containers was checked.
+        checks.push(Check::new(
+            "runtime",
+            true,
+            format!("{runtime}: no container runtime is used (plain srun, no --image); Pyxis and Enroot are not checked"),
+        ));
+    }
     if runtime == "pyxis" {
         script.push_str(
             "if srun --help 2>&1 | grep -q -- --container-image; then echo '@@ pyxis 1 srun accepts --container-image'; else echo '@@ pyxis 0 srun has no --container-image: Pyxis is not installed; use TAO_RUNTIME=none'; fi; \

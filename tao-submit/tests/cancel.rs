@@ -13,7 +13,8 @@ fn cancels_running_finished_and_unknown_jobs() {
     let Some(f) = Fixture::new() else { return };
     let running = f.line("cr", "sleep 300");
     let finished = f.line("cf", "true");
-    let out = f.run(&[], &[running, finished], 0);
+    let recorded = f.line("cc", "true");
+    let out = f.run(&[], &[running, finished, recorded], 0);
     let submitted = lines_of(&out.stdout);
     let run_id = submitted[0]["slurm"]["job_id"]
         .as_str()
@@ -27,6 +28,11 @@ fn cancels_running_finished_and_unknown_jobs() {
     // Ended for accounting too: cancel reads the end state from sacct, which
     // lags squeue by seconds on a loaded machine.
     f.c.wait_sacct(&fin_id, 180, |s| s == "COMPLETED");
+    // A job whose record already says COMPLETE (tao-poll saw it end).
+    let mut done = submitted[2].clone();
+    let done_id = done["slurm"]["job_id"].as_str().unwrap().to_string();
+    f.c.wait_sacct(&done_id, 180, |s| s == "COMPLETED");
+    done["state"] = json!("COMPLETE");
 
     // A job Slurm never knew: a record whose slurm.job_id is not a job.
     let mut unknown = f.line("cu", "true");
@@ -35,11 +41,23 @@ fn cancels_running_finished_and_unknown_jobs() {
     // A line never submitted (no slurm.job_id): nothing to cancel.
     let never = f.line("cn", "true");
 
-    let input = [submitted[0].clone(), submitted[1].clone(), unknown, never];
+    let input = [
+        submitted[0].clone(),
+        submitted[1].clone(),
+        unknown,
+        never,
+        done,
+    ];
     let out = f.run(&["cancel", "--wait", "60"], &input, 0);
     let got = lines_of(&out.stdout);
-    assert_eq!(got.len(), 4);
-    for (i, l) in got.iter().enumerate() {
+    assert_eq!(got.len(), 5);
+    // Already COMPLETE: said so, with Slurm's state, not "run tao-poll".
+    assert_eq!(got[4]["state"], "COMPLETE", "{}", got[4]);
+    assert_eq!(
+        got[4]["message"],
+        "already ended COMPLETE (Slurm: COMPLETED); nothing was cancelled"
+    );
+    for (i, l) in got.iter().take(4).enumerate() {
         assert!(l.get("error").is_none(), "{l}");
         if i == 1 {
             // Ended on its own before scancel: its outcome is not erased.

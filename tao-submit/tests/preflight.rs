@@ -52,7 +52,20 @@ fn reports_every_check_and_a_missing_dataset_path() {
         "{miss}"
     );
     assert!(stderr.contains(&format!("FAIL path:{missing}")), "{stderr}");
-    // Runtime none: no Pyxis check.
+    // Runtime none: said in its own line (not left out silently), and no Pyxis check.
+    let rt = check(r, "runtime");
+    assert_eq!(rt["ok"], true);
+    assert!(
+        rt["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("none: no container runtime is used"),
+        "{rt}"
+    );
+    assert!(
+        stderr.contains("ok   runtime: none: no container runtime is used"),
+        "{stderr}"
+    );
     assert!(r["preflight"]["checks"]
         .as_array()
         .unwrap()

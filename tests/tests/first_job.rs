@@ -158,8 +158,9 @@ fn failing_program_ends_error_not_complete() {
     assert_eq!(states(&history).last().map(String::as_str), Some("ERROR"));
 }
 
-/// A fresh user's failed first submit (a request no node holds): the
-/// first run says on stderr what failed and how to run the record again,
+/// A fresh user's failed first submit (a secret the record names is not
+/// exported; a request no node holds is refused earlier, by tao-record
+/// open): the first run says on stderr what failed and how to run the record again,
 /// the table shows the record with its error, and the second mark of the
 /// same error says nothing more.
 #[test]
@@ -168,8 +169,8 @@ fn a_failed_submit_is_shown_the_first_time_and_in_the_table() {
     let state = tempfile::tempdir().unwrap();
     let state_dir = state.path().to_str().unwrap();
     let submit = format!(
-        "tao-record open --action train --network-arch demo --gpus-per-node 1 --cpus-per-task 64 \
-           --time 00:10:00 --spec {DEMO}/spec.yaml --command 'cat {{config_path}}' \
+        "tao-record open --action train --network-arch demo --gpus-per-node 1 --cpus-per-task 1 \
+           --secret TAO_TEST_UNSET_TOKEN --time 00:10:00 --spec {DEMO}/spec.yaml --command 'cat {{config_path}}' \
          | tao-render | tao-redact lint | tao-submit | tao-record mark > line.json || echo \"rc=$?\""
     );
     let script = format!(
@@ -193,7 +194,7 @@ fn a_failed_submit_is_shown_the_first_time_and_in_the_table() {
     let (first, again) = stderr.split_once("@@ again").unwrap();
     assert!(
         first.contains(&format!("{id}: recorded the error from tao-submit"))
-            && first.contains("CPUs per task")
+            && first.contains("TAO_TEST_UNSET_TOKEN")
             && first.contains(&format!("tao-record mark {id} --clear-error")),
         "the first failed submit names its error and the fix: {first}"
     );
@@ -207,8 +208,45 @@ fn a_failed_submit_is_shown_the_first_time_and_in_the_table() {
         .unwrap_or_else(|| panic!("no table row for {id}: {stdout}"));
     assert!(
         row.contains("PENDING")
-            && row.contains("error from tao-submit: ")
-            && row.contains("CPUs per task"),
+            && row.contains("submit failed: ")
+            && row.contains("TAO_TEST_UNSET_TOKEN"),
         "the table row shows the error: {row}"
+    );
+}
+
+/// `make demo` (scripts/demo) brings the cluster up without the transport
+/// tests' sshds (TOTP, bastion, other shells): a user's first job needs
+/// none of them, and their set-up line only puzzled a fresh user. With the
+/// cluster running, `up` is idempotent and prints its one line.
+#[test]
+fn the_demo_brings_up_only_the_cluster_it_uses() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let demo = std::fs::read_to_string(format!("{root}/scripts/demo")).unwrap();
+    assert!(
+        demo.lines()
+            .any(|l| l.trim() == "TAO_UP_TRANSPORT=0 bash tests/cluster/up"),
+        "scripts/demo must leave the transport sshds out"
+    );
+    let Some(_c) = cluster() else { return };
+    // tests/cluster/up runs as root (it starts the daemons); so do the cluster tests here.
+    let uid = std::process::Command::new("id").arg("-u").output().unwrap();
+    if text(&uid.stdout).trim() != "0" {
+        return;
+    }
+    let out = std::process::Command::new("bash")
+        .arg(format!("{root}/tests/cluster/up"))
+        .env("TAO_UP_TRANSPORT", "0")
+        .env_remove("TAO_CLUSTERS")
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("up-transport"), "{stderr}");
+    assert!(
+        stderr
+            .lines()
+            .last()
+            .is_some_and(|l| l.starts_with("cluster: up: nodes n1 n2")),
+        "{stderr}"
     );
 }

@@ -220,3 +220,26 @@ fn examples_makefile_local_submit_runs_on_the_local_cluster() {
     assert!(rec["slurm"]["job_id"].is_string(), "not submitted: {rec}");
     assert!(rec.get("error").is_none(), "submitted with an error: {rec}");
 }
+
+/// examples/Makefile's usage errors name the command as it must be typed
+/// (`make -f examples/Makefile TARGET ...`, as its header does): a plain
+/// `make submit` would run the project's own Makefile instead.
+#[test]
+fn examples_makefile_usage_errors_name_the_makefile() {
+    for (target, var) in [("submit", "SPEC="), ("logs", "ID="), ("cancel", "ID=")] {
+        let out = std::process::Command::new("make")
+            .args(["-s", "-f", "examples/Makefile", target])
+            .current_dir(ROOT)
+            .env_remove("SPEC")
+            .env_remove("ID")
+            .output()
+            .unwrap();
+        let err = text(&out.stderr);
+        assert!(!out.status.success(), "{target}: {err}");
+        let usage = err.lines().next().unwrap_or("");
+        assert!(
+            usage.starts_with(&format!("usage: make -f examples/Makefile {target} {var}")),
+            "{target}: {err}"
+        );
+    }
+}

@@ -18,7 +18,9 @@ pub struct OpenArgs {
     /// Platform; only "slurm" is known.
     #[arg(long, value_name = "NAME", default_value = "slurm")]
     pub platform: String,
-    /// TAO action (train, evaluate, inference, ...).
+    /// TAO action: train, evaluate, inference, export, prune, retrain, distill, quantize,
+    /// gen_trt_engine, calibration_tensorfile, dataset_convert, convert, kmeans, augment,
+    /// auto_label, generate, analyze or validate (another value is refused).
     #[arg(long, value_name = "ACTION")]
     pub action: Option<String>,
     /// TAO network architecture (dino, classification_pyt, ...).
@@ -40,10 +42,12 @@ pub struct OpenArgs {
     pub nodes: Option<u32>,
     /// GPUs per node, 0-4294967295 [default: 4]. `--gpus` is an alias. At or above the site profile's
     /// max_gpus_per_node the nodes are exclusive and the node count is derived from the
-    /// total (16 on 4-GPU nodes: 4 nodes of 4); a total that does not split evenly is refused.
+    /// total (16 on 4-GPU nodes: 4 nodes of 4): the record holds that shape and a warning
+    /// on stderr names it; a total that does not split evenly is refused.
     #[arg(long, visible_alias = "gpus", value_name = "N", value_parser = clap::value_parser!(u32).range(0..=4294967295))]
     pub gpus_per_node: Option<u32>,
-    /// CPUs per task, 1-4294967295 [default: 16].
+    /// CPUs per task, 1-4294967295, at most the partition's cpus_per_node in the site
+    /// profile [default: 16, or cpus_per_node when that is smaller].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4294967295))]
     pub cpus_per_task: Option<u32>,
     /// Wall time, a Slurm time string (sbatch --time: MINUTES, MM:SS, HH:MM:SS, D-HH,

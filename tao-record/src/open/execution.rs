@@ -58,6 +58,7 @@ pub(super) fn add_supporting_files(
     };
     for path in paths {
         let flag = "--supporting-file";
+        validate::not_a_directory(path).map_err(|e| usage(flag, e))?;
         let abs = std::fs::canonicalize(path)
             .map_err(|e| usage(flag, format!("{path:?}: {e}; give a readable file")))?;
         let bytes = std::fs::read(&abs)
@@ -87,6 +88,7 @@ pub(super) fn add_supporting_files(
 }
 
 pub(super) fn read_execution(path: &PathBuf) -> Result<Map<String, Value>> {
+    validate::not_a_directory(path).map_err(|e| usage("--execution", e))?;
     let bytes = std::fs::read(path).map_err(|e| {
         usage(
             "--execution",

@@ -18,6 +18,19 @@ use crate::validate;
 ///
 /// Errors: as for [`crate::open::open`].
 pub fn build_request(args: &OpenArgs) -> Result<Map<String, Value>> {
+    build_request_noting(args, &mut |_| {})
+}
+
+/// [`build_request`], passing each notice about the request (the GPU shape
+/// the rules derived, [`request::shape_notice`]) to `note`, for the caller
+/// to print once the record is written (a refused open prints only its
+/// error line).
+///
+/// Errors: as for [`build_request`].
+pub fn build_request_noting(
+    args: &OpenArgs,
+    note: &mut dyn FnMut(String),
+) -> Result<Map<String, Value>> {
     let profile = SiteProfile::load(None)?;
     if args.platform != "slurm" {
         return Err(usage(
@@ -49,6 +62,9 @@ pub fn build_request(args: &OpenArgs) -> Result<Map<String, Value>> {
         Ok(v.clone())
     };
     let action = word("--action", &args.action)?;
+    if let Some(a) = &action {
+        request::action(a).map_err(|e| usage("--action", e))?;
+    }
     let network_arch = word("--network-arch", &args.network_arch)?;
     if let Some(img) = &args.image {
         if runtime == "none" {
@@ -112,7 +128,7 @@ pub fn build_request(args: &OpenArgs) -> Result<Map<String, Value>> {
         );
     }
 
-    let resources = build_resources(args, &profile)?;
+    let resources = build_resources(args, &profile, note)?;
     let (tier, base_dir) = storage_root(args)?;
     let mounts = build_mounts(&args.mounts)?;
     let env = build_env(&args.env)?;
@@ -150,17 +166,20 @@ fn unfit_flag(what: request::Unfit) -> &'static str {
     match what {
         request::Unfit::Nodes => "--nodes",
         request::Unfit::Gpus => "--gpus-per-node",
+        request::Unfit::Cpus => "--cpus-per-task",
         request::Unfit::Mem => "--mem",
     }
 }
 
-pub(super) fn build_resources(args: &OpenArgs, profile: &SiteProfile) -> Result<Value> {
+pub(super) fn build_resources(
+    args: &OpenArgs,
+    profile: &SiteProfile,
+    note: &mut dyn FnMut(String),
+) -> Result<Value> {
     // The rules tao-render plans with (tao_core::request), checked once here.
     let nodes =
         request::nodes(args.nodes.unwrap_or(defaults::NODES)).map_err(|e| usage("--nodes", e))?;
     let gpus = args.gpus_per_node.unwrap_or(defaults::GPUS_PER_NODE);
-    let cpus = request::cpus_per_task(args.cpus_per_task.unwrap_or(defaults::CPUS_PER_TASK))
-        .map_err(|e| usage("--cpus-per-task", e))?;
     let shape = request::gpu_shape(nodes, gpus, args.exclusive, profile.max_gpus_per_node)
         .map_err(|e| usage("--gpus-per-node", e))?;
     let time = args
@@ -205,6 +224,11 @@ pub(super) fn build_resources(args: &OpenArgs, profile: &SiteProfile) -> Result<
     }
     request::check_time_limit(wall, &partition, profile)
         .map_err(|e| usage("--time", format!("{time:?}: {e} (--partition)")))?;
+    let cpus = request::cpus_per_task(
+        args.cpus_per_task
+            .unwrap_or_else(|| request::default_cpus_per_task(profile, &partition)),
+    )
+    .map_err(|e| usage("--cpus-per-task", e))?;
     let account = match (&args.account, env_var("SLURM_ACCOUNT")) {
         (Some(a), _) => {
             validate::slurm_names(a, false, "account").map_err(|e| usage("--account", e))?;
@@ -245,6 +269,7 @@ pub(super) fn build_resources(args: &OpenArgs, profile: &SiteProfile) -> Result<
         &partition,
         nodes,
         (shape.0, shape.1),
+        cpus,
         args.mem.as_deref(),
     )
     .map_err(|(what, e)| {
@@ -253,6 +278,7 @@ pub(super) fn build_resources(args: &OpenArgs, profile: &SiteProfile) -> Result<
         let given = match what {
             request::Unfit::Nodes => args.nodes.is_some(),
             request::Unfit::Gpus => args.gpus_per_node.is_some(),
+            request::Unfit::Cpus => args.cpus_per_task.is_some(),
             request::Unfit::Mem => true,
         };
         match (given, &args.partition) {
@@ -260,11 +286,22 @@ pub(super) fn build_resources(args: &OpenArgs, profile: &SiteProfile) -> Result<
             _ => usage(unfit_flag(what), e),
         }
     })?;
-    // At the per-node GPU maximum a node is the job's alone (docs/design.md, "Defaults").
-    let exclusive = args.exclusive || gpus >= profile.max_gpus_per_node;
+    // At the per-node GPU maximum a node is the job's alone and the node
+    // count is derived from the total (docs/design.md, "Defaults"): the
+    // record holds the shape the job runs as, and says so once.
+    if let Some(n) = request::shape_notice(
+        nodes,
+        gpus,
+        (shape.0, shape.1),
+        profile.max_gpus_per_node,
+        &profile.name,
+    ) {
+        note(format!("--gpus-per-node: {n}"));
+    }
+    let exclusive = args.exclusive || shape.2;
     Ok(json!({
-        "nodes": nodes,
-        "gpus_per_node": gpus,
+        "nodes": shape.0,
+        "gpus_per_node": shape.1,
         "cpus_per_task": cpus,
         "time": time,
         "child_timeout": child_timeout,
@@ -353,6 +390,7 @@ pub(super) fn build_secrets(flags: &[String]) -> Result<Vec<String>> {
 }
 
 pub(super) fn read_spec(path: &PathBuf) -> Result<Value> {
+    validate::not_a_directory(path).map_err(|e| usage("--spec", e))?;
     let name = path
         .file_name()
         .and_then(|n| n.to_str())
