@@ -158,10 +158,11 @@ fn render_one<R: BufRead>(
             // The shape the rules derived (tao_core::request::gpu_shape) is
             // said once when it is not the one the line asks for.
             let notice = script.resources.as_ref().and_then(|r| {
+                let (nodes, gpus_per_node) = (r.nodes?, r.gpus_per_node?);
                 tao_core::request::shape_notice(
-                    asked("nodes").unwrap_or(r.nodes),
-                    asked("gpus_per_node").unwrap_or(r.gpus_per_node),
-                    (r.nodes, r.gpus_per_node),
+                    asked("nodes").unwrap_or(nodes),
+                    asked("gpus_per_node").unwrap_or(gpus_per_node),
+                    (nodes, gpus_per_node),
                     profile.max_gpus_per_node,
                     &profile.name,
                 )
