@@ -170,6 +170,8 @@ fn file_request(p: &Prepared, raw_id: &str, logs: bool) -> Option<FileRequest> {
         completion: Some(format!("{dir}/completion.json")),
         logs: logs.then(|| (format!("{dir}/main.out"), format!("{dir}/main.err"))),
         progress: None,
+        job: None,
+        state_key: None,
     })
 }
 
@@ -192,6 +194,8 @@ fn first_request(p: &Prepared) -> Option<FileRequest> {
         completion,
         logs: None,
         progress,
+        job: Some(p.jref.clone()),
+        state_key: None,
     })
 }
 
@@ -203,6 +207,15 @@ fn first_request(p: &Prepared) -> Option<FileRequest> {
 /// whole files.
 fn settle(full: &FileRequest, asked: &FileRequest, got: &FileRecords) -> Option<FileRecords> {
     if full.completion != asked.completion {
+        return None;
+    }
+    if matches!(
+        got.class,
+        Some(status::ReadClass::LastLines | status::ReadClass::Pending)
+    ) {
+        // squeue's state in the read said running or pending: the
+        // completion record was not read, the status.json tail (if any)
+        // is its last lines only.
         return None;
     }
     let status_last = match &full.status {
@@ -228,14 +241,35 @@ fn wants_progress(state: State) -> bool {
 }
 
 /// Write (or clear) `progress` from what the file read found: a tail
-/// with records sets it; no file, or a file without epoch or KPI records,
-/// clears it (never a made-up one; see [`clear_field`]). A failed read
-/// leaves it untouched.
-fn write_progress(line: &mut JobLine, tail: Option<&status::ProgressTail>) {
-    match tail.and_then(status::ProgressTail::progress) {
-        Some(p) => {
+/// with records sets it (its KPI history carried on from the line's
+/// previous `progress`, [`tao_core::progress::Progress::carry_history`]);
+/// no file, or a file without epoch or KPI records, clears it (never a
+/// made-up one; see [`clear_field`]). A failed read leaves it untouched,
+/// and so does a read that skipped the file (the job was pending in the
+/// read's squeue) or read a running job's last lines without an epoch
+/// record in them (the previous poll's progress stays, its `updated_at`
+/// saying when it was read).
+fn write_progress(line: &mut JobLine, files: &FileRecords) {
+    if files.class == Some(status::ReadClass::Pending) {
+        return;
+    }
+    let prev = line.fields.get("progress").filter(|p| p.is_object());
+    match files
+        .progress
+        .as_ref()
+        .and_then(status::ProgressTail::progress)
+    {
+        Some(p)
+            if p.epoch.is_none()
+                && prev.is_some()
+                && files.class == Some(status::ReadClass::LastLines) => {}
+        Some(mut p) => {
+            p.carry_history(prev);
             line.fields.insert("progress".into(), p.to_json());
         }
+        None if prev.is_some()
+            && files.class == Some(status::ReadClass::LastLines)
+            && files.progress.is_some() => {}
         None => clear_field(line, "progress"),
     }
 }
@@ -528,6 +562,8 @@ pub fn poll(lines: Vec<JobLine>, conn: &mut dyn Connector, opts: &Options) -> Po
                     completion: None,
                     logs: full.logs,
                     progress: None,
+                    job: None,
+                    state_key: None,
                 })
             } else {
                 None
@@ -611,7 +647,7 @@ pub fn poll(lines: Vec<JobLine>, conn: &mut dyn Connector, opts: &Options) -> Po
                         && first_of[k].is_some_and(|r| first[r].progress.is_some())
                     {
                         if let Some(f) = first_for(k) {
-                            write_progress(line, f.progress.as_ref());
+                            write_progress(line, f);
                         }
                     }
                     if state.is_final() && !ob.provisional && has_secrets(line) {
@@ -830,17 +866,22 @@ mod tests {
             completion: Some("/j/slurm-logs/x-7/completion.json".into()),
             logs: None,
             progress: None,
+            job: None,
+            state_key: None,
         };
         let asked = FileRequest {
             status: None,
             completion: full.completion.clone(),
             logs: None,
             progress: Some("/r/status.json".into()),
+            job: None,
+            state_key: None,
         };
         let tail = |text: &str, cut: bool| FileRecords {
             progress: Some(status::ProgressTail {
                 text: text.into(),
                 cut,
+                lines_only: false,
                 mtime: None,
             }),
             completion: Some("{\"exit_code\": 0}".into()),
