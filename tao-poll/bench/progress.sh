@@ -28,7 +28,16 @@
 #
 # Measured (2026-12-01, the shared 2-core test machine, `make bench` ->
 # `bash tao-poll/bench/progress.sh`), after reading by squeue's state
-# (issue 17, branch progress3): @@MEASURED@@
+# (issue 17, branch progress3), load average 6.1-7.5: 10,000 jobs 1.099 s
+# against 1 job 0.168 s, ratio 6.5, 1 remote command each (remote command
+# 0.574 s of the 1.099; 1 job: 0.114 of 0.168). Back to back with the
+# committed binary (best of 5 alternating polls of the same files, load
+# 5.3-5.8): committed 1.435 s against 0.128 s, ratio 11.2 (remote 0.608
+# s); this change 0.741 s against 0.134 s, ratio 5.5 (remote 0.380 s).
+# The target of 3 is not met. `bash tao-poll/bench/run.sh` in the same
+# session (load 4.5-5.3): poll_1000 PENDING 0.277 s against 0.225 s,
+# ratio 1.23 (their files are no longer read); CANCELED 0.256 s against
+# 0.240 s, ratio 1.07 (last 2 lines, no completion record).
 #
 # Before that change (committed version at 631f638): 10,000 jobs 1.156 s
 # against 1 job 0.109 s, ratio 10.6 (load average 6-10; 12.8 at load
@@ -53,7 +62,7 @@
 # against 1 job 0.144-0.147 s, ratio 12.6-14.1; this change 0.94-1.17 s
 # against 0.160-0.167 s, ratio 5.8-7.0 (the 1-job poll pays ~15 ms for
 # the classification's extra processes). At load 5.5-6 (tail -n 3):
-# committed 9.1, this 5.2. The target of 3 is still not met.
+# committed 9.1, this 5.2.
 #
 # Where the rest goes (perf, dwarf call graphs, 10,000-job poll of this
 # change, ~0.38 s CPU locally): job-line field inserts (indexmap, in
