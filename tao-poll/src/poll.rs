@@ -909,6 +909,74 @@ mod tests {
         assert_eq!(settle(&other, &asked, &absent), None);
     }
 
+    /// What each read does to a line's `progress`: a short tail without
+    /// an epoch record keeps the previous poll's (never a made-up one), a
+    /// skipped read (pending) leaves it, a new record replaces it with the
+    /// history carried on, a missing file clears it.
+    #[test]
+    fn progress_is_kept_replaced_or_cleared_by_what_was_read() {
+        let prev = r#"{"id":"a","progress":{"epoch":3,"max_epoch":9,"kpi":{"loss":0.7},"history":{"loss":[0.9,0.8,0.7]},"updated_at":"2026-12-01T10:00:00Z"}}"#;
+        let line = || JobLine::parse(prev, 1).unwrap();
+        let read = |text: &str, class| FileRecords {
+            progress: Some(status::ProgressTail {
+                text: text.into(),
+                cut: false,
+                lines_only: true,
+                mtime: Some(1_800_000_000),
+            }),
+            class: Some(class),
+            ..Default::default()
+        };
+        let last = status::ReadClass::LastLines;
+        // The last lines hold only a message record: the previous stays.
+        let mut l = line();
+        write_progress(
+            &mut l,
+            &read(
+                "{\"status\": \"RUNNING\", \"message\": \"Validating\"}\n",
+                last,
+            ),
+        );
+        assert_eq!(l.fields["progress"], line().fields["progress"]);
+        // A KPI record without epoch: the previous stays too.
+        let mut l = line();
+        write_progress(
+            &mut l,
+            &read(
+                "{\"status\": \"RUNNING\", \"kpi\": {\"loss\": 0.1}}\n",
+                last,
+            ),
+        );
+        assert_eq!(l.fields["progress"], line().fields["progress"]);
+        // Pending: nothing was read, nothing changes.
+        let mut l = line();
+        write_progress(
+            &mut l,
+            &FileRecords {
+                class: Some(status::ReadClass::Pending),
+                ..Default::default()
+            },
+        );
+        assert_eq!(l.fields["progress"], line().fields["progress"]);
+        // A new epoch: replaced, history carried on, updated_at from mtime.
+        let mut l = line();
+        write_progress(&mut l, &read("{\"epoch\": 4, \"max_epoch\": 9, \"status\": \"RUNNING\", \"kpi\": {\"loss\": 0.6}}\n", last));
+        let p = &l.fields["progress"];
+        assert_eq!(p["epoch"], 4);
+        assert_eq!(p["history"]["loss"], json!([0.9, 0.8, 0.7, 0.6]));
+        assert_eq!(p["updated_at"], "2027-01-15T08:00:00Z");
+        // No status.json (any class): cleared, never made up.
+        let mut l = line();
+        write_progress(
+            &mut l,
+            &FileRecords {
+                class: Some(last),
+                ..Default::default()
+            },
+        );
+        assert_eq!(l.fields["progress"], Value::Null);
+    }
+
     #[test]
     fn log_dir_layout() {
         assert_eq!(
