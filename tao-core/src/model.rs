@@ -819,7 +819,7 @@ pub const FIELDS: &[Field] = &[
     f("observed_at", "string", "RFC 3339 UTC", "any tool that sets state", "When; tao-record refuses an observation older than the last one it recorded."),
     f("observed_by", "string", "", "any tool that sets state", "The tool's name."),
     f("evidence", "object", "", "tao-poll --evidence", "{out: {first_line, lines}, err: {...}}: redacted tails of main.out and main.err."),
-    f("progress", "object or null", "", "tao-poll", "Set for running and ended jobs whose results_dir holds a status.json with epoch or KPI records (TAO's status logger); absent otherwise (null when an earlier poll had set it), never made up. Read from the last 4 KiB of the file, whatever its size, in the same remote command as squeue and sacct (one per login host)."),
+    f("progress", "object or null", "", "tao-poll", "Set for running and ended jobs whose results_dir holds a status.json with epoch or KPI records (TAO's status logger); absent otherwise (null when an earlier poll had set it), never made up. Read from the end of the file, whatever its size, in the same remote command as squeue and sacct (one per login host): a job squeue calls RUNNING (or ended other than COMPLETED) gets its last 2 lines, a COMPLETED one its last 4 KiB; when a running job's last lines hold no epoch record, the previous poll's progress stays. history is carried on from the previous poll's."),
     f("progress.epoch, progress.max_epoch", "integer", "epochs", "tao-poll", "The latest epoch and the epochs in all."),
     f("progress.percent", "number", "0-100", "tao-poll", "Share done."),
     f("progress.eta_s, progress.time_per_epoch_s", "number", "seconds", "tao-poll", "Time to the end, time per epoch."),

@@ -31,6 +31,15 @@ pub const TAIL_BYTES: u64 = 4 * 1024;
 /// Values kept per KPI in `progress.history` (the sparkline's points).
 pub const HISTORY_MAX: usize = 12;
 
+/// Lines read from the end of the status.json of a job squeue calls
+/// RUNNING: its progress is the last RUNNING record with `epoch`, which
+/// TAO's epoch callback writes once per epoch, usually followed by at
+/// most one record (the KPIs of that epoch's validation). About 600 bytes
+/// per job instead of [`TAIL_BYTES`]; when these lines hold no epoch
+/// record, the job line keeps the progress an earlier poll read
+/// (tao-poll), never a made-up one.
+pub const RUNNING_TAIL_LINES: usize = 2;
+
 /// One record of a status.json, as far as progress is concerned.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Record {
@@ -185,8 +194,11 @@ pub struct Progress {
     pub time_per_epoch_s: Option<f64>,
     /// The latest `kpi` object as written.
     pub kpi: Map<String, Value>,
-    /// Per KPI, the last [`HISTORY_MAX`] values (one per epoch) in the tail.
+    /// Per KPI, the last [`HISTORY_MAX`] values (one per epoch) in the
+    /// tail, or carried on from the previous poll ([`Progress::carry_history`]).
     pub history: BTreeMap<String, Vec<f64>>,
+    /// Per KPI, the tail's `(epoch, value)` points (not in the JSON).
+    pub curve: BTreeMap<String, Vec<(u64, f64)>>,
     /// When the file was last written (RFC 3339 UTC), from its mtime.
     pub updated_at: Option<String>,
 }
@@ -223,10 +235,11 @@ impl Progress {
         if !any {
             return None;
         }
-        for (k, pts) in curves_of(records) {
+        p.curve = curves_of(records);
+        for (k, pts) in &p.curve {
             let vals: Vec<f64> = pts.iter().map(|(_, v)| *v).collect();
             let start = vals.len().saturating_sub(HISTORY_MAX);
-            p.history.insert(k, vals[start..].to_vec());
+            p.history.insert(k.clone(), vals[start..].to_vec());
         }
         if let (Some(e), Some(m)) = (p.epoch, p.max_epoch) {
             if m > 0 {
@@ -237,6 +250,48 @@ impl Progress {
             }
         }
         Some(p)
+    }
+
+    /// Carry the KPI history on from `prev`, the job line's `progress`
+    /// of the previous poll: its `history` values (the last of them at its
+    /// `epoch`), then this tail's values of later epochs, the last
+    /// [`HISTORY_MAX`] kept. A short tail (a running job's last lines)
+    /// then still draws a curve: of the epochs the polls saw, one value
+    /// per epoch. Kept only where it is longer than the tail's own
+    /// history; nothing is carried when `prev` has no epoch, or a later
+    /// one than this tail (a new run), or either side has no epoch.
+    pub fn carry_history(&mut self, prev: Option<&Value>) {
+        let Some(prev) = prev.filter(|p| p.is_object()) else {
+            return;
+        };
+        let (Some(pe), Some(ne)) = (prev.get("epoch").and_then(Value::as_u64), self.epoch) else {
+            return;
+        };
+        let Some(ph) = prev.get("history").and_then(Value::as_object) else {
+            return;
+        };
+        if ne < pe {
+            return;
+        }
+        for (name, pts) in &self.curve {
+            let mut carried: Vec<f64> = ph
+                .get(name)
+                .and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(Value::as_f64).collect())
+                .unwrap_or_default();
+            let Some(last) = carried.last_mut() else {
+                continue;
+            };
+            // A value written again for the previous epoch replaces it.
+            if let Some((_, v)) = pts.iter().rfind(|(e, _)| *e == pe) {
+                *last = *v;
+            }
+            carried.extend(pts.iter().filter(|(e, _)| *e > pe).map(|(_, v)| *v));
+            if carried.len() > pts.len() {
+                let start = carried.len().saturating_sub(HISTORY_MAX);
+                self.history.insert(name.clone(), carried[start..].to_vec());
+            }
+        }
     }
 
     /// The `progress` JSON object (absent values are left out).
@@ -526,6 +581,40 @@ mod tests {
         // A cut tail drops its partial first line.
         let cut = Progress::from_tail(&TAO[20..], true, None).unwrap();
         assert_eq!(cut.epoch, Some(2));
+    }
+
+    /// A running job's short tail (its last lines) carries the history
+    /// of the previous poll on; a new run (an earlier epoch) does not.
+    #[test]
+    fn history_is_carried_from_the_previous_poll() {
+        let rec = |e: u64, loss: f64| {
+            format!("{{\"epoch\": {e}, \"max_epoch\": 9, \"status\": \"RUNNING\", \"kpi\": {{\"loss\": {loss}}}}}\n")
+        };
+        let prev = json!({"epoch": 3, "history": {"loss": [0.9, 0.8, 0.7]}});
+        // Epochs 3 (written again, 0.65) and 5 in the tail: 4 was not seen.
+        let mut p = Progress::from_tail(&(rec(3, 0.65) + &rec(5, 0.5)), false, None).unwrap();
+        assert_eq!(p.history["loss"], vec![0.65, 0.5]);
+        p.carry_history(Some(&prev));
+        assert_eq!(p.history["loss"], vec![0.9, 0.8, 0.65, 0.5]);
+        // The same epoch again: the history stays.
+        let mut same = Progress::from_tail(&rec(3, 0.7), false, None).unwrap();
+        same.carry_history(Some(&prev));
+        assert_eq!(same.history["loss"], vec![0.9, 0.8, 0.7]);
+        // A new run (epoch 1 after 3): its own history only.
+        let mut again = Progress::from_tail(&rec(1, 2.0), false, None).unwrap();
+        again.carry_history(Some(&prev));
+        assert_eq!(again.history["loss"], vec![2.0]);
+        // A longer tail of its own (a 4 KiB read) wins over a sparse carry.
+        let long: String = (1..=5).map(|e| rec(e, 1.0 / e as f64)).collect();
+        let mut full = Progress::from_tail(&long, false, None).unwrap();
+        full.carry_history(Some(&json!({"epoch": 4, "history": {"loss": [0.9, 0.25]}})));
+        assert_eq!(full.history["loss"].len(), 5);
+        // Bounded: at most HISTORY_MAX values.
+        let many = json!({"epoch": 20, "history": {"loss": vec![1.0; HISTORY_MAX]}});
+        let mut b = Progress::from_tail(&rec(21, 0.1), false, None).unwrap();
+        b.carry_history(Some(&many));
+        assert_eq!(b.history["loss"].len(), HISTORY_MAX);
+        assert_eq!(b.history["loss"].last(), Some(&0.1));
     }
 
     #[test]

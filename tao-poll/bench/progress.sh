@@ -19,20 +19,65 @@
 # one remote script per poll holding squeue, sacct, squeue --start and the
 # tail of every job's status.json, each written under
 # $SLURM_BASE_RESULTS_DIR on the cluster's shared storage (20 TAO epoch
-# records each, about 6 KB, of which the last 4 KiB are read). `--stats`
+# records each, about 6 KB; squeue calls every job RUNNING, so the script
+# reads each file's last 2 lines, about 600 bytes, and its size and mtime;
+# a COMPLETED job's would get its last 4 KiB). `--stats`
 # splits each poll's wall time into remote_s (waiting for the remote
 # command) and the rest (local work). Environment: BENCH_PROGRESS_JOBS
 # (default 10000). Needs the cluster env (tests/cluster/up).
 #
 # Measured (2026-12-01, the shared 2-core test machine, `make bench` ->
-# `bash tao-poll/bench/progress.sh`): 10,000 jobs 1.156 s against 1 job
-# 0.109 s, ratio 10.6 (load average 6-10; 12.8 at load 11-12), 1 remote
-# command each; of the 1.156 s, 0.515 s waiting for the remote command
-# (squeue/sacct stand-ins, stat + tail of 10,000 files, 42 MB over SSH) and
-# the rest local (TAO record parsing ~0.2 s CPU, SSH decryption ~0.15 s,
-# JSON in and out). Before (a second command for the tails, squeue
-# replayed locally, a sh read loop and an O(n^2) id dedup): 13.7. The
-# target of 3 is not met: 10,000 tails of 4 KiB are 41 MB to move and parse.
+# `bash tao-poll/bench/progress.sh`), after reading by squeue's state
+# (issue 17, branch progress3), load average 6.1-7.5: 10,000 jobs 1.099 s
+# against 1 job 0.168 s, ratio 6.5, 1 remote command each (remote command
+# 0.574 s of the 1.099; 1 job: 0.114 of 0.168). Back to back with the
+# committed binary (best of 5 alternating polls of the same files, load
+# 5.3-5.8): committed 1.435 s against 0.128 s, ratio 11.2 (remote 0.608
+# s); this change 0.741 s against 0.134 s, ratio 5.5 (remote 0.380 s).
+# The target of 3 is not met. `bash tao-poll/bench/run.sh` in the same
+# session (load 4.5-5.3): poll_1000 PENDING 0.277 s against 0.225 s,
+# ratio 1.23 (their files are no longer read); CANCELED 0.256 s against
+# 0.240 s, ratio 1.07 (last 2 lines, no completion record).
+#
+# Before that change (committed version at 631f638): 10,000 jobs 1.156 s
+# against 1 job 0.109 s, ratio 10.6 (load average 6-10; 12.8 at load
+# 11-12), 1 remote command each; of the 1.156 s, 0.515 s waiting for the
+# remote command (squeue/sacct stand-ins, stat + tail of 10,000 files, 42
+# MB over SSH) and the rest local (TAO record parsing ~0.2 s CPU, SSH
+# decryption ~0.15 s, JSON in and out). Before that (a second command for
+# the tails, squeue replayed locally, a sh read loop and an O(n^2) id
+# dedup): 13.7.
+#
+# What the change does: the remote script classifies each job by the state
+# squeue printed for it moments before in the same script (one awk over
+# squeue's reply and the request list): RUNNING (and CANCELLED, FAILED,
+# ...) read the last 2 lines of status.json (`tail -n 2`, ~600 bytes: the
+# last RUNNING record is all progress needs) and no completion record;
+# PENDING reads nothing; COMPLETED (or not in squeue) reads the 4 KiB tail
+# (its verdict) and completion.json as before. The KPI history is carried
+# on from the job line's previous progress instead of parsed from a 4 KiB
+# tail; 10,000 job lines are no longer freed one by one at exit. Back to
+# back against the committed binary (best of 5 alternating polls,
+# /tmp scripts, load average 6.5-6.8): committed 10,000 jobs 1.81-2.08 s
+# against 1 job 0.144-0.147 s, ratio 12.6-14.1; this change 0.94-1.17 s
+# against 0.160-0.167 s, ratio 5.8-7.0 (the 1-job poll pays ~15 ms for
+# the classification's extra processes). At load 5.5-6 (tail -n 3):
+# committed 9.1, this 5.2.
+#
+# Where the rest goes (perf, dwarf call graphs, 10,000-job poll of this
+# change, ~0.38 s CPU locally): job-line field inserts (indexmap, in
+# write_observation/set_path) 16%, parsing the tails' records 11%, SSH
+# decryption (chacha20-poly1305, 6 MB) 10%, writing job lines 8%,
+# progress objects to JSON 8%, reading job lines 5%. Remote (the whole
+# script replayed over SSH, best of 5 at load 5): 372 ms with the stat of
+# the 10,000 files, 246 ms without it: `updated_at` (the file's mtime) is
+# what the stat buys. Dropping it needs another source for updated_at:
+# TAO's records carry only the node's local date and time, no zone, so it
+# stays. Incremental reads (skip the tails of files whose size and mtime
+# did not change since the previous poll, carried in the job line) would
+# save the tail reads and their parsing (~0.1 s remote, ~0.05 s local at
+# 10% changed) but still stat every file: not done (no time left in this
+# round), and they would not change the cold figure above.
 #
 # Tried (2026-12-01, same machine, load average 3.5-4.8, each figure from
 # its own run of this script): baseline as committed 1.163 s against

@@ -279,10 +279,33 @@ fn to_answer(res: Result<String, QueryFailure>, parse: fn(&str) -> Parsed) -> An
 /// pending jobs of the list; its failure (an old Slurm) only leaves the
 /// expected starts out.
 fn both_script(marker: &str, cluster: Option<&str>, ids: &[String]) -> String {
+    both_script_in(marker, cluster, ids, None)
+}
+
+/// [`both_script`], its replies kept in `$T/<chunk>` (`qo`: squeue's)
+/// for the files part of the same script when `chunk` is given (the
+/// caller creates and removes `$T`); in a temporary directory of its own,
+/// removed at its end, otherwise.
+fn both_script_in(
+    marker: &str,
+    cluster: Option<&str>,
+    ids: &[String],
+    chunk: Option<usize>,
+) -> String {
     let list = quote(&ids.join(","));
     let m = quote(marker);
+    let (dir, rm) = match chunk {
+        Some(k) => (
+            format!("d=\"$T/{k}\"; mkdir \"$d\" || exit 75"),
+            String::new(),
+        ),
+        None => (
+            "d=$(mktemp -d) || exit 75".to_string(),
+            "; rm -rf \"$d\"".to_string(),
+        ),
+    };
     format!(
-        r#"d=$(mktemp -d) || exit 75
+        r#"{dir}
 env SLURM_TIME_FORMAT=%s squeue -h -t all{c} -j {list} -O {qf} >"$d/qo" 2>"$d/qe" &
 q=$!
 env SLURM_TIME_FORMAT=%s squeue --start -h{c} -j {list} -o '%i|%S' >"$d/so" 2>/dev/null &
@@ -294,7 +317,7 @@ wait $s; sr=$?
 printf '%s Q %s\n' {m} "$qr"; cat "$d/qo"; printf '%s QE\n' {m}; cat "$d/qe"
 printf '%s A %s\n' {m} "$ar"; cat "$d/ao"; printf '%s AE\n' {m}; cat "$d/ae"
 printf '%s S %s\n' {m} "$sr"; cat "$d/so"
-printf '%s E\n' {m}; rm -rf "$d"
+printf '%s E\n' {m}{rm}
 "#,
         c = cluster_flag(cluster),
         qf = quote(&parse::squeue_format_arg()),
@@ -311,6 +334,23 @@ fn all_chunks_script(parts: &[(String, Option<String>, Vec<String>)]) -> String 
         .map(|(m, c, ids)| both_script(m, c.as_deref(), ids))
         .collect()
 }
+
+/// [`all_chunks_script`] keeping squeue's replies for the files part of
+/// the same script: `$T/<chunk>/qo`, named by [`KEPT_REPLIES`]; the caller
+/// appends [`KEPT_CLEANUP`] after the files part.
+fn all_chunks_script_kept(parts: &[(String, Option<String>, Vec<String>)]) -> String {
+    let mut s = String::from("T=$(mktemp -d) || exit 75\n");
+    for (k, (m, c, ids)) in parts.iter().enumerate() {
+        s.push_str(&both_script_in(m, c.as_deref(), ids, Some(k)));
+    }
+    s
+}
+
+/// Shell words naming the squeue replies [`all_chunks_script_kept`] keeps.
+const KEPT_REPLIES: &str = "\"$T\"/*/qo";
+
+/// Removes what [`all_chunks_script_kept`] kept.
+const KEPT_CLEANUP: &str = "rm -rf \"$T\"\n";
 
 /// The `squeue --start` part of [`both_script`]'s output (empty when it failed).
 fn split_start(out: &str, marker: &str) -> String {
@@ -426,10 +466,43 @@ impl SshBackend {
             .into_iter()
             .map(|(c, ids)| (format!("@@tao-poll-{}", nonce()), c, ids))
             .collect();
-        let mut script = all_chunks_script(&parts);
+        let mut keyed_reqs: Vec<FileRequest> = Vec::new();
         let file_nonce = nonce();
+        let mut script;
         if let Some((reqs, tail)) = files {
-            script.push_str(&status::script(reqs, &file_nonce, tail));
+            // The files part reads each job's files by the state squeue
+            // gave it in this script (status::script_with).
+            script = all_chunks_script_kept(&parts);
+            let mut chunk_of: std::collections::HashMap<(Option<&str>, &str), usize> =
+                std::collections::HashMap::new();
+            for (k, (_, c, ids)) in parts.iter().enumerate() {
+                for id in ids {
+                    chunk_of.insert((c.as_deref(), id.as_str()), k);
+                }
+            }
+            let keyed: Vec<FileRequest> = reqs
+                .iter()
+                .map(|r| {
+                    let key = r.job.as_ref().and_then(|j| {
+                        let k = chunk_of.get(&(j.cluster.as_deref(), j.job_id.as_str()))?;
+                        Some(format!("{k}|{}", j.job_id))
+                    });
+                    FileRequest {
+                        state_key: key.filter(|k| !k.contains('\n')),
+                        ..r.clone()
+                    }
+                })
+                .collect();
+            script.push_str(&status::script_with(
+                &keyed,
+                &file_nonce,
+                tail,
+                KEPT_REPLIES,
+            ));
+            script.push_str(KEPT_CLEANUP);
+            keyed_reqs = keyed;
+        } else {
+            script = all_chunks_script(&parts);
         }
         let reply = timed_exec(self.remote.as_ref(), &script, None);
         // The files' records start at their first marker line: the
@@ -443,8 +516,8 @@ impl SshBackend {
             (Ok(out), None) => out.stdout.len(),
             (Err(_), _) => 0,
         };
-        let file_part = files.map(|(reqs, tail)| match &reply {
-            Ok(out) => files_from(&out.stdout[cut..], out, reqs, &file_nonce, tail),
+        let file_part = files.map(|(_, tail)| match &reply {
+            Ok(out) => files_from(&out.stdout[cut..], out, &keyed_reqs, &file_nonce, tail),
             Err(e) => Err(QueryFailure {
                 code: e.kind().into(),
                 message: e.to_string(),
@@ -534,7 +607,7 @@ fn files_from(
 ) -> Result<Vec<FileRecords>, QueryFailure> {
     let text = String::from_utf8_lossy(stdout);
     let (map, ended) = status::parse_output(&text, nonce, tail_lines);
-    if !ended || out.status != 0 {
+    if !ended || out.status != 0 || !status::classes_complete(reqs, &map) {
         return Err(QueryFailure {
             code: "tempfail".into(),
             message: format!(
@@ -1050,6 +1123,136 @@ mod tests {
         );
     }
 
+    /// Issue 17's bounded cost: the files of each job are read by the
+    /// state squeue gave it in the same script. RUNNING (and CANCELLED):
+    /// the status.json's last lines only, no completion record; PENDING:
+    /// nothing, although both files exist; COMPLETED (or a job squeue does
+    /// not list): the 4 KiB tail and the completion record. The kept replies are
+    /// removed at the end.
+    #[test]
+    fn files_are_read_by_the_state_squeue_gave() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        std::fs::write(
+            bin.join("squeue"),
+            "#!/bin/sh\ncase \"$*\" in *--start*) ;; *) echo '7|7|RUNNING|n1|1|2|3|0:01|0|None|'; echo '8|8|PENDING||1|||0:00|0|Priority|'; echo '9|9|COMPLETED|n1|1|2|3|0:01|0|None|'; echo '11|11|CANCELLED|n1|1|2|3|0:01|0|None|';; esac\n",
+        )
+        .unwrap();
+        std::fs::write(bin.join("sacct"), "#!/bin/sh\nexit 0\n").unwrap();
+        std::fs::write(
+            bin.join("mktemp"),
+            format!(
+                "#!/bin/sh\nexec /usr/bin/mktemp -p {} \"$@\"\n",
+                dir.path().display()
+            ),
+        )
+        .unwrap();
+        for f in ["squeue", "sacct", "mktemp"] {
+            std::process::Command::new("chmod")
+                .arg("+x")
+                .arg(bin.join(f))
+                .status()
+                .unwrap();
+        }
+        let rec = |e: u64| {
+            format!("{{\"epoch\": {e}, \"max_epoch\": 200, \"status\": \"RUNNING\", \"kpi\": {{\"loss\": {e}}}}}\n")
+        };
+        let mut reqs = Vec::new();
+        for id in ["7", "8", "9", "10", "11"] {
+            let d = dir.path().join(id);
+            std::fs::create_dir(&d).unwrap();
+            let body: String = (1..=100).map(rec).collect();
+            std::fs::write(d.join("status.json"), body).unwrap();
+            std::fs::write(d.join("completion.json"), "{\"exit_code\": 0}\n").unwrap();
+            let d = d.display();
+            reqs.push(FileRequest {
+                status: None,
+                completion: Some(format!("{d}/completion.json")),
+                logs: None,
+                progress: Some(format!("{d}/status.json")),
+                job: None,
+                state_key: Some(format!("0|{id}")),
+            });
+        }
+        let parts = vec![(
+            "@@m0".to_string(),
+            None,
+            ["7", "8", "9", "10", "11"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+        )];
+        let script = format!(
+            "{}{}{KEPT_CLEANUP}",
+            all_chunks_script_kept(&parts),
+            status::script_with(&reqs, "fk0", 0, KEPT_REPLIES)
+        );
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(&script)
+            .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+            .output()
+            .unwrap();
+        let cut = line_start_of(&out.stdout, b"@@tao-poll-fk0 ").unwrap();
+        let o = tao_ssh::Output {
+            stdout: out.stdout.clone(),
+            stderr: out.stderr.clone(),
+            status: out.status.code().unwrap(),
+        };
+        let files = files_from(&out.stdout[cut..], &o, &reqs, "fk0", 0).unwrap();
+        use status::ReadClass::*;
+        let classes: Vec<_> = files.iter().map(|f| f.class).collect();
+        assert_eq!(
+            classes,
+            [
+                Some(LastLines),
+                Some(Pending),
+                Some(Full),
+                Some(Full),
+                Some(LastLines)
+            ]
+        );
+        let run = files[0].progress.as_ref().unwrap();
+        assert!(run.lines_only && !run.cut, "{run:?}");
+        assert_eq!(
+            run.text.lines().count(),
+            tao_core::progress::RUNNING_TAIL_LINES,
+            "{run:?}"
+        );
+        assert!(run.mtime.is_some());
+        assert_eq!(run.progress().unwrap().epoch, Some(100));
+        assert_eq!(
+            run.verdict_line(),
+            None,
+            "last lines never settle a verdict"
+        );
+        assert!(files[0].completion.is_none());
+        assert!(files[1].progress.is_none() && files[1].completion.is_none());
+        assert!(files[4].progress.as_ref().unwrap().lines_only && files[4].completion.is_none());
+        for f in &files[2..4] {
+            let t = f.progress.as_ref().unwrap();
+            assert!(t.cut && !t.lines_only);
+            assert!(t.text.len() >= 4000, "{}", t.text.len());
+            assert_eq!(t.progress().unwrap().epoch, Some(100));
+            assert!(f.completion.is_some());
+        }
+        // Nothing left behind in the temporary directory but bin/ and the jobs'.
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.starts_with("tmp."))
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+        // Letters missing (a cut or failed classification): the read failed.
+        let text = String::from_utf8_lossy(&out.stdout[cut..]).replace("@@tao-poll-fk0 K\n", "");
+        let o2 = tao_ssh::Output {
+            stdout: text.clone().into_bytes(),
+            ..o.clone()
+        };
+        assert!(files_from(text.as_bytes(), &o2, &reqs, "fk0", 0).is_err());
+    }
+
     /// The scheduler part and the files part of one script run are read
     /// apart: squeue's rows, the expected starts, a status.json tail (with
     /// its verdict line) and a completion record, from one `sh` run.
@@ -1072,6 +1275,8 @@ mod tests {
             completion: Some(format!("{d}/completion.json")),
             logs: None,
             progress: Some(format!("{d}/status.json")),
+            job: None,
+            state_key: None,
         }];
         let parts = vec![(
             "@@m0".to_string(),

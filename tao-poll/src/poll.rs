@@ -170,6 +170,8 @@ fn file_request(p: &Prepared, raw_id: &str, logs: bool) -> Option<FileRequest> {
         completion: Some(format!("{dir}/completion.json")),
         logs: logs.then(|| (format!("{dir}/main.out"), format!("{dir}/main.err"))),
         progress: None,
+        job: None,
+        state_key: None,
     })
 }
 
@@ -192,6 +194,8 @@ fn first_request(p: &Prepared) -> Option<FileRequest> {
         completion,
         logs: None,
         progress,
+        job: Some(p.jref.clone()),
+        state_key: None,
     })
 }
 
@@ -203,6 +207,15 @@ fn first_request(p: &Prepared) -> Option<FileRequest> {
 /// whole files.
 fn settle(full: &FileRequest, asked: &FileRequest, got: &FileRecords) -> Option<FileRecords> {
     if full.completion != asked.completion {
+        return None;
+    }
+    if matches!(
+        got.class,
+        Some(status::ReadClass::LastLines | status::ReadClass::Pending)
+    ) {
+        // squeue's state in the read said running or pending: the
+        // completion record was not read, the status.json tail (if any)
+        // is its last lines only.
         return None;
     }
     let status_last = match &full.status {
@@ -228,14 +241,35 @@ fn wants_progress(state: State) -> bool {
 }
 
 /// Write (or clear) `progress` from what the file read found: a tail
-/// with records sets it; no file, or a file without epoch or KPI records,
-/// clears it (never a made-up one; see [`clear_field`]). A failed read
-/// leaves it untouched.
-fn write_progress(line: &mut JobLine, tail: Option<&status::ProgressTail>) {
-    match tail.and_then(status::ProgressTail::progress) {
-        Some(p) => {
+/// with records sets it (its KPI history carried on from the line's
+/// previous `progress`, [`tao_core::progress::Progress::carry_history`]);
+/// no file, or a file without epoch or KPI records, clears it (never a
+/// made-up one; see [`clear_field`]). A failed read leaves it untouched,
+/// and so does a read that skipped the file (the job was pending in the
+/// read's squeue) or read a running job's last lines without an epoch
+/// record in them (the previous poll's progress stays, its `updated_at`
+/// saying when it was read).
+fn write_progress(line: &mut JobLine, files: &FileRecords) {
+    if files.class == Some(status::ReadClass::Pending) {
+        return;
+    }
+    let prev = line.fields.get("progress").filter(|p| p.is_object());
+    match files
+        .progress
+        .as_ref()
+        .and_then(status::ProgressTail::progress)
+    {
+        Some(p)
+            if p.epoch.is_none()
+                && prev.is_some()
+                && files.class == Some(status::ReadClass::LastLines) => {}
+        Some(mut p) => {
+            p.carry_history(prev);
             line.fields.insert("progress".into(), p.to_json());
         }
+        None if prev.is_some()
+            && files.class == Some(status::ReadClass::LastLines)
+            && files.progress.is_some() => {}
         None => clear_field(line, "progress"),
     }
 }
@@ -528,6 +562,8 @@ pub fn poll(lines: Vec<JobLine>, conn: &mut dyn Connector, opts: &Options) -> Po
                     completion: None,
                     logs: full.logs,
                     progress: None,
+                    job: None,
+                    state_key: None,
                 })
             } else {
                 None
@@ -611,7 +647,7 @@ pub fn poll(lines: Vec<JobLine>, conn: &mut dyn Connector, opts: &Options) -> Po
                         && first_of[k].is_some_and(|r| first[r].progress.is_some())
                     {
                         if let Some(f) = first_for(k) {
-                            write_progress(line, f.progress.as_ref());
+                            write_progress(line, f);
                         }
                     }
                     if state.is_final() && !ob.provisional && has_secrets(line) {
@@ -830,17 +866,22 @@ mod tests {
             completion: Some("/j/slurm-logs/x-7/completion.json".into()),
             logs: None,
             progress: None,
+            job: None,
+            state_key: None,
         };
         let asked = FileRequest {
             status: None,
             completion: full.completion.clone(),
             logs: None,
             progress: Some("/r/status.json".into()),
+            job: None,
+            state_key: None,
         };
         let tail = |text: &str, cut: bool| FileRecords {
             progress: Some(status::ProgressTail {
                 text: text.into(),
                 cut,
+                lines_only: false,
                 mtime: None,
             }),
             completion: Some("{\"exit_code\": 0}".into()),
@@ -866,6 +907,74 @@ mod tests {
             ..full.clone()
         };
         assert_eq!(settle(&other, &asked, &absent), None);
+    }
+
+    /// What each read does to a line's `progress`: a short tail without
+    /// an epoch record keeps the previous poll's (never a made-up one), a
+    /// skipped read (pending) leaves it, a new record replaces it with the
+    /// history carried on, a missing file clears it.
+    #[test]
+    fn progress_is_kept_replaced_or_cleared_by_what_was_read() {
+        let prev = r#"{"id":"a","progress":{"epoch":3,"max_epoch":9,"kpi":{"loss":0.7},"history":{"loss":[0.9,0.8,0.7]},"updated_at":"2026-12-01T10:00:00Z"}}"#;
+        let line = || JobLine::parse(prev, 1).unwrap();
+        let read = |text: &str, class| FileRecords {
+            progress: Some(status::ProgressTail {
+                text: text.into(),
+                cut: false,
+                lines_only: true,
+                mtime: Some(1_800_000_000),
+            }),
+            class: Some(class),
+            ..Default::default()
+        };
+        let last = status::ReadClass::LastLines;
+        // The last lines hold only a message record: the previous stays.
+        let mut l = line();
+        write_progress(
+            &mut l,
+            &read(
+                "{\"status\": \"RUNNING\", \"message\": \"Validating\"}\n",
+                last,
+            ),
+        );
+        assert_eq!(l.fields["progress"], line().fields["progress"]);
+        // A KPI record without epoch: the previous stays too.
+        let mut l = line();
+        write_progress(
+            &mut l,
+            &read(
+                "{\"status\": \"RUNNING\", \"kpi\": {\"loss\": 0.1}}\n",
+                last,
+            ),
+        );
+        assert_eq!(l.fields["progress"], line().fields["progress"]);
+        // Pending: nothing was read, nothing changes.
+        let mut l = line();
+        write_progress(
+            &mut l,
+            &FileRecords {
+                class: Some(status::ReadClass::Pending),
+                ..Default::default()
+            },
+        );
+        assert_eq!(l.fields["progress"], line().fields["progress"]);
+        // A new epoch: replaced, history carried on, updated_at from mtime.
+        let mut l = line();
+        write_progress(&mut l, &read("{\"epoch\": 4, \"max_epoch\": 9, \"status\": \"RUNNING\", \"kpi\": {\"loss\": 0.6}}\n", last));
+        let p = &l.fields["progress"];
+        assert_eq!(p["epoch"], 4);
+        assert_eq!(p["history"]["loss"], json!([0.9, 0.8, 0.7, 0.6]));
+        assert_eq!(p["updated_at"], "2027-01-15T08:00:00Z");
+        // No status.json (any class): cleared, never made up.
+        let mut l = line();
+        write_progress(
+            &mut l,
+            &FileRecords {
+                class: Some(last),
+                ..Default::default()
+            },
+        );
+        assert_eq!(l.fields["progress"], Value::Null);
     }
 
     #[test]

@@ -146,6 +146,46 @@ pub struct FileRequest {
     /// `<results_dir>/status.json`, for `progress`: its last
     /// [`tao_core::progress::TAIL_BYTES`] bytes and its size and mtime.
     pub progress: Option<String>,
+    /// The job, when what is read of `progress` and `completion` depends
+    /// on the state squeue gives it in the same remote script
+    /// ([`ReadClass`], [`script`]'s `states`); `None`: read as asked.
+    pub job: Option<crate::observe::JobRef>,
+    /// Set by the backend for a request with a `job`, when squeue's reply
+    /// is in the same script: `<chunk>|<job id>` (see [`script_with`]).
+    pub state_key: Option<String>,
+}
+
+/// What the remote script read for a request with a [`FileRequest::job`],
+/// from the state squeue printed for that job moments before in the same
+/// script (`squeue -O JobArrayID,JobID,State`; a job id matching several
+/// rows in different states counts as none of them: [`ReadClass::Full`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadClass {
+    /// squeue said RUNNING, or an end state other than COMPLETED
+    /// (CANCELLED, FAILED, TIMEOUT, ...: only COMPLETED asks the job's own
+    /// verdict, [`crate::observe`]): the last
+    /// [`tao_core::progress::RUNNING_TAIL_LINES`] lines of status.json
+    /// (the last RUNNING record is all `progress` needs), no completion
+    /// record.
+    LastLines,
+    /// squeue said PENDING: nothing read (a pending job's progress is not
+    /// read, [`crate::poll`]).
+    Pending,
+    /// Any other state, or the job is not in squeue's reply: read as
+    /// asked (the [`tao_core::progress::TAIL_BYTES`] tail, whose verdict
+    /// line decides an ended job, and the completion record).
+    Full,
+}
+
+impl ReadClass {
+    fn from_letter(c: u8) -> Option<ReadClass> {
+        match c {
+            b'R' => Some(ReadClass::LastLines),
+            b'P' => Some(ReadClass::Pending),
+            b'F' => Some(ReadClass::Full),
+            _ => None,
+        }
+    }
 }
 
 /// The bounded tail of a status.json read for `progress`.
@@ -155,6 +195,9 @@ pub struct ProgressTail {
     pub text: String,
     /// Whether the text starts inside the file (its first line is partial).
     pub cut: bool,
+    /// Whether the text is the file's last whole lines (`tail -n`, a
+    /// running job's read): it may start inside the file, at a line start.
+    pub lines_only: bool,
     /// The file's mtime, seconds since the epoch.
     pub mtime: Option<i64>,
 }
@@ -184,7 +227,7 @@ impl ProgressTail {
         }
         match lines.rev().find(|l| status_line(l).is_some()) {
             Some(l) => Some(Some(l.trim().to_string())),
-            None if self.cut => None,
+            None if self.cut || self.lines_only => None,
             None => Some(None),
         }
     }
@@ -255,8 +298,11 @@ pub struct FileRecords {
     /// Tail of main.err.
     pub err: Option<Tail>,
     /// The status.json tail for `progress`; `None` when it was not asked
-    /// for or the file does not exist.
+    /// for, not read ([`FileRecords::class`]) or the file does not exist.
     pub progress: Option<ProgressTail>,
+    /// What was read for a request with a [`FileRequest::job`] (`None`:
+    /// read as asked).
+    pub class: Option<ReadClass>,
 }
 
 /// A shell variable `var` holding `paths`, one a line, from a here-document
@@ -293,10 +339,64 @@ fn awk_over(var: &str, program: &str) -> String {
 /// (more only when xargs splits a list past the argument-size limit), two
 /// per evidence log. The paths travel in here-documents, so a poll of
 /// 10,000 jobs is one script of about 1 MB, parsed once.
+///
+/// Requests with a [`FileRequest::state_key`] (`<chunk>|<job id>`) are
+/// read by the state squeue gave their job earlier in the same remote
+/// script: one more `awk` reads squeue's `-O` replies from `states` (shell
+/// words naming `<chunk>/<file>` paths: the directory's name is the
+/// chunk), prints one [`ReadClass`] letter per such request (`M K`, then
+/// the letters on one line) and splits their paths into the lists below:
+/// a RUNNING job's status.json (or one of a job in an end state other
+/// than COMPLETED) gets `tail -n`
+/// [`tao_core::progress::RUNNING_TAIL_LINES`] (`M PS` stat lines, `M PR`
+/// tail text) and no completion read, a PENDING job's files are not
+/// read, any other (COMPLETED, not in squeue) is read as asked.
 pub fn script(requests: &[FileRequest], nonce: &str, tail_lines: u32) -> String {
+    script_with(requests, nonce, tail_lines, "")
+}
+
+/// [`script`] with the shell words naming squeue's replies for requests
+/// with a [`FileRequest::state_key`] (empty: no replies, every request is
+/// read as asked).
+pub fn script_with(requests: &[FileRequest], nonce: &str, tail_lines: u32, states: &str) -> String {
     let mut s = String::new();
     s.push_str("export LC_ALL=C\n");
     s.push_str(&format!("M={}\n", quote(&format!("@@tao-poll-{nonce}"))));
+    let is_keyed = |r: &&FileRequest| keyed(r, states);
+    let keyed_reqs: Vec<&FileRequest> = requests.iter().filter(is_keyed).collect();
+    let plain = |r: &&FileRequest| !keyed(r, states);
+    if !keyed_reqs.is_empty() {
+        // Three lines per request: its key, its progress path, its
+        // completion path (empty when none, or when it holds a newline).
+        let end = format!("@@tao-poll-{nonce}-K");
+        s.push_str("K=$(mktemp -d) || exit 75\n: >\"$K/pr\"; : >\"$K/pf\"; : >\"$K/cf\"\n");
+        s.push_str(&format!(
+            "awk -F'|' -v M=\"$M\" -v D=\"$K\" '{CLASSIFY}' {states} - <<'{end}'\n"
+        ));
+        let clean = |p: &Option<String>| {
+            p.as_deref()
+                .filter(|p| !p.contains('\n'))
+                .unwrap_or("")
+                .to_string()
+        };
+        for r in &keyed_reqs {
+            s.push_str(r.state_key.as_deref().unwrap_or(""));
+            s.push('\n');
+            s.push_str(&clean(&r.progress));
+            s.push('\n');
+            s.push_str(&clean(&r.completion));
+            s.push('\n');
+        }
+        s.push_str(&end);
+        s.push('\n');
+    }
+    let keyed_list = |name: &str| {
+        if keyed_reqs.is_empty() {
+            String::new()
+        } else {
+            format!("; cat \"$K/{name}\"")
+        }
+    };
     // Status files (verdicts from the whole file): one awk over those that
     // exist, printing the last decisive line of each: `M S <path>` then
     // the line.
@@ -314,13 +414,15 @@ pub fn script(requests: &[FileRequest], nonce: &str, tail_lines: u32) -> String 
     // Completion records (at most 64 lines each).
     let completion: Vec<&str> = requests
         .iter()
+        .filter(plain)
         .filter_map(|r| r.completion.as_deref())
         .collect();
-    if !completion.is_empty() {
+    if !completion.is_empty() || !keyed_reqs.is_empty() {
         s.push_str(&path_list("C", &completion, nonce));
-        s.push_str(&awk_over(
-            "C",
-            "{f=$0; n=0; while (n < 64 && (getline x < f) > 0) {if (n == 0) print M\" C \"f; print x; n++} close(f)}",
+        s.push_str(&format!(
+            "{{ printf '%s\\n' \"$C\"{} ; }} | awk -v M=\"$M\" '{}'\n",
+            keyed_list("cf"),
+            "$0 != \"\" {f=$0; n=0; while (n < 64 && (getline x < f) > 0) {if (n == 0) print M\" C \"f; print x; n++} close(f)}",
         ));
     }
     for r in requests {
@@ -336,22 +438,61 @@ pub fn script(requests: &[FileRequest], nonce: &str, tail_lines: u32) -> String 
     // Progress: the last TAIL_BYTES of each status.json, for all of them in
     // one `stat` and one `tail` (xargs splits only past the argument-size
     // limit): `M P`, `<size> <mtime> <path>` lines, `M PT`, tail's own
-    // `==> path <==` sections, `M PE`. Missing files are left out by stat
-    // and tail themselves; GNU tail seeks, so each file costs the same
+    // `==> path <==` sections; then the same for RUNNING jobs' last lines
+    // (`M PS`, `M PR`); `M PE`. Missing files are left out by stat and
+    // tail themselves; GNU tail seeks, so each file costs the same
     // whatever its size.
     let progress: Vec<&str> = requests
         .iter()
+        .filter(plain)
         .filter_map(|r| r.progress.as_deref())
         .collect();
-    if !progress.is_empty() {
+    if !progress.is_empty() || !keyed_reqs.is_empty() {
         s.push_str(&path_list("P", &progress, nonce));
+        let full = format!("{{ printf '%s\\n' \"$P\"{} ; }}", keyed_list("pf"));
+        let running = if keyed_reqs.is_empty() {
+            ":".to_string()
+        } else {
+            "cat \"$K/pr\"".to_string()
+        };
         s.push_str(&format!(
-            "printf '%s P\\n' \"$M\"\nprintf '%s\\n' \"$P\" | tr '\\n' '\\0' | xargs -0 -r stat -L -c '%s %Y %n' -- 2>/dev/null\nprintf '%s PT\\n' \"$M\"\nprintf '%s\\n' \"$P\" | tr '\\n' '\\0' | xargs -0 -r tail -v -c {n} -- 2>/dev/null\necho\nprintf '%s PE\\n' \"$M\"\n",
-            n = tao_core::progress::TAIL_BYTES
+            "printf '%s P\\n' \"$M\"\n{full} | {STAT}\nprintf '%s PT\\n' \"$M\"\n{full} | tr '\\n' '\\0' | xargs -0 -r tail -v -c {n} -- 2>/dev/null\necho\nprintf '%s PS\\n' \"$M\"\n{running} | {STAT}\nprintf '%s PR\\n' \"$M\"\n{running} | tr '\\n' '\\0' | xargs -0 -r tail -v -n {l} -- 2>/dev/null\necho\nprintf '%s PE\\n' \"$M\"\n",
+            n = tao_core::progress::TAIL_BYTES,
+            l = tao_core::progress::RUNNING_TAIL_LINES,
         ));
+    }
+    if !keyed_reqs.is_empty() {
+        s.push_str("rm -rf \"$K\"\n");
     }
     s.push_str("printf '%s E\\n' \"$M\"\n");
     s
+}
+
+/// The `stat` of a path list on stdin: `<size> <mtime> <path>` lines.
+const STAT: &str = "tr '\\n' '\\0' | xargs -0 -r stat -L -c '%s %Y %n' -- 2>/dev/null";
+
+/// The awk program that classifies keyed requests (see [`script`]): first
+/// squeue's replies (`-F'|'`, columns JobArrayID, JobID, State; the
+/// chunk is the reply's directory name), then the request triples on
+/// stdin.
+const CLASSIFY: &str = concat!(
+    "BEGIN {printf \"%s K\\n\", M; PR = D \"/pr\"; PF = D \"/pf\"; CF = D \"/cf\"; ",
+    "n = split(\"RUNNING CANCELLED FAILED TIMEOUT NODE_FAIL OUT_OF_MEMORY BOOT_FAIL DEADLINE PREEMPTED\", a, \" \"); ",
+    "for (i = 1; i <= n; i++) LAST[a[i]] = 1} ",
+    "FILENAME != \"-\" {if (FNR == 1) {n = split(FILENAME, a, \"/\"); c = a[n-1] \"|\"} ",
+    "if (NF >= 3) {s = $3; if (s ~ /[ \\t]/) gsub(/[ \\t]/, \"\", s); ",
+    "for (i = 1; i <= 2; i++) {id = $i; if (id ~ /[ \\t]/) gsub(/[ \\t]/, \"\", id); ",
+    "if (id != \"\") {k = c id; if ((k in st) && st[k] != s) st[k] = \"?\"; else st[k] = s}}} next} ",
+    "{m = (FNR - 1) % 3} ",
+    "m == 0 {cl = \"F\"; if ($0 in st) {s = st[$0]; if (s in LAST) cl = \"R\"; else if (s == \"PENDING\") cl = \"P\"} L = L cl; next} ",
+    "m == 1 {if ($0 != \"\") {if (cl == \"R\") print > PR; else if (cl == \"F\") print > PF} next} ",
+    "cl == \"F\" && $0 != \"\" {print > CF} ",
+    "END {print L}",
+);
+
+/// Whether `r` is read by its job's squeue state ([`script_with`]).
+fn keyed(r: &FileRequest, states: &str) -> bool {
+    !states.is_empty() && is_keyed(r)
 }
 
 /// Read the progress tail of a local file (replay): at most
@@ -377,20 +518,29 @@ pub fn local_progress_tail(path: &std::path::Path) -> std::io::Result<ProgressTa
     Ok(ProgressTail {
         text: String::from_utf8_lossy(&buf).into_owned(),
         cut: from > 0,
+        lines_only: false,
         mtime,
     })
 }
 
-/// Split the progress section of the script's output (`stat` lines and
+/// How a progress tail section was read.
+#[derive(Debug, Clone, Copy)]
+enum TailMode {
+    /// `tail -c N`: at most N bytes per file.
+    Bytes(usize),
+    /// `tail -n N`: at most N whole lines per file.
+    Lines(usize),
+}
+
+/// Split a progress section of the script's output (`stat` lines and
 /// `tail -v` text) into one [`ProgressTail`] per path.
 ///
 /// tail's `==> path <==` headers are searched in the order stat listed the
 /// files, and the search for the next header starts only after the bytes
-/// the current file is known to hold (min of its size and the tail bound),
-/// so a status.json line that looks like a header cannot cut another
-/// file's text short.
-pub fn parse_progress(stat: &str, tail: &str) -> HashMap<String, ProgressTail> {
-    let n = tao_core::progress::TAIL_BYTES as usize;
+/// the current file is known to hold (min of its size and the tail bound:
+/// N bytes, or N lines), so a status.json line that looks like a header
+/// cannot cut another file's text short.
+fn parse_progress_mode(stat: &str, tail: &str, mode: TailMode) -> HashMap<String, ProgressTail> {
     let entries: Vec<(usize, i64, &str)> = stat
         .lines()
         .filter_map(|l| {
@@ -400,17 +550,37 @@ pub fn parse_progress(stat: &str, tail: &str) -> HashMap<String, ProgressTail> {
             Some((size, mtime, it.next()?))
         })
         .collect();
-    let mut out = HashMap::new();
+    let mut out = HashMap::with_capacity(entries.len());
     let mut pos = 0;
     let mut found: Vec<(usize, usize, &(usize, i64, &str))> = Vec::new();
+    let mut header = String::new();
     for e in &entries {
-        let header = format!("==> {} <==\n", e.2);
+        header.clear();
+        header.push_str("==> ");
+        header.push_str(e.2);
+        header.push_str(" <==\n");
         let Some(at) = tail[pos..].find(&header).map(|i| i + pos) else {
             continue;
         };
         let start = at + header.len();
         found.push((at, start, e));
-        pos = (start + e.0.min(n)).min(tail.len());
+        let limit = (start + e.0).min(tail.len());
+        pos = match mode {
+            TailMode::Bytes(n) => (start + e.0.min(n)).min(tail.len()),
+            TailMode::Lines(n) => {
+                let mut p = start;
+                for _ in 0..n {
+                    match tail[p..limit].find('\n') {
+                        Some(i) => p += i + 1,
+                        None => {
+                            p = limit;
+                            break;
+                        }
+                    }
+                }
+                p
+            }
+        };
         while !tail.is_char_boundary(pos) {
             pos -= 1;
         }
@@ -421,17 +591,34 @@ pub fn parse_progress(stat: &str, tail: &str) -> HashMap<String, ProgressTail> {
             .map(|(at, _, _)| at.saturating_sub(1).max(*start))
             .unwrap_or(tail.len());
         let text = tail[*start..end].to_string();
-        let cut = e.0 > n || text.len() >= n;
+        let (cut, lines_only) = match mode {
+            TailMode::Bytes(n) => (e.0 > n || text.len() >= n, false),
+            TailMode::Lines(_) => (false, true),
+        };
         out.insert(
             e.2.to_string(),
             ProgressTail {
                 text,
                 cut,
+                lines_only,
                 mtime: Some(e.1),
             },
         );
     }
     out
+}
+
+/// Split the `tail -c` progress section of the script's output (`stat`
+/// lines and `tail -v` text) into one [`ProgressTail`] per path (see
+/// [`parse_progress_mode`]: headers are searched past each file's known
+/// bytes, so a line that looks like a header cannot cut another file's
+/// text short).
+pub fn parse_progress(stat: &str, tail: &str) -> HashMap<String, ProgressTail> {
+    parse_progress_mode(
+        stat,
+        tail,
+        TailMode::Bytes(tao_core::progress::TAIL_BYTES as usize),
+    )
 }
 
 /// Parse the script's output into records by path. Returns the records
@@ -449,12 +636,20 @@ pub fn parse_output(
     // The progress section is sliced out whole (it is most of the bytes of
     // a large poll: no per-line copying), then the rest is read by lines.
     let (before, after) = match progress_section(out, &marker) {
-        Some((start, stat, tail, end)) => {
-            for (path, t) in parse_progress(stat, tail) {
+        Some(sec) => {
+            let running = parse_progress_mode(
+                sec.run_stat,
+                sec.run_tail,
+                TailMode::Lines(tao_core::progress::RUNNING_TAIL_LINES),
+            );
+            for (path, t) in parse_progress(sec.stat, sec.tail)
+                .into_iter()
+                .chain(running)
+            {
                 map.insert(progress_key(&path), PathRecord::Progress(t));
             }
-            let b = &out[..start];
-            (b.strip_suffix('\n').unwrap_or(b), &out[end..])
+            let b = &out[..sec.start];
+            (b.strip_suffix('\n').unwrap_or(b), &out[sec.end..])
         }
         None => (out, ""),
     };
@@ -484,6 +679,7 @@ pub fn parse_output(
             let (kind, rest) = rest.split_once(' ').unwrap_or((rest, ""));
             match kind {
                 "S" => cur = Some((rest.to_string(), PathRecord::Status(String::new()))),
+                "K" => cur = Some((CLASSES_KEY.to_string(), PathRecord::Classes(String::new()))),
                 "C" => cur = Some((rest.to_string(), PathRecord::Completion(String::new()))),
                 "T" => {
                     let (count, path) = rest.split_once(' ').unwrap_or(("0", rest));
@@ -508,6 +704,8 @@ pub fn parse_output(
         match &mut cur {
             Some((_, PathRecord::Status(s))) if s.is_empty() => *s = line.to_string(),
             Some((_, PathRecord::Status(_))) => {}
+            Some((_, PathRecord::Classes(s))) if s.is_empty() => *s = line.to_string(),
+            Some((_, PathRecord::Classes(_))) => {}
             Some((_, PathRecord::Completion(s))) => {
                 s.push_str(line);
                 s.push('\n');
@@ -530,10 +728,23 @@ pub fn parse_output(
     (map, ended)
 }
 
-/// Find the progress section of the script's output: `(start, stat text,
-/// tail text, end)`, where `start..end` spans it from its `P` marker line
-/// to the end of its `PE` line. `None` when there is none or it was cut.
-fn progress_section<'a>(out: &'a str, marker: &str) -> Option<(usize, &'a str, &'a str, usize)> {
+/// The parts of the progress section of the script's output.
+struct ProgressSection<'a> {
+    /// Where it starts (its `P` marker line) and ends (after its `PE` line).
+    start: usize,
+    end: usize,
+    /// stat lines and `tail -c` text of the files read in full.
+    stat: &'a str,
+    tail: &'a str,
+    /// stat lines and `tail -n` text of running jobs' files.
+    run_stat: &'a str,
+    run_tail: &'a str,
+}
+
+/// Find the progress section of the script's output, from its `P` marker
+/// line to the end of its `PE` line. `None` when there is none or it was
+/// cut.
+fn progress_section<'a>(out: &'a str, marker: &str) -> Option<ProgressSection<'a>> {
     let at_line = |pat: &str, from: usize| -> Option<usize> {
         let mut from = from;
         loop {
@@ -544,22 +755,28 @@ fn progress_section<'a>(out: &'a str, marker: &str) -> Option<(usize, &'a str, &
             from = i + 1;
         }
     };
-    let p = format!("{marker}P\n");
-    let pt = format!("{marker}PT\n");
-    let pe = format!("{marker}PE\n");
+    let tag = |t: &str| format!("{marker}{t}\n");
+    let (p, pt, ps, pr, pe) = (tag("P"), tag("PT"), tag("PS"), tag("PR"), tag("PE"));
     let start = at_line(&p, 0)?;
     let stat_from = start + p.len();
     let t = at_line(&pt, stat_from)?;
     let tail_from = t + pt.len();
-    let e = at_line(&pe, tail_from)?;
-    // The tail text ends before the newline the script's `echo` added.
-    let tail_to = if e > tail_from { e - 1 } else { e };
-    Some((
+    // A section of `tail -v` text ends before the newline the script's
+    // `echo` added.
+    let before = |e: usize, from: usize| if e > from { e - 1 } else { e };
+    let s2 = at_line(&ps, tail_from)?;
+    let run_stat_from = s2 + ps.len();
+    let r = at_line(&pr, run_stat_from)?;
+    let run_tail_from = r + pr.len();
+    let e = at_line(&pe, run_tail_from)?;
+    Some(ProgressSection {
         start,
-        &out[stat_from..t],
-        &out[tail_from..tail_to],
-        e + pe.len(),
-    ))
+        end: e + pe.len(),
+        stat: &out[stat_from..t],
+        tail: &out[tail_from..before(s2, tail_from)],
+        run_stat: &out[run_stat_from..r],
+        run_tail: &out[run_tail_from..before(e, run_tail_from)],
+    })
 }
 
 /// One path's record in the script output.
@@ -573,7 +790,14 @@ pub enum PathRecord {
     Tail(Tail),
     /// A status.json tail for `progress`.
     Progress(ProgressTail),
+    /// The [`ReadClass`] letters of the keyed requests, in order (under
+    /// [`CLASSES_KEY`]).
+    Classes(String),
 }
+
+/// The key of the [`ReadClass`] letters in [`parse_output`]'s map (no
+/// path holds a NUL).
+pub const CLASSES_KEY: &str = "\0classes";
 
 /// Gather one job's records from the parsed output.
 pub fn records_for(req: &FileRequest, map: &HashMap<String, PathRecord>) -> FileRecords {
@@ -617,8 +841,16 @@ pub fn records_for_all(
             *uses.entry(p.as_str()).or_default() += 1;
         }
     }
+    let letters = match map.remove(CLASSES_KEY) {
+        Some(PathRecord::Classes(l)) => l.into_bytes(),
+        _ => Vec::new(),
+    };
+    let mut letters = letters.into_iter();
     reqs.iter()
         .map(|r| {
+            let class = is_keyed(r)
+                .then(|| letters.next().and_then(ReadClass::from_letter))
+                .flatten();
             let mut fr = records_for(
                 &FileRequest {
                     progress: None,
@@ -639,9 +871,30 @@ pub fn records_for_all(
                     fr.progress = Some(t);
                 }
             }
+            fr.class = class;
             fr
         })
         .collect()
+}
+
+/// Whether `r` was read by its job's squeue state: it has a
+/// [`FileRequest::state_key`] (set only when squeue's reply is in the same
+/// script) and something to read.
+fn is_keyed(r: &FileRequest) -> bool {
+    r.state_key.is_some() && (r.progress.is_some() || r.completion.is_some())
+}
+
+/// Whether the output holds one [`ReadClass`] letter for each request
+/// read by its job's state ([`script_with`]); when it does not, what was
+/// read for them is unknown and the read counts as failed.
+pub fn classes_complete(reqs: &[FileRequest], map: &HashMap<String, PathRecord>) -> bool {
+    let n = reqs.iter().filter(|r| is_keyed(r)).count();
+    match map.get(CLASSES_KEY) {
+        Some(PathRecord::Classes(l)) => {
+            l.len() == n && l.bytes().all(|c| ReadClass::from_letter(c).is_some())
+        }
+        _ => n == 0,
+    }
 }
 
 /// The key of a path's progress record in [`parse_output`]'s map (the
@@ -733,12 +986,16 @@ mod tests {
             completion: Some(format!("{d}/completion.json")),
             logs: Some((format!("{d}/main.out"), format!("{d}/main.err"))),
             progress: None,
+            job: None,
+            state_key: None,
         };
         let missing = FileRequest {
             status: Some(format!("{d}/nope/status.json")),
             completion: Some(format!("{d}/nope/completion.json")),
             logs: Some((format!("{d}/nope/o"), format!("{d}/nope/e"))),
             progress: None,
+            job: None,
+            state_key: None,
         };
         let text = script(&[req.clone(), missing.clone()], "n0nce", 4);
         let out = std::process::Command::new("sh")
@@ -787,6 +1044,8 @@ mod tests {
             completion: None,
             logs: None,
             progress: Some(format!("{d}/{n}.json")),
+            job: None,
+            state_key: None,
         };
         let reqs = [req("a"), req("b"), req("c")];
         let out = std::process::Command::new("sh")
@@ -842,6 +1101,8 @@ mod tests {
             completion: None,
             logs: None,
             progress: Some(p.to_string()),
+            job: None,
+            state_key: None,
         };
         let reqs = [req(&big), req(&format!("{d}/small.json"))];
         let t0 = std::time::Instant::now();
