@@ -340,3 +340,116 @@ fn fourth_round_families_from_their_sources() {
         "xid.hardware",
     );
 }
+
+/// Fifth round: families widened from the emitting software's sources, and
+/// the kinds that no longer retry. Lines are built from the format strings
+/// named in each rule's `source`.
+#[test]
+fn fifth_round_families_from_their_sources() {
+    // NCCL src/os/linux.cc: a timed-out socket warns; a reset one is a closed peer
+    assert_rule(&["node002:77:90 [1] misc/socket.cc:50 NCCL WARN ncclOsSocketProgressOpt: Call to recv from 10.0.0.3<40211> failed : Connection timed out"], "nccl.socket_timeout");
+    assert_rule(
+        &["node002:77:90 [1] misc/socket.cc:484 NCCL WARN Call to send to 10.0.0.3<40211> failed : No route to host"],
+        "nccl.socket_timeout",
+    );
+    // pyxis: node plumbing vs the job's own options
+    assert_rule(
+        &["slurmstepd: error: pyxis: couldn't join mount namespace: Operation not permitted"],
+        "container.pyxis_node",
+    );
+    assert_rule(
+        &["slurmstepd: error: pyxis: --container-mounts: source path does not exist: /data/in"],
+        "container.pyxis_option",
+    );
+    // enroot: its helpers (names with digits) and common.sh errors
+    assert_rule(
+        &["enroot-aufs2ovlfs: failed to set capabilities: Operation not permitted"],
+        "container.import_cluster",
+    );
+    assert_rule(
+        &["slurmstepd: error: pyxis:     [ERROR] Not enough space left in /raid/enroot/data"],
+        "container.enroot_node",
+    );
+    assert_rule(
+        &["[ERROR] Could not acquire rootfs lock"],
+        "container.enroot_node",
+    );
+    // slurmstepd task plugins on the node
+    assert_rule(&["slurmstepd: error: Failed to invoke task plugins: one of task_p_pre_setuid functions returned error"], "slurm.task_plugin");
+    // UCX UD transport, EFA provider, Open MPI's lost daemon, Ray's dead node
+    assert_rule(
+        &["[node002:5459:0:5459] ud_ep.c:278 Fatal: UD endpoint 0x1f0a40 to <no debug data>: unhandled timeout error"],
+        "ucx.ud_timeout",
+    );
+    assert_rule(&["libfabric:4517:1708520807::efa:cq:efa_rdm_txe_handle_error():737<warn> err: 5, message: Invalid address (7)"], "efa.peer_unreachable");
+    assert_rule(
+        &["ORTE has lost communication with its daemon located on node:"],
+        "mpi.launch_runtime",
+    );
+    assert_rule(
+        &["The actor is dead because its node has died. Node Id: 677df2a9"],
+        "ray.node_dead",
+    );
+    // DCGM hardware failure codes
+    assert_rule(
+        &["dcgmi health: GPU 3: DCGM_FR_NVLINK_DOWN"],
+        "gpu.dcgm_health",
+    );
+    // The rest of the Xid catalog by its resolution buckets
+    assert_rule(
+        &["NVRM: Xid (PCI:0000:3b:00): 40, pid=77, name=python, Ch 00000010"],
+        "xid.hardware",
+    );
+    assert_rule(
+        &["NVRM: Xid (PCI:0000:3b:00): 25, pid=77, name=python, Ch 00000010"],
+        "xid.application",
+    );
+}
+
+#[test]
+fn unspecified_launch_failure_alone_and_a_remote_invalid_request_are_not_retried() {
+    let cat = Catalogue::builtin().unwrap();
+    let class = |id: &str| {
+        cat.rules()
+            .iter()
+            .find(|r| r.spec.id == id)
+            .unwrap()
+            .spec
+            .class
+    };
+    // cudaErrorLaunchFailure alone: the program's to look at
+    assert_rule(
+        &["RuntimeError: CUDA error: unspecified launch failure"],
+        "cuda.launch_failure",
+    );
+    assert_eq!(
+        class("cuda.launch_failure"),
+        tao_classify::catalogue::Class::Program
+    );
+    // ... but a hardware Xid in the same evidence decides
+    assert_rule(
+        &[
+            "NVRM: Xid (PCI:0000:3b:00): 79, pid=7, GPU has fallen off the bus.",
+            "RuntimeError: CUDA error: unspecified launch failure",
+        ],
+        "xid.hardware",
+    );
+    // "unknown error" still points at the GPU/driver
+    assert_rule(
+        &["RuntimeError: CUDA error: unknown error"],
+        "cuda.gpu_fault",
+    );
+    // IBV_WC_REM_INV_REQ_ERR outranks the access-violation event it comes with
+    assert_rule(
+        &[
+            "node001:1:2 [0] transport/net_ib.cc:101 NCCL WARN NET/IB : mlx5_0:1 Got async event : local access violation work queue error",
+            "node002:1:2 [0] transport/net_ib.cc:1909 NCCL WARN NET/IB : Got completion from peer 10.0.0.1<33057> with status=9 opcode=0 len=0 vendor err 138 (Send)",
+        ],
+        "nccl.ib_invalid_request",
+    );
+    // retry counter exceeded stays the fabric's
+    assert_rule(
+        &["NCCL WARN NET/IB : Got completion from peer 10.0.0.1<1> with status=12 opcode=0 len=0 vendor err 129 (Recv)"],
+        "nccl.ib_completion_error",
+    );
+}
