@@ -390,6 +390,32 @@ fn fifth_round_families_from_their_sources() {
         &["The actor is dead because its node has died. Node Id: 677df2a9"],
         "ray.node_dead",
     );
+    // Slurm's cgroup plugins and slurmctld's unresponsive nodes
+    assert_rule(
+        &["slurmstepd: error: task/cgroup: _memcg_initialize: unable to create task 3 cgroup"],
+        "slurm.comm",
+    );
+    assert_rule(
+        &["slurmctld: error: Nodes node[003-004] not responding"],
+        "slurm.node_down",
+    );
+    // CUDA display watchdog, errno ETIMEDOUT, the c10d store's socket timeout, an HCA NCCL cannot open
+    assert_rule(
+        &["RuntimeError: CUDA error: the launch timed out and was terminated"],
+        "cuda.launch_timeout",
+    );
+    assert_rule(
+        &["TimeoutError: [Errno 110] Connection timed out"],
+        "net.host_unreachable",
+    );
+    assert_rule(
+        &["torch.distributed.DistStoreError: Socket Timeout"],
+        "dist.rendezvous",
+    );
+    assert_rule(
+        &["node001:1:2 [0] NCCL WARN NET/IB : Unable to open device mlx5_2"],
+        "nccl.net_plugin",
+    );
     // DCGM hardware failure codes
     assert_rule(
         &["dcgmi health: GPU 3: DCGM_FR_NVLINK_DOWN"],
