@@ -416,6 +416,18 @@ fn fifth_round_families_from_their_sources() {
         &["node001:1:2 [0] NCCL WARN NET/IB : Unable to open device mlx5_2"],
         "nccl.net_plugin",
     );
+    // nvidia-smi cannot read a GPU; NVVS fails a GPU test; the merged keywords still find their lines
+    assert_rule(
+        &["| N/A   ERR!  P0    ERR! / 300W |  1024MiB / 32510MiB |    ERR!      Default |"],
+        "gpu.nvidia_smi_err",
+    );
+    assert_rule(
+        &["\t\tMemory GPU6 ....................................... FAIL"],
+        "gpu.diag_fail",
+    );
+    assert_rule(&["JobState=NODE_FAIL Reason=NodeDown"], "slurm.node_down");
+    assert_rule(&["Reason=Kill task failed"], "slurm.node_down");
+    assert_rule(&["Reason=launch failed requeued held"], "slurm.prolog");
     // DCGM hardware failure codes
     assert_rule(
         &["dcgmi health: GPU 3: DCGM_FR_NVLINK_DOWN"],
