@@ -428,6 +428,11 @@ fn fifth_round_families_from_their_sources() {
     assert_rule(&["JobState=NODE_FAIL Reason=NodeDown"], "slurm.node_down");
     assert_rule(&["Reason=Kill task failed"], "slurm.node_down");
     assert_rule(&["Reason=launch failed requeued held"], "slurm.prolog");
+    // the platform's NMI for a PCI system error
+    assert_rule(
+        &["kernel: NMI: PCI system error (SERR) for reason a1 on CPU 0."],
+        "host.machine_check",
+    );
     // DCGM hardware failure codes
     assert_rule(
         &["dcgmi health: GPU 3: DCGM_FR_NVLINK_DOWN"],
