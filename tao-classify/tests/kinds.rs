@@ -490,6 +490,19 @@ fn unspecified_launch_failure_alone_and_a_remote_invalid_request_are_not_retried
         ],
         "nccl.ib_invalid_request",
     );
+    assert_rule(
+        &["pollOnce - channel_id: 4, CQE error, wr_id=19395, status=10 (remote access error), opcode=1"],
+        "nccl.ib_invalid_request",
+    );
+    // pynvml's classes for the node's NVML faults
+    assert_rule(
+        &["pynvml.nvml.NVMLError_GpuIsLost: GPU is lost"],
+        "gpu.fallen_off_bus",
+    );
+    assert_rule(
+        &["pynvml.NVMLError_DriverNotLoaded: Driver Not Loaded"],
+        "gpu.driver_init",
+    );
     // retry counter exceeded stays the fabric's
     assert_rule(
         &["NCCL WARN NET/IB : Got completion from peer 10.0.0.1<1> with status=12 opcode=0 len=0 vendor err 129 (Recv)"],
