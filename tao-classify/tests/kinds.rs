@@ -390,6 +390,15 @@ fn fifth_round_families_from_their_sources() {
         &["The actor is dead because its node has died. Node Id: 677df2a9"],
         "ray.node_dead",
     );
+    // slurm_strerror's communication and slurmd-side codes
+    assert_rule(
+        &["srun: error: Task launch for StepId=12.0 failed on node node004: Slurmd could not connect IO"],
+        "slurm.comm",
+    );
+    assert_rule(
+        &["sbatch: error: Batch job submission failed: Incompatible versions of client and server code"],
+        "slurm.comm",
+    );
     // Slurm's cgroup plugins and slurmctld's unresponsive nodes
     assert_rule(
         &["slurmstepd: error: task/cgroup: _memcg_initialize: unable to create task 3 cgroup"],
