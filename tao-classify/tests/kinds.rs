@@ -399,6 +399,18 @@ fn fifth_round_families_from_their_sources() {
         &["sbatch: error: Batch job submission failed: Incompatible versions of client and server code"],
         "slurm.comm",
     );
+    assert_rule(
+        &["sbatch: error: Batch job submission failed: I/O error writing script/environment to file"],
+        "slurm.comm",
+    );
+    assert_rule(
+        &["infiniband mlx5_0: create_mkey_callback:131:(pid 0): async reg mr failed. status -12"],
+        "ib.hca_error",
+    );
+    assert_rule(
+        &["ERROR  : Failed to set effective UID to 0"],
+        "container.singularity_setuid",
+    );
     // Slurm's cgroup plugins and slurmctld's unresponsive nodes
     assert_rule(
         &["slurmstepd: error: task/cgroup: _memcg_initialize: unable to create task 3 cgroup"],
@@ -511,6 +523,11 @@ fn unspecified_launch_failure_alone_and_a_remote_invalid_request_are_not_retried
     assert_rule(
         &["pynvml.NVMLError_DriverNotLoaded: Driver Not Loaded"],
         "gpu.driver_init",
+    );
+    // libfabric EINVAL under the NCCL OFI plugin is the software's; a resource it lacks is the node's
+    assert_rule(
+        &["register_mr_buffers:544 NCCL WARN NET/OFI Unable to register memory (type = 2) for device 0. RC: -22, Error: Invalid argument"],
+        "ofi.invalid_argument",
     );
     // retry counter exceeded stays the fabric's
     assert_rule(
