@@ -411,6 +411,15 @@ fn fifth_round_families_from_their_sources() {
         &["ERROR  : Failed to set effective UID to 0"],
         "container.singularity_setuid",
     );
+    // a service's own temporary errors (HTTP 502-504, S3 SlowDown)
+    assert_rule(
+        &["requests.exceptions.HTTPError: 503 Server Error: Service Unavailable for url: https://huggingface.co/api/models/x"],
+        "net.service_transient",
+    );
+    assert_rule(
+        &["botocore.exceptions.ClientError: An error occurred (SlowDown) when calling the PutObject operation: Please reduce your request rate."],
+        "net.service_transient",
+    );
     // Slurm's cgroup plugins and slurmctld's unresponsive nodes
     assert_rule(
         &["slurmstepd: error: task/cgroup: _memcg_initialize: unable to create task 3 cgroup"],
