@@ -411,6 +411,15 @@ fn fifth_round_families_from_their_sources() {
         &["ERROR  : Failed to set effective UID to 0"],
         "container.singularity_setuid",
     );
+    // a GPU full before the program allocated anything is held by another process
+    assert_rule(
+        &["RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 31.75 GiB total capacity; 0 bytes already allocated; 4.75 MiB free; 0 bytes reserved in total by PyTorch)"],
+        "cuda.gpu_held_by_other_process",
+    );
+    assert_rule(
+        &["RuntimeError: CUDA out of memory. Tried to allocate 236.00 MiB (GPU 0; 15.70 GiB total capacity; 12.34 GiB already allocated; 208.19 MiB free; 13.58 GiB reserved in total by PyTorch)"],
+        "cuda.oom",
+    );
     // a service's own temporary errors (HTTP 502-504, S3 SlowDown)
     assert_rule(
         &["requests.exceptions.HTTPError: 503 Server Error: Service Unavailable for url: https://huggingface.co/api/models/x"],
