@@ -467,6 +467,10 @@ fn fifth_round_families_from_their_sources() {
     assert_rule(&["JobState=NODE_FAIL Reason=NodeDown"], "slurm.node_down");
     assert_rule(&["Reason=Kill task failed"], "slurm.node_down");
     assert_rule(&["Reason=launch failed requeued held"], "slurm.prolog");
+    assert_rule(
+        &["NVRM: GPU 0000:01:00.0: GPU does not have the necessary power cables connected."],
+        "nvrm.driver_fault",
+    );
     // the platform's NMI for a PCI system error
     assert_rule(
         &["kernel: NMI: PCI system error (SERR) for reason a1 on CPU 0."],
