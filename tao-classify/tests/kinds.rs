@@ -551,6 +551,15 @@ fn unspecified_launch_failure_alone_and_a_remote_invalid_request_are_not_retried
         &["register_mr_buffers:544 NCCL WARN NET/OFI Unable to register memory (type = 2) for device 0. RC: -22, Error: Invalid argument"],
         "ofi.invalid_argument",
     );
+    // a stale handle in the Hugging Face cache is the job's shared cache; elsewhere the filesystem's
+    assert_rule(
+        &["OSError: [Errno 116] Stale file handle: '/home/user/.cache/huggingface/datasets/text/default-1/cache-0a1b.arrow'"],
+        "fs.stale_shared_cache",
+    );
+    assert_rule(
+        &["OSError: [Errno 116] Stale file handle: '/lustre/data/train/shard-0001.tar'"],
+        "fs.io_error",
+    );
     // retry counter exceeded stays the fabric's
     assert_rule(
         &["NCCL WARN NET/IB : Got completion from peer 10.0.0.1<1> with status=12 opcode=0 len=0 vendor err 129 (Recv)"],
