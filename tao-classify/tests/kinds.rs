@@ -340,3 +340,229 @@ fn fourth_round_families_from_their_sources() {
         "xid.hardware",
     );
 }
+
+/// Fifth round: families widened from the emitting software's sources, and
+/// the kinds that no longer retry. Lines are built from the format strings
+/// named in each rule's `source`.
+#[test]
+fn fifth_round_families_from_their_sources() {
+    // NCCL src/os/linux.cc: a timed-out socket warns; a reset one is a closed peer
+    assert_rule(&["node002:77:90 [1] misc/socket.cc:50 NCCL WARN ncclOsSocketProgressOpt: Call to recv from 10.0.0.3<40211> failed : Connection timed out"], "nccl.socket_timeout");
+    assert_rule(
+        &["node002:77:90 [1] misc/socket.cc:484 NCCL WARN Call to send to 10.0.0.3<40211> failed : No route to host"],
+        "nccl.socket_timeout",
+    );
+    // pyxis: node plumbing vs the job's own options
+    assert_rule(
+        &["slurmstepd: error: pyxis: couldn't join mount namespace: Operation not permitted"],
+        "container.pyxis_node",
+    );
+    assert_rule(
+        &["slurmstepd: error: pyxis: --container-mounts: source path does not exist: /data/in"],
+        "container.pyxis_option",
+    );
+    // enroot: its helpers (names with digits) and common.sh errors
+    assert_rule(
+        &["enroot-aufs2ovlfs: failed to set capabilities: Operation not permitted"],
+        "container.import_cluster",
+    );
+    assert_rule(
+        &["slurmstepd: error: pyxis:     [ERROR] Not enough space left in /raid/enroot/data"],
+        "container.enroot_node",
+    );
+    assert_rule(
+        &["[ERROR] Could not acquire rootfs lock"],
+        "container.enroot_node",
+    );
+    // slurmstepd task plugins on the node
+    assert_rule(&["slurmstepd: error: Failed to invoke task plugins: one of task_p_pre_setuid functions returned error"], "slurm.task_plugin");
+    // UCX UD transport, EFA provider, Open MPI's lost daemon, Ray's dead node
+    assert_rule(
+        &["[node002:5459:0:5459] ud_ep.c:278 Fatal: UD endpoint 0x1f0a40 to <no debug data>: unhandled timeout error"],
+        "ucx.ud_timeout",
+    );
+    assert_rule(&["libfabric:4517:1708520807::efa:cq:efa_rdm_txe_handle_error():737<warn> err: 5, message: Invalid address (7)"], "efa.peer_unreachable");
+    assert_rule(
+        &["ORTE has lost communication with its daemon located on node:"],
+        "mpi.launch_runtime",
+    );
+    assert_rule(
+        &["The actor is dead because its node has died. Node Id: 677df2a9"],
+        "ray.node_dead",
+    );
+    // slurm_strerror's communication and slurmd-side codes
+    assert_rule(
+        &["srun: error: Task launch for StepId=12.0 failed on node node004: Slurmd could not connect IO"],
+        "slurm.comm",
+    );
+    assert_rule(
+        &["sbatch: error: Batch job submission failed: Incompatible versions of client and server code"],
+        "slurm.comm",
+    );
+    assert_rule(
+        &["sbatch: error: Batch job submission failed: I/O error writing script/environment to file"],
+        "slurm.comm",
+    );
+    assert_rule(
+        &["infiniband mlx5_0: create_mkey_callback:131:(pid 0): async reg mr failed. status -12"],
+        "ib.hca_error",
+    );
+    assert_rule(
+        &["ERROR  : Failed to set effective UID to 0"],
+        "container.singularity_setuid",
+    );
+    // a GPU full before the program allocated anything is held by another process
+    assert_rule(
+        &["RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 31.75 GiB total capacity; 0 bytes already allocated; 4.75 MiB free; 0 bytes reserved in total by PyTorch)"],
+        "cuda.gpu_held_by_other_process",
+    );
+    assert_rule(
+        &["RuntimeError: CUDA out of memory. Tried to allocate 236.00 MiB (GPU 0; 15.70 GiB total capacity; 12.34 GiB already allocated; 208.19 MiB free; 13.58 GiB reserved in total by PyTorch)"],
+        "cuda.oom",
+    );
+    // a service's own temporary errors (HTTP 502-504, S3 SlowDown)
+    assert_rule(
+        &["requests.exceptions.HTTPError: 503 Server Error: Service Unavailable for url: https://huggingface.co/api/models/x"],
+        "net.service_transient",
+    );
+    assert_rule(
+        &["botocore.exceptions.ClientError: An error occurred (SlowDown) when calling the PutObject operation: Please reduce your request rate."],
+        "net.service_transient",
+    );
+    // Slurm's cgroup plugins and slurmctld's unresponsive nodes
+    assert_rule(
+        &["slurmstepd: error: task/cgroup: _memcg_initialize: unable to create task 3 cgroup"],
+        "slurm.comm",
+    );
+    assert_rule(
+        &["slurmctld: error: Nodes node[003-004] not responding"],
+        "slurm.node_down",
+    );
+    // CUDA display watchdog, errno ETIMEDOUT, the c10d store's socket timeout, an HCA NCCL cannot open
+    assert_rule(
+        &["RuntimeError: CUDA error: the launch timed out and was terminated"],
+        "cuda.launch_timeout",
+    );
+    assert_rule(
+        &["TimeoutError: [Errno 110] Connection timed out"],
+        "net.host_unreachable",
+    );
+    assert_rule(
+        &["torch.distributed.DistStoreError: Socket Timeout"],
+        "dist.rendezvous",
+    );
+    assert_rule(
+        &["node001:1:2 [0] NCCL WARN NET/IB : Unable to open device mlx5_2"],
+        "nccl.net_plugin",
+    );
+    // nvidia-smi cannot read a GPU; NVVS fails a GPU test; the merged keywords still find their lines
+    assert_rule(
+        &["| N/A   ERR!  P0    ERR! / 300W |  1024MiB / 32510MiB |    ERR!      Default |"],
+        "gpu.nvidia_smi_err",
+    );
+    assert_rule(
+        &["\t\tMemory GPU6 ....................................... FAIL"],
+        "gpu.diag_fail",
+    );
+    assert_rule(&["JobState=NODE_FAIL Reason=NodeDown"], "slurm.node_down");
+    assert_rule(&["Reason=Kill task failed"], "slurm.node_down");
+    assert_rule(&["Reason=launch failed requeued held"], "slurm.prolog");
+    assert_rule(
+        &["NVRM: GPU 0000:01:00.0: GPU does not have the necessary power cables connected."],
+        "nvrm.driver_fault",
+    );
+    // the platform's NMI for a PCI system error
+    assert_rule(
+        &["kernel: NMI: PCI system error (SERR) for reason a1 on CPU 0."],
+        "host.machine_check",
+    );
+    // DCGM hardware failure codes
+    assert_rule(
+        &["dcgmi health: GPU 3: DCGM_FR_NVLINK_DOWN"],
+        "gpu.dcgm_health",
+    );
+    // The rest of the Xid catalog by its resolution buckets
+    assert_rule(
+        &["NVRM: Xid (PCI:0000:3b:00): 40, pid=77, name=python, Ch 00000010"],
+        "xid.hardware",
+    );
+    assert_rule(
+        &["NVRM: Xid (PCI:0000:3b:00): 25, pid=77, name=python, Ch 00000010"],
+        "xid.application",
+    );
+}
+
+#[test]
+fn unspecified_launch_failure_alone_and_a_remote_invalid_request_are_not_retried() {
+    let cat = Catalogue::builtin().unwrap();
+    let class = |id: &str| {
+        cat.rules()
+            .iter()
+            .find(|r| r.spec.id == id)
+            .unwrap()
+            .spec
+            .class
+    };
+    // cudaErrorLaunchFailure alone: the program's to look at
+    assert_rule(
+        &["RuntimeError: CUDA error: unspecified launch failure"],
+        "cuda.launch_failure",
+    );
+    assert_eq!(
+        class("cuda.launch_failure"),
+        tao_classify::catalogue::Class::Program
+    );
+    // ... but a hardware Xid in the same evidence decides
+    assert_rule(
+        &[
+            "NVRM: Xid (PCI:0000:3b:00): 79, pid=7, GPU has fallen off the bus.",
+            "RuntimeError: CUDA error: unspecified launch failure",
+        ],
+        "xid.hardware",
+    );
+    // "unknown error" still points at the GPU/driver
+    assert_rule(
+        &["RuntimeError: CUDA error: unknown error"],
+        "cuda.gpu_fault",
+    );
+    // IBV_WC_REM_INV_REQ_ERR outranks the access-violation event it comes with
+    assert_rule(
+        &[
+            "node001:1:2 [0] transport/net_ib.cc:101 NCCL WARN NET/IB : mlx5_0:1 Got async event : local access violation work queue error",
+            "node002:1:2 [0] transport/net_ib.cc:1909 NCCL WARN NET/IB : Got completion from peer 10.0.0.1<33057> with status=9 opcode=0 len=0 vendor err 138 (Send)",
+        ],
+        "nccl.ib_invalid_request",
+    );
+    assert_rule(
+        &["pollOnce - channel_id: 4, CQE error, wr_id=19395, status=10 (remote access error), opcode=1"],
+        "nccl.ib_invalid_request",
+    );
+    // pynvml's classes for the node's NVML faults
+    assert_rule(
+        &["pynvml.nvml.NVMLError_GpuIsLost: GPU is lost"],
+        "gpu.fallen_off_bus",
+    );
+    assert_rule(
+        &["pynvml.NVMLError_DriverNotLoaded: Driver Not Loaded"],
+        "gpu.driver_init",
+    );
+    // libfabric EINVAL under the NCCL OFI plugin is the software's; a resource it lacks is the node's
+    assert_rule(
+        &["register_mr_buffers:544 NCCL WARN NET/OFI Unable to register memory (type = 2) for device 0. RC: -22, Error: Invalid argument"],
+        "ofi.invalid_argument",
+    );
+    // a stale handle in the Hugging Face cache is the job's shared cache; elsewhere the filesystem's
+    assert_rule(
+        &["OSError: [Errno 116] Stale file handle: '/home/user/.cache/huggingface/datasets/text/default-1/cache-0a1b.arrow'"],
+        "fs.stale_shared_cache",
+    );
+    assert_rule(
+        &["OSError: [Errno 116] Stale file handle: '/lustre/data/train/shard-0001.tar'"],
+        "fs.io_error",
+    );
+    // retry counter exceeded stays the fabric's
+    assert_rule(
+        &["NCCL WARN NET/IB : Got completion from peer 10.0.0.1<1> with status=12 opcode=0 len=0 vendor err 129 (Recv)"],
+        "nccl.ib_completion_error",
+    );
+}
