@@ -319,6 +319,14 @@ fn a_literal_secret_in_the_command_or_env_is_refused_and_nothing_is_recorded() {
             err.contains("looks like a secret") && err.contains("--secret NAME"),
             "{err}"
         );
+        // The advice is true: env values are never expanded, the job reads
+        // the variable at run time (not "use $NAME" inside --env).
+        assert!(
+            err.contains("never expanded")
+                && err.contains("environment variable NAME")
+                && !err.contains("use $NAME instead"),
+            "{err}"
+        );
         assert!(!err.contains(fake) && out.stdout.is_empty(), "{err}");
         assert_eq!(err.lines().count(), 1, "{err}");
     }

@@ -39,6 +39,15 @@ pub use lint::{Finding, Lint};
 pub use rules::Rule;
 pub use stream::Filter;
 
+/// The fix named wherever a literal secret is refused (tao-record open's
+/// exit 3, tao-redact lint's blocked scripts): the one wording, so the
+/// advice cannot drift. `--env` values are passed byte for byte and never
+/// expanded (tao-jobline(7)), so `$NAME` inside one stays literal: the job
+/// gets the secret as its environment variable NAME and the program (or
+/// the spec, through its own env interpolation if it has one) reads it at
+/// run time.
+pub const BY_NAME_ADVICE: &str = "pass it by name with --secret NAME: the job gets it as the environment variable NAME; --env values are passed byte for byte and never expanded, so the program (or the spec, through its own env interpolation if it has one) must read $NAME at run time";
+
 /// Names whose values are always masked by value when set.
 pub const DEFAULT_SECRET_ENV: &[&str] = &["HF_TOKEN", "NGC_KEY"];
 

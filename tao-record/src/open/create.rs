@@ -66,7 +66,8 @@ pub(super) fn bind_storage(fields: &mut Map<String, Value>, id: &str) {
 /// tao-redact's rules call a secret (a literal token in `--command` or in
 /// the `--spec` file), or the value of HF_TOKEN, NGC_KEY or a secret the
 /// request names: the record would keep it in plain text (and the job
-/// directory a copy), before any lint runs. Secrets travel by name only (`--secret NAME`, then `$NAME`).
+/// directory a copy), before any lint runs. Secrets travel by name only
+/// ([`tao_secrets::BY_NAME_ADVICE`]).
 ///
 /// Errors: [`Error::LintBlocked`] (exit 3) naming the field, the rule and
 /// the masked line; nothing is written.
@@ -136,8 +137,10 @@ pub fn refuse_literal_secrets(request: &Map<String, Value>) -> Result<()> {
                 format!("`{path}`")
             };
             return Err(Error::LintBlocked(format!(
-                "{what} holds what looks like a secret ({}: {}); nothing was recorded: pass it by name with --secret NAME and use $NAME instead",
-                f.rule, f.preview
+                "{what} holds what looks like a secret ({}: {}); nothing was recorded: {}",
+                f.rule,
+                f.preview,
+                tao_secrets::BY_NAME_ADVICE
             )));
         }
     }
