@@ -334,7 +334,7 @@ mod tests {
         drop(f);
         assert_eq!(
             String::from_utf8(err).unwrap(),
-            "tao-x: error: line 1: missing string field `id`; pipe lines from `tao-record open` or add it\n"
+            "tao-x: error: line 1: missing string field `id`; it is written by tao-record open: pipe lines from `tao-record open` (or `tao-record list`)\n"
         );
     }
 }

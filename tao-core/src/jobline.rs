@@ -17,6 +17,33 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 
+/// The pipeline order of the job tools (tao-jobline(7)): each stage adds
+/// fields the next one needs.
+pub const PIPELINE: &str =
+    "tao-record open | tao-render | tao-redact lint | tao-submit";
+
+/// The fix for a job line missing the field at `path`: the stage of
+/// [`PIPELINE`] that writes it. `script.*` is written by tao-render,
+/// `lint.*` by tao-redact lint, `slurm.*` by tao-submit (or read back with
+/// tao-record list), everything else (`id`, `storage.*`, the request) by
+/// tao-record open. Output: one clause for an error message, e.g. "put
+/// `tao-render | tao-redact lint` between tao-record open and tao-submit
+/// (the pipeline: ...)".
+pub fn stage_writing(path: &[&str]) -> String {
+    match path.first().copied() {
+        Some("script") => format!(
+            "it is written by tao-render: put `tao-render | tao-redact lint` between `tao-record open` and this tool (the pipeline: `{PIPELINE}`)"
+        ),
+        Some("lint") => format!(
+            "it is written by tao-redact lint: pipe the lines through `tao-redact lint` first (the pipeline: `{PIPELINE}`)"
+        ),
+        Some("slurm") => {
+            "it is written by tao-submit: pipe lines from `tao-submit` or `tao-record list`".into()
+        }
+        _ => "it is written by tao-record open: pipe lines from `tao-record open` (or `tao-record list`)".into(),
+    }
+}
+
 /// One job line: an ordered JSON object (key order is preserved on output).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct JobLine {
@@ -100,13 +127,15 @@ impl JobLine {
 
     /// A required string field at `path`.
     ///
-    /// Errors: [`Error::BadLine`] "missing field `a.b`" naming this line.
+    /// Errors: [`Error::BadLine`] "missing string field `a.b`" naming this
+    /// line and the pipeline stage that writes the field ([`stage_writing`]).
     pub fn require_str(&self, path: &[&str]) -> Result<&str> {
         self.get_str(path).ok_or_else(|| Error::BadLine {
             line: self.line_no,
             message: format!(
-                "missing string field `{}`; pipe lines from `tao-record open` or add it",
-                path.join(".")
+                "missing string field `{}`; {}",
+                path.join("."),
+                stage_writing(path)
             ),
         })
     }
@@ -431,6 +460,18 @@ mod tests {
         assert!(err
             .to_string()
             .contains("missing string field `slurm.cluster`"));
+    }
+
+    #[test]
+    fn a_missing_field_names_the_stage_that_writes_it() {
+        let line = JobLine::parse(r#"{"id":"a","storage":{}}"#, 3).unwrap();
+        let msg = |p: &[&str]| line.require_str(p).unwrap_err().to_string();
+        let script = msg(&["script", "text"]);
+        assert!(script.contains("`tao-render | tao-redact lint`"), "{script}");
+        assert!(!script.contains("pipe lines from `tao-record open`"), "{script}");
+        assert!(msg(&["lint", "ok"]).contains("`tao-redact lint`"));
+        assert!(msg(&["slurm", "job_id"]).contains("tao-submit"));
+        assert!(msg(&["storage", "job_dir"]).contains("`tao-record open`"));
     }
 
     #[test]
