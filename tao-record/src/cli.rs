@@ -154,7 +154,9 @@ pub struct ShowArgs {
 /// Arguments of `list`.
 #[derive(Debug, clap::Args)]
 pub struct ListArgs {
-    /// Only live records: PENDING, RUNNING, UNKNOWN.
+    /// Only records the cron pipeline has work for: PENDING, RUNNING,
+    /// UNKNOWN, and ERROR records that ran on Slurm but are not classified
+    /// yet (a failure `tao-poll --watch | tao-record mark` recorded).
     #[arg(long)]
     pub live: bool,
     /// Only records in this state; repeatable.

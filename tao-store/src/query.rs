@@ -21,7 +21,9 @@ use crate::store::{parse_record, Record, Store};
 /// ignored).
 #[derive(Debug, Clone, Default)]
 pub struct Filter {
-    /// Only PENDING, RUNNING and UNKNOWN records.
+    /// Only records the cron pipeline still has work for: PENDING,
+    /// RUNNING and UNKNOWN, plus ERROR records that ran on Slurm and have
+    /// no classification yet ([`awaits_classification`]).
     pub live: bool,
     /// Only records in one of these states.
     pub states: Vec<State>,
@@ -48,11 +50,41 @@ pub enum Order {
     Id,
 }
 
+/// Whether a record in `state` is an ended failure the cron pipeline
+/// (`list --live | tao-poll --evidence | tao-classify | tao-record mark |
+/// tao-record retry ...`) has not handled yet: ERROR, a Slurm job id in
+/// `slurm.job_id` (it ran, so tao-poll can fetch its verdict and evidence),
+/// and `classification` missing or null. `tao-poll --watch | tao-record
+/// mark` records a failure that way; without this it would never be
+/// classified nor retried. Once tao-classify's verdict is marked the record
+/// leaves `--live`, and tao-record retry opens at most one retry of it.
+///
+/// Inputs: the record's state, its `classification` and `slurm` values.
+pub fn awaits_classification(
+    state: State,
+    classification: Option<&Value>,
+    slurm: Option<&Value>,
+) -> bool {
+    state == State::Error
+        && classification.is_none_or(Value::is_null)
+        && slurm
+            .and_then(|s| s.get("job_id"))
+            .and_then(Value::as_str)
+            .is_some_and(|j| !j.is_empty())
+}
+
 impl Filter {
     /// Whether `rec` passes the state and time conditions.
     pub fn matches(&self, rec: &Record) -> bool {
         let state = rec.state().unwrap_or(State::Unknown);
-        if self.live && !state.is_live() {
+        if self.live
+            && !state.is_live()
+            && !awaits_classification(
+                state,
+                rec.fields.get("classification"),
+                rec.fields.get("slurm"),
+            )
+        {
             return false;
         }
         if !self.states.is_empty() && !self.states.contains(&state) {
@@ -467,7 +499,15 @@ fn render_line(
         .and_then(|s| State::parse(&s))
         .unwrap_or(State::Unknown);
     if filter.live && !state.is_live() {
-        return Ok(false);
+        let raw = |key: &str| {
+            top.0
+                .iter()
+                .find(|(k, _)| k == key)
+                .and_then(|(_, v)| serde_json::from_str::<Value>(v.get()).ok())
+        };
+        if !awaits_classification(state, raw("classification").as_ref(), raw("slurm").as_ref()) {
+            return Ok(false);
+        }
     }
     if !filter.states.is_empty() && !filter.states.contains(&state) {
         return Ok(false);
@@ -696,6 +736,55 @@ mod tests {
             },
         );
         assert_eq!(given, ["tao-20261202-000000", "tao-20261201-aaaaaa"]);
+    }
+
+    #[test]
+    fn live_holds_ended_failures_not_yet_classified() {
+        let live = Filter {
+            live: true,
+            ..Default::default()
+        };
+        let h = r#""history":[{"at":"2026-11-29T10:00:00Z"}]"#;
+        for (text, want) in [
+            (
+                format!(
+                    r#"{{"id":"a","state":"ERROR","slurm":{{"job_id":"7"}},"classification":null,{h}}}"#
+                ),
+                true,
+            ),
+            (
+                format!(r#"{{"id":"a","state":"ERROR","slurm":{{"job_id":"7"}},{h}}}"#),
+                true,
+            ),
+            (
+                format!(
+                    r#"{{"id":"a","state":"ERROR","slurm":{{"job_id":"7"}},"classification":{{"class":"infra"}},{h}}}"#
+                ),
+                false,
+            ),
+            // Never submitted: nothing for tao-poll to fetch.
+            (
+                format!(r#"{{"id":"a","state":"ERROR","classification":null,{h}}}"#),
+                false,
+            ),
+            (
+                format!(r#"{{"id":"a","state":"COMPLETE","slurm":{{"job_id":"7"}},{h}}}"#),
+                false,
+            ),
+            (
+                format!(r#"{{"id":"a","state":"CANCELED","slurm":{{"job_id":"7"}},{h}}}"#),
+                false,
+            ),
+        ] {
+            let mut out = Vec::new();
+            assert_eq!(
+                render_line(text.as_bytes(), &live, &mut out, &mut None),
+                Ok(want),
+                "{text}"
+            );
+            let rec = parse_record(text.as_bytes(), std::path::Path::new("x")).unwrap();
+            assert_eq!(live.matches(&rec), want, "slow path: {text}");
+        }
     }
 
     #[test]

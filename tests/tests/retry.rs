@@ -102,3 +102,60 @@ fn cron_pipeline_budget_stops_a_job_that_keeps_failing_on_infrastructure() {
     );
     assert!(chain[1].get("retried_by").is_none(), "{}", chain[1]);
 }
+
+/// A failure first seen by the watch pipeline (README: `tao-record list
+/// --live | tao-poll --watch | tao-record mark`) is recorded ERROR with no
+/// classification; the cron recipe must still pick it up (`list --live`
+/// holds ERROR records not yet classified), classify it and open its retry
+/// once, however often it runs.
+#[test]
+fn cron_pipeline_classifies_and_retries_a_failure_the_watch_pipeline_marked() {
+    let Some(c) = cluster() else { return };
+    let f = Fixture::new(c, 5, 0.0);
+    let line = f.submit("", GPU_OFF_THE_BUS);
+    let id = line["id"].as_str().unwrap().to_string();
+    // Bounded: watch ends when every job it follows has ended.
+    f.sh("timeout 300 sh -c 'tao-record list --live | tao-poll --watch | tao-record mark' >/dev/null || true");
+    let rec = f.record(&id);
+    assert_eq!(rec["state"], "ERROR", "{rec}");
+    assert!(
+        rec.get("classification").is_none_or(|c| c.is_null()),
+        "watch does not classify: {rec}"
+    );
+    let live = f.sh("tao-record list --live");
+    assert!(
+        live.contains(&format!("\"id\":\"{id}\"")),
+        "an unclassified failure left --live: {live}"
+    );
+
+    f.cron(3);
+    let chain = f.chain(&id);
+    let cl = &chain[0]["classification"];
+    assert_eq!(
+        (cl["class"].as_str(), cl["retry"].as_bool()),
+        (Some("infra"), Some(true)),
+        "{}",
+        chain[0]
+    );
+    assert_eq!(chain.len(), 2, "the retry was not opened once: {chain:?}");
+    let child = chain[1]["id"].as_str().unwrap().to_string();
+    assert_eq!(chain[0]["retried_by"], child.as_str());
+    // Classified now: it leaves --live, and a second run retries it not again.
+    let live = f.sh("tao-record list --live");
+    assert!(
+        live.lines()
+            .all(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["id"] != id.as_str()),
+        "a classified failure stayed in --live: {live}"
+    );
+    f.cron(3);
+    let chain = f.chain(&id);
+    assert_eq!(chain[0]["retried_by"], child.as_str(), "{}", chain[0]);
+    assert!(
+        chain
+            .iter()
+            .filter(|r| r["retry_of"] == id.as_str())
+            .count()
+            == 1,
+        "retried twice: {chain:?}"
+    );
+}
