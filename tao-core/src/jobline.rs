@@ -19,8 +19,7 @@ use crate::error::{Error, Result};
 
 /// The pipeline order of the job tools (tao-jobline(7)): each stage adds
 /// fields the next one needs.
-pub const PIPELINE: &str =
-    "tao-record open | tao-render | tao-redact lint | tao-submit";
+pub const PIPELINE: &str = "tao-record open | tao-render | tao-redact lint | tao-submit";
 
 /// The fix for a job line missing the field at `path`: the stage of
 /// [`PIPELINE`] that writes it. `script.*` is written by tao-render,
@@ -467,8 +466,14 @@ mod tests {
         let line = JobLine::parse(r#"{"id":"a","storage":{}}"#, 3).unwrap();
         let msg = |p: &[&str]| line.require_str(p).unwrap_err().to_string();
         let script = msg(&["script", "text"]);
-        assert!(script.contains("`tao-render | tao-redact lint`"), "{script}");
-        assert!(!script.contains("pipe lines from `tao-record open`"), "{script}");
+        assert!(
+            script.contains("`tao-render | tao-redact lint`"),
+            "{script}"
+        );
+        assert!(
+            !script.contains("pipe lines from `tao-record open`"),
+            "{script}"
+        );
         assert!(msg(&["lint", "ok"]).contains("`tao-redact lint`"));
         assert!(msg(&["slurm", "job_id"]).contains("tao-submit"));
         assert!(msg(&["storage", "job_dir"]).contains("`tao-record open`"));
