@@ -58,6 +58,25 @@ pub const ACTIONS: &[&str] = &[
     "validate",
 ];
 
+/// The runtimes a job can use (tao-jobline(7) `runtime`): `pyxis` (srun
+/// `--container-image`, Pyxis + Enroot) or `none` (plain srun).
+pub const RUNTIMES: &[&str] = &["pyxis", "none"];
+
+/// Check a runtime name (`--runtime`, `TAO_RUNTIME`, a site profile's
+/// `runtime`) against [`RUNTIMES`]: the one rule tao-record open and
+/// tao-submit preflight apply.
+///
+/// Errors: the message naming the value and the fix.
+pub fn runtime(name: &str) -> Result<(), String> {
+    if RUNTIMES.contains(&name) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{name:?} is not a runtime; set it to pyxis or none"
+        ))
+    }
+}
+
 /// Check an action name against [`ACTIONS`].
 ///
 /// Errors: the message naming the value and listing the valid ones.
@@ -702,5 +721,15 @@ mod tests {
         for bad in ["64GB", "G", "", "1234567890123M", "-1G", "6 4G"] {
             assert!(mem(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn runtime_names() {
+        assert!(runtime("pyxis").is_ok() && runtime("none").is_ok());
+        let e = runtime("docker").unwrap_err();
+        assert!(
+            e.contains("\"docker\"") && e.contains("pyxis or none"),
+            "{e}"
+        );
     }
 }

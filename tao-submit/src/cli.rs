@@ -50,8 +50,9 @@ cancelled, with a warning naming them. Archived records (tao-record gc) are refu
 resources.exclude host list may expand to at most 65536 node names.
 
 cancel cancels the jobs of the lines on standard input and prints each with state \
-CANCELED. preflight checks the variables, the login, the Slurm commands, the runtime and \
-the storage, and says what to fix.";
+CANCELED. preflight checks the variables, the site profile, the runtime (the rule tao-record \
+open applies), the login, the Slurm commands and the storage, says what to fix, and \
+ends a failing run with `error: preflight: N of M checks failed (names)`.";
 
 /// Stage and submit job lines to Slurm over SSH (one session per login
 /// host), never a job twice; cancel them; check a cluster.

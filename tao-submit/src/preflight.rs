@@ -147,6 +147,41 @@ pub fn run<R: BufRead, W: Write>(
         },
     ));
 
+    // The site profile and the runtime need no login: checked first, each
+    // under its own name (a bad TAO_SITE_PROFILE is not a login failure).
+    let profile = match tao_core::site::SiteProfile::load(conn.site_profile.as_deref()) {
+        Ok(p) => Some(p),
+        Err(e) => {
+            checks.push(Check::new("site-profile", false, e.to_string()));
+            None
+        }
+    };
+    let runtime = match &args.runtime {
+        Some(r) => {
+            // Clap takes --runtime, else TAO_RUNTIME: name the one given.
+            let from = if env("TAO_RUNTIME").as_deref() == Some(r.as_str()) {
+                "TAO_RUNTIME"
+            } else {
+                "--runtime"
+            };
+            Some((r.clone(), from.to_string()))
+        }
+        None => profile
+            .as_ref()
+            .map(|p| (p.runtime.clone(), format!("site profile {:?}", p.name))),
+    };
+    // The rule tao-record open applies (tao_core::request::runtime).
+    let runtime = match runtime {
+        Some((r, from)) => match tao_core::request::runtime(&r) {
+            Ok(()) => Some(r),
+            Err(e) => {
+                checks.push(Check::new("runtime", false, format!("{from}: {e}")));
+                None
+            }
+        },
+        None => None,
+    };
+
     let login = conn.ssh_options().and_then(|o| {
         let mut s = Sessions::new(o);
         let host = s.primary()?.login_host().to_string();
@@ -155,11 +190,12 @@ pub fn run<R: BufRead, W: Write>(
     let (mut s, host) = match login {
         Ok(x) => x,
         Err(e) => {
-            // A missing variable was just reported by its env: check; say
-            // so once, not again as the login's failure and the exit error.
+            // A missing variable or a bad site profile was just reported
+            // by its own check; say so once, not again as the login's
+            // failure and the exit error.
             let env_failed = checks.iter().any(|c| !c.ok);
             let detail = if env_failed && matches!(e, Error::Config(_)) {
-                "not tried: set the variables above first".to_string()
+                "not tried: fix the checks above first".to_string()
             } else {
                 e.to_string()
             };
@@ -184,18 +220,14 @@ pub fn run<R: BufRead, W: Write>(
     ));
 
     // Commands, runtime, credentials, paths and storage in one remote script.
-    let runtime = args.runtime.clone().unwrap_or_else(|| {
-        tao_core::site::SiteProfile::load(conn.site_profile.as_deref())
-            .map(|p| p.runtime)
-            .unwrap_or_else(|_| "pyxis".into())
-    });
+    let runtime = runtime.unwrap_or_default();
     let mut script = String::new();
     for cmd in ["sbatch", "srun", "squeue", "sacct", "scancel"] {
         script.push_str(&format!(
             "if p=$(command -v {cmd}); then echo \"@@ command:{cmd} 1 $p\"; else echo '@@ command:{cmd} 0 not on PATH: load the Slurm module in the site profile remote_prefix'; fi; "
         ));
     }
-    if runtime != "pyxis" {
+    if runtime == "none" {
         // Said, not skipped silently: a user who expected Pyxis sees why
         // nothing about containers was checked.
         checks.push(Check::new(
@@ -237,7 +269,7 @@ pub fn run<R: BufRead, W: Write>(
     if let Some(b) = &base {
         let q = shell::quote(b);
         script.push_str(&format!(
-            "if mkdir -p -- {q} 2>/dev/null && t=$(mktemp {q2} 2>/dev/null) && rm -f -- \"$t\"; then echo '@@ results-root 1 writable'; else echo '@@ results-root 0 not writable: choose a SLURM_BASE_RESULTS_DIR you own'; fi; ",
+            "if mkdir -p -- {q} 2>/dev/null && t=$(mktemp {q2} 2>/dev/null) && rm -f -- \"$t\"; then printf '@@ results-root 1 %s writable\\n' {q}; else printf '@@ results-root 0 %s not writable: choose a SLURM_BASE_RESULTS_DIR you own\\n' {q}; fi; ",
             q2 = shell::quote(&format!("{b}/.tao-preflight.XXXXXX"))
         ));
     }
@@ -283,7 +315,13 @@ pub fn run<R: BufRead, W: Write>(
     }
     let ok = report(out, &checks, Some(&host), &mut lines)?;
     if !ok {
+        // The closing line, as when the login failed (exit 1; 65 wins).
         filter.failed();
+        let counts = filter.counts();
+        return counts.finish(
+            crate::submit::TOOL,
+            Some(summary_error(Error::SomeFailed(String::new()), &checks)),
+        );
     }
     Ok(filter.status())
 }
@@ -310,6 +348,7 @@ pub fn summary_error(e: Error, checks: &[Check]) -> Error {
         Error::NoPerm(_) => Error::NoPerm(msg),
         Error::TempFail(_) => Error::TempFail(msg),
         Error::Protocol(_) => Error::Protocol(msg),
+        Error::SomeFailed(_) => Error::SomeFailed(msg),
         other => other,
     }
 }

@@ -215,3 +215,78 @@ fn a_refused_login_is_printed_once() {
         "{stderr}"
     );
 }
+
+/// A fresh user's findings: TAO_RUNTIME=docker fails preflight as open
+/// would (the one rule, tao_core::request::runtime); a bad
+/// TAO_SITE_PROFILE is its own check, not a login failure; an unwritable
+/// results root names its path; and every failing run ends with the
+/// closing `preflight: N of M checks failed` line.
+#[test]
+fn bad_runtime_profile_and_results_root_are_named_and_closed() {
+    let Some(f) = Fixture::new() else { return };
+    let run = |var: &str, val: &str| {
+        let out = f.cmd().env(var, val).arg("preflight").output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        let r = lines_of(&out.stdout)[0].clone();
+        (out.status.code(), stderr, r)
+    };
+    let (code, stderr, r) = run("TAO_RUNTIME", "docker");
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(r["preflight"]["ok"], false);
+    let rt = check(&r, "runtime");
+    assert_eq!(rt["ok"], false, "{r}");
+    assert!(
+        rt["detail"]
+            .as_str()
+            .unwrap()
+            .contains("TAO_RUNTIME: \"docker\" is not a runtime"),
+        "{rt}"
+    );
+    assert!(
+        stderr
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with("tao-submit: error: preflight: 1 of ")
+            && stderr.contains("checks failed (runtime)"),
+        "{stderr}"
+    );
+
+    let (code, stderr, r) = run("TAO_SITE_PROFILE", "nosuch");
+    assert_eq!(code, Some(78), "{stderr}");
+    let sp = check(&r, "site-profile");
+    assert_eq!(sp["ok"], false, "{r}");
+    assert!(
+        sp["detail"].as_str().unwrap().contains("TAO_SITE_PROFILE"),
+        "{sp}"
+    );
+    assert!(stderr.contains("FAIL login: not tried"), "{stderr}");
+    assert!(
+        stderr
+            .lines()
+            .last()
+            .unwrap()
+            .contains("checks failed (site-profile, login)"),
+        "{stderr}"
+    );
+
+    let (code, stderr, r) = run("SLURM_BASE_RESULTS_DIR", "/proc/tao-no-such-root");
+    assert_eq!(code, Some(1), "{stderr}");
+    let rr = check(&r, "results-root");
+    assert_eq!(rr["ok"], false, "{r}");
+    assert!(
+        rr["detail"]
+            .as_str()
+            .unwrap()
+            .contains("/proc/tao-no-such-root not writable"),
+        "{rr}"
+    );
+    assert!(
+        stderr
+            .lines()
+            .last()
+            .unwrap()
+            .contains("checks failed (results-root)"),
+        "{stderr}"
+    );
+}

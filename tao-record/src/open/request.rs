@@ -41,12 +41,7 @@ pub fn build_request_noting(
     let (runtime, runtime_from) = match (&args.runtime, env_var("TAO_RUNTIME")) {
         (Some(r), _) => (r.clone(), "--runtime".to_string()),
         (None, Some(r)) => {
-            if r != "pyxis" && r != "none" {
-                return Err(config(
-                    "TAO_RUNTIME",
-                    format!("{r:?} is not a runtime; set it to pyxis or none"),
-                ));
-            }
+            request::runtime(&r).map_err(|e| config("TAO_RUNTIME", e))?;
             (r, "TAO_RUNTIME".to_string())
         }
         (None, None) => (
