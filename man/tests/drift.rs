@@ -376,3 +376,42 @@ fn env_parser_of_this_test_works() {
     let help = run_help("tao-submit", &["--help"]);
     assert!(help_env_vars(&help).len() >= 5, "{help}");
 }
+
+/// Each tool's `--help` "Exit status" summary names exactly the statuses
+/// its page lists (man/extras.toml `exit_status`, the one source of the
+/// EXIT STATUS section): tao-record's help once left out open's 3.
+#[test]
+fn help_exit_statuses_match_the_pages() {
+    const KNOWN: [i64; 10] = [0, 1, 2, 3, 65, 69, 74, 75, 77, 78];
+    let data: toml::Table =
+        toml::from_str(&std::fs::read_to_string(man_dir().join("extras.toml")).unwrap()).unwrap();
+    for tool in [
+        "tao-record",
+        "tao-render",
+        "tao-redact",
+        "tao-submit",
+        "tao-poll",
+        "tao-classify",
+    ] {
+        let page: BTreeSet<i64> = data[tool]["exit_status"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e[0].as_integer().unwrap())
+            .collect();
+        let help = run_help(tool, &["--help"]);
+        let at = help
+            .find("Exit status")
+            .unwrap_or_else(|| panic!("{tool} --help has no Exit status summary"));
+        let said: BTreeSet<i64> = help[at..]
+            .split_whitespace()
+            .filter_map(|w| {
+                w.trim_matches(|c: char| ";,.():".contains(c))
+                    .parse::<i64>()
+                    .ok()
+            })
+            .filter(|c| KNOWN.contains(c))
+            .collect();
+        assert_eq!(said, page, "{tool}: --help's exit statuses vs its man page");
+    }
+}

@@ -30,8 +30,11 @@ use crate::{mark, query, validate};
     long_about = "Mint job ids, apply state transitions and keep the history of tao-slurm jobs.\n\n\
 Records live in $TAO_STATE_DIR/records/<id>.json (default $XDG_STATE_HOME/tao-slurm, \
 else ~/.local/state/tao-slurm), one file per job, written atomically under a lock.",
+    // The codes of man/extras.toml [tao-record] exit_status (tao-man's
+    // drift test help_exit_statuses_match_the_pages holds them equal).
     after_help = "Exit status: 0 ok, 1 some lines failed (they carry `error`), 2 usage, \
-65 bad input data, 74 local I/O error, 78 configuration error."
+3 open refused a literal secret (nothing recorded), 65 bad input data, 74 local I/O error, \
+78 configuration error."
 )]
 pub struct Cli {
     /// Print no warnings (errors are always printed).
