@@ -132,14 +132,7 @@ where
     for path in &a.rules {
         extra.extend(tao_secrets::rules::read_rules_file(path)?);
     }
-    for name in &a.secret_env {
-        if std::env::var_os(name).is_none_or(|v| v.is_empty()) {
-            tao_core::cli::warn(
-                TOOL,
-                &format!("{name} is not set; nothing to mask by its value"),
-            );
-        }
-    }
+    // An unset --secret-env name is warned about once, by LineRedactors.
     let reds = LineRedactors::with(TOOL, extra, a.secret_env.clone());
     let red = reds.for_names(&[])?;
     for name in red.skipped_secrets() {

@@ -707,3 +707,24 @@ fn lint_syntax_gate_names_the_step_and_the_line() {
     let line = &stdout_lines(&out.stdout)[0];
     assert_eq!(line["lint"]["findings"][0]["step"], "script", "{line}");
 }
+
+/// An unset `--secret-env` name is warned about once, as the user's own
+/// flag (not as a secret "named by a job").
+#[test]
+fn an_unset_secret_env_name_is_warned_about_once() {
+    let out = cmd()
+        .env_remove("TAO_NOPE_UNSET")
+        .args(["--secret-env", "TAO_NOPE_UNSET"])
+        .write_stdin("hi\n")
+        .output()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(out.stdout, b"hi\n");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("TAO_NOPE_UNSET is not set (named by --secret-env)")
+            && !err.contains("named by a job"),
+        "{err}"
+    );
+}

@@ -66,9 +66,10 @@ pub fn line_secrets(line: &JobLine) -> Vec<String> {
 ///
 /// Every redactor holds the built-in rules, the `extra` rules and the
 /// values, read from this process's environment, of [`secret_names`] of
-/// the line plus the `extra_names` given at construction. A name the line
-/// asks for that is not set here is reported once on stderr (its value
-/// cannot be masked by value; the catalogue's patterns still apply).
+/// the line plus the `extra_names` given at construction. A name (the
+/// line's or an extra one) that is not set here is reported once on stderr,
+/// naming where it came from (its value cannot be masked by value; the
+/// catalogue's patterns still apply).
 #[derive(Debug)]
 pub struct LineRedactors {
     tool: &'static str,
@@ -125,10 +126,14 @@ impl LineRedactors {
                 let mut warned = self.warned.lock().unwrap_or_else(|e| e.into_inner());
                 if !warned.contains(n) {
                     warned.push(n.clone());
-                    tao_core::cli::warn(
-                        self.tool,
-                        &format!("secret {n} is named by a job but not set in this environment: its value cannot be masked by value (export {n} where this tool runs)"),
-                    );
+                    // One warning per name, saying who named it: the
+                    // tool's own --secret-env, or a job's `secrets`.
+                    let msg = if self.extra_names.contains(n) {
+                        format!("{n} is not set (named by --secret-env); nothing to mask by its value (export {n} where this tool runs)")
+                    } else {
+                        format!("secret {n} is named by a job but not set in this environment: its value cannot be masked by value (export {n} where this tool runs)")
+                    };
+                    tao_core::cli::warn(self.tool, &msg);
                 }
             }
         }
