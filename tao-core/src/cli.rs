@@ -91,6 +91,15 @@ pub fn warn(tool: &str, msg: &str) {
     }
 }
 
+/// Print `tool: msg` on stderr (one line), silenced by `-q`: a normal
+/// progress note worth seeing without `-v` (a long wait starting), which
+/// is not a warning.
+pub fn progress(tool: &str, msg: &str) {
+    if verbosity() >= 0 {
+        write_stderr(&format!("{tool}: {}\n", one_line(msg)));
+    }
+}
+
 /// Print `tool: msg` on stderr (one line) only with `-v`: what the tool is
 /// doing (connections, remote commands, per-job outcomes).
 pub fn note(tool: &str, msg: &str) {

@@ -255,10 +255,14 @@ pub fn gate(
         let pplan = probe_plan(line, profile, &id, env, cfg)?;
         let s = submit(sessions, &pplan)?;
         logs.push(pplan.log_dir(&s.job_id));
-        tao_core::cli::warn(
-            crate::TOOL,
-            &probe_progress(&line_id, i + 1, envs.len(), &s.job_id, env, &cluster),
-        );
+        // The first try is the normal path: a progress note. A later try
+        // means the one before failed: a warning.
+        let said = probe_progress(&line_id, i + 1, envs.len(), &s.job_id, env, &cluster);
+        if i == 0 {
+            tao_core::cli::progress(crate::TOOL, &said);
+        } else {
+            tao_core::cli::warn(crate::TOOL, &said);
+        }
         let outcome = wait_verdict(sessions, &s.login_host, &pplan, &s.job_id, cfg)?;
         tried.push(Tried {
             env: env.clone(),

@@ -201,6 +201,15 @@ fn a_probe_that_never_passes_blocks_the_job_and_says_what_was_tried() {
             && stderr.contains(") with no NCCL settings (the cluster's defaults) on cluster"),
         "{stderr}"
     );
+    // Try 1 is the normal path (a progress note); a later try follows a
+    // failed one (a warning).
+    for l in stderr
+        .lines()
+        .filter(|l| l.contains("communication probe try"))
+    {
+        let first = l.contains("try 1 of");
+        assert_eq!(l.contains(": warning: "), !first, "{l}");
+    }
     assert!(msg.contains("--skip-probe"), "{msg}");
     assert_eq!(l["probe"]["env"], Value::Null);
     assert_eq!(l["probe"]["tried"].as_array().unwrap().len(), 3);
