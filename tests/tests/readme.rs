@@ -140,7 +140,11 @@ fn readme_runnable_blocks_run_on_the_local_cluster() {
     let state = dir.path().join("state");
     let out = bash_in(
         &c,
-        &[("TAO_STATE_DIR", state.to_str().unwrap())],
+        // TMPDIR: the report block writes under it, outside the checkout.
+        &[
+            ("TAO_STATE_DIR", state.to_str().unwrap()),
+            ("TMPDIR", dir.path().to_str().unwrap()),
+        ],
         Some(dir.path()),
         &script,
     );
@@ -171,9 +175,18 @@ fn readme_runnable_blocks_run_on_the_local_cluster() {
             );
         }
     }
-    assert!(
-        dir.path().join("report.html").exists(),
-        "the README's report block wrote no report.html"
+    let reports: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            n.starts_with("tao-report-") && n.ends_with(".html")
+        })
+        .collect();
+    assert_eq!(
+        reports.len(),
+        1,
+        "the README's report block wrote no $TMPDIR/tao-report-ID.html"
     );
 }
 
