@@ -61,7 +61,8 @@ impl State {
     }
 
     /// PENDING, RUNNING and UNKNOWN are live: `tao-record list --live`
-    /// returns them and cron keeps polling them.
+    /// returns them (and unclassified ERROR records,
+    /// tao_store::query::awaits_classification) and cron keeps polling them.
     pub fn is_live(self) -> bool {
         !self.is_final()
     }
