@@ -233,10 +233,22 @@ fn the_demo_brings_up_only_the_cluster_it_uses() {
     if text(&uid.stdout).trim() != "0" {
         return;
     }
+    // As `make demo` runs it: a clean environment, so the cluster it
+    // checks is the default 22.05 one even when this test runs in the 24.11
+    // pass (whose TAO_CLUSTER_DIR and PATH would point `up` at the 24.11
+    // cluster's files and commands and overwrite them).
     let out = std::process::Command::new("bash")
         .arg(format!("{root}/tests/cluster/up"))
+        .env_clear()
+        .env(
+            "PATH",
+            "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        )
+        .env(
+            "HOME",
+            std::env::var_os("HOME").unwrap_or_else(|| "/root".into()),
+        )
         .env("TAO_UP_TRANSPORT", "0")
-        .env_remove("TAO_CLUSTERS")
         .output()
         .unwrap();
     let stderr = text(&out.stderr);
