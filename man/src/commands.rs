@@ -19,6 +19,17 @@ use clap::{Command, CommandFactory};
 /// tool shares (`version.workspace = true`).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
+/// The six tools' names, in pipeline order (the names [`all`] pairs with
+/// their commands).
+pub const TOOLS: [&str; 6] = [
+    "tao-record",
+    "tao-render",
+    "tao-redact",
+    "tao-submit",
+    "tao-poll",
+    "tao-classify",
+];
+
 /// The six tools, in pipeline order: (binary name, command line).
 ///
 /// Output: `(name, clap::Command)` pairs; the name is the binary's file

@@ -127,14 +127,7 @@ mod tests {
             NOPERM,
             CONFIG,
         ];
-        let tools = [
-            "tao-record",
-            "tao-render",
-            "tao-redact",
-            "tao-submit",
-            "tao-poll",
-            "tao-classify",
-        ];
+        let tools = crate::commands::TOOLS;
         for t in tools {
             let e = for_tool(t);
             assert!(e.environment.len() > 1 && !e.exit_status.is_empty(), "{t}");

@@ -385,14 +385,7 @@ fn help_exit_statuses_match_the_pages() {
     const KNOWN: [i64; 10] = [0, 1, 2, 3, 65, 69, 74, 75, 77, 78];
     let data: toml::Table =
         toml::from_str(&std::fs::read_to_string(man_dir().join("extras.toml")).unwrap()).unwrap();
-    for tool in [
-        "tao-record",
-        "tao-render",
-        "tao-redact",
-        "tao-submit",
-        "tao-poll",
-        "tao-classify",
-    ] {
+    for tool in tao_man::commands::TOOLS {
         let page: BTreeSet<i64> = data[tool]["exit_status"]
             .as_array()
             .unwrap()

@@ -16,14 +16,7 @@ use std::process::Command;
 
 use util::{profile_dir, require, tool_binary};
 
-const TOOLS: [&str; 6] = [
-    "tao-record",
-    "tao-render",
-    "tao-redact",
-    "tao-submit",
-    "tao-poll",
-    "tao-classify",
-];
+use tao_man::commands::TOOLS;
 
 /// Every file `make install` writes under `root` (= DESTDIR + PREFIX).
 fn expected(root: &Path) -> Vec<PathBuf> {
