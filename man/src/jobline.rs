@@ -90,7 +90,7 @@ pub fn render() -> String {
         .map(|s| (s.as_str(), state_meaning(*s)))
         .collect();
     tagged_list(&mut out, &states);
-    para(&mut out, "PENDING, RUNNING and UNKNOWN are live; COMPLETE, ERROR and CANCELED are final. tao-record list --live lists the live records and the ERROR records that ran on Slurm but have no classification yet (so the cron pipeline classifies a failure the watch pipeline recorded).");
+    para(&mut out, "PENDING, RUNNING and UNKNOWN are live; COMPLETE, ERROR and CANCELED are final. tao-record list --live lists the live records and the ERROR records that ran on Slurm but have no classification yet (so the cron pipeline classifies a failure the watch pipeline recorded), and the ERROR records classified retryable (classification.retry true, attempt below 10) whose retry was never opened (so the next cron run opens the retry a crash between tao-record mark and tao-record retry left undone; tao-record retry opens it once and records a spent budget as classification.retry false).");
 
     heading(&mut out, "SLURM STATES");
     out.push_str(&text("Every state Slurm prints maps to exactly one word of the vocabulary; the native state and reason ride along in slurm.native_state and message. squeue's compact codes, sacct's annotated (CANCELLED by 0) and truncated (CANCELLED+) spellings are accepted. A state marked \"requeue may follow\" is provisional while requeue is on: Slurm may requeue the job after it."));

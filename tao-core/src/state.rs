@@ -62,7 +62,9 @@ impl State {
 
     /// PENDING, RUNNING and UNKNOWN are live: `tao-record list --live`
     /// returns them (and unclassified ERROR records,
-    /// tao_store::query::awaits_classification) and cron keeps polling them.
+    /// tao_store::query::awaits_classification, and retryable ones whose
+    /// retry was never opened, tao_store::query::awaits_retry) and cron
+    /// keeps polling them.
     pub fn is_live(self) -> bool {
         !self.is_final()
     }

@@ -124,8 +124,11 @@ retry yet, and its attempt is below --max-attempts: then the next attempt is ope
 the node the classification blames excluded; tao-submit drops an exclusion that names no \
 node of the cluster). Only the new records' lines are printed, for tao-render | tao-redact \
 lint | tao-submit | tao-record mark. Every other line is dropped: a program fault is never \
-retried, a record already retried is not retried twice, and a spent budget is said on \
-stderr.\n\n\
+retried, a record already retried is not retried twice (running the stage again opens \
+nothing), and a spent budget is said on stderr and recorded (classification.retry set to \
+false, so list --live lets the record go). A failure marked retryable whose retry was \
+never opened (the pipeline died between mark and retry) stays in list --live, so the next \
+run of the recipe opens it.\n\n\
 The cron recipe, one pipeline:\n  tao-record list --live | tao-poll --evidence | \
 tao-classify | tao-record mark | tao-record retry | tao-render | tao-redact lint | \
 tao-submit | tao-record mark";
@@ -158,8 +161,9 @@ pub struct ShowArgs {
 #[derive(Debug, clap::Args)]
 pub struct ListArgs {
     /// Only records the cron pipeline has work for: PENDING, RUNNING,
-    /// UNKNOWN, and ERROR records that ran on Slurm but are not classified
-    /// yet (a failure `tao-poll --watch | tao-record mark` recorded).
+    /// UNKNOWN, ERROR records that ran on Slurm but are not classified
+    /// yet (a failure `tao-poll --watch | tao-record mark` recorded), and
+    /// ERROR records classified retryable whose retry was never opened.
     #[arg(long)]
     pub live: bool,
     /// Only records in this state; repeatable.

@@ -14,8 +14,15 @@
 //! first try) is below `--max-attempts` (default
 //! [`tao_core::DEFAULT_MAX_ATTEMPTS`], 10). Every other line is dropped
 //! silently (a running job, a program fault, one already retried), except
-//! a spent budget, which is said on stderr once per record and run.
-//! Running the stage twice over the same lines opens nothing twice.
+//! a spent budget, which is said on stderr and recorded in the store
+//! (`classification.retry` set to false, `classification.reason` says
+//! why), so the record leaves `tao-record list --live`.
+//! Running the stage twice over the same lines opens nothing twice: a
+//! record whose `retried_by` names an existing record is not retried again
+//! (the check and the open run under the record's lock). A record marked
+//! retryable whose retry was never opened (the pipeline died between
+//! `mark` and `retry`) stays in `list --live`
+//! (tao_store::query::awaits_retry), so the next cron run opens it.
 
 use std::io::{BufRead, Write};
 
@@ -59,10 +66,8 @@ pub fn retry_one(store: &Store, id: &str, max_attempts: u32) -> Result<(Outcome,
     {
         return Ok((Outcome::NotRetryable, None));
     }
-    if let Some(by) = rec.get_str(&["retried_by"]) {
-        if store.exists(by) {
-            return Ok((Outcome::AlreadyRetried(by.to_string()), None));
-        }
+    if let Some(by) = store.existing_retry(rec.fields.get("retried_by")) {
+        return Ok((Outcome::AlreadyRetried(by.to_string()), None));
     }
     let attempt = rec
         .fields
@@ -71,6 +76,7 @@ pub fn retry_one(store: &Store, id: &str, max_attempts: u32) -> Result<(Outcome,
         .unwrap_or(1)
         .min(u32::MAX as u64) as u32;
     if attempt >= max_attempts {
+        record_spent_budget(store, id, attempt, max_attempts)?;
         return Ok((Outcome::BudgetSpent(attempt, max_attempts), None));
     }
     let args = OpenArgs {
@@ -81,6 +87,30 @@ pub fn retry_one(store: &Store, id: &str, max_attempts: u32) -> Result<(Outcome,
     let line = open(store, &args)?;
     let new_id = line.id().unwrap_or_default().to_string();
     Ok((Outcome::Opened(new_id), Some(line)))
+}
+
+/// Record in `id`'s classification that its retry budget is spent
+/// (`retry` false, the reason said), so `tao-record list --live` no
+/// longer holds it for the cron pipeline
+/// (tao_store::query::awaits_retry). Nothing is written when the record
+/// changed meanwhile (no longer marked retryable).
+///
+/// Errors: [`Error::Io`] when the record cannot be written.
+fn record_spent_budget(store: &Store, id: &str, attempt: u32, max_attempts: u32) -> Result<()> {
+    store.update(id, |r| {
+        if let Some(Value::Object(c)) = r.fields.get_mut("classification") {
+            if c.get("retry") == Some(&Value::Bool(true)) {
+                c.insert("retry".into(), Value::Bool(false));
+                c.insert(
+                    "reason".into(),
+                    Value::String(format!(
+                        "retry budget spent (attempt {attempt} of {max_attempts}, tao-record retry --max-attempts)"
+                    )),
+                );
+            }
+        }
+        Ok(())
+    })
 }
 
 /// The stage: read job lines from `input`, open the due retries, write

@@ -1585,11 +1585,95 @@ fn retry_stage_opens_due_retries_once_within_the_budget() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // The spent budget is recorded, so `list --live` lets the record go.
+    let rec = env.record(&cid);
+    assert_eq!(rec["classification"]["retry"], false, "{rec}");
+    let live = env.cmd().args(["list", "--live"]).output().unwrap();
+    assert!(
+        !String::from_utf8_lossy(&live.stdout).contains(&cid),
+        "a spent budget stayed in --live"
+    );
     // Bad budget: usage error; malformed line: 65, nothing opened.
     assert_eq!(run("", &["--max-attempts", "0"]).status.code(), Some(2));
     let out = run("{not json\n", &[]);
     assert_eq!(out.status.code(), Some(65));
     assert!(out.stdout.is_empty());
+}
+
+/// A crash between `tao-record mark` and `tao-record retry` (and one
+/// inside `open --retry-of`, after the parent names its retry and before
+/// the retry is created) leaves a failure marked retryable without a
+/// retry: `list --live` still holds it, so the next cron run's `retry`
+/// opens it, exactly once however often it runs.
+#[test]
+fn retry_never_opened_comes_back_in_live_and_is_opened_once() {
+    let env = Env::new();
+    let spec = env.file("s.yaml", "a: 1\n");
+    let (a, b) = (
+        env.open(&["--spec", spec.to_str().unwrap()]),
+        env.open(&["--spec", spec.to_str().unwrap()]),
+    );
+    for id in [&a, &b] {
+        let line = json!({"id": id, "state": "ERROR", "message": "FAILED",
+            "classification": {"class": "infra", "node": "n1", "retry": true}});
+        let out = env
+            .cmd()
+            .arg("mark")
+            .write_stdin(format!("{line}\n"))
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+    }
+    // `b` crashed inside open --retry-of: it names a retry never created.
+    let path = env.record_path(&b);
+    let mut rec: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    rec["retried_by"] = json!("tao-20261201-never0");
+    std::fs::write(&path, rec.to_string()).unwrap();
+    let live_ids = || {
+        let out = env.cmd().args(["list", "--live"]).output().unwrap();
+        assert!(out.status.success());
+        lines(&out.stdout)
+            .iter()
+            .map(|l| l["id"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    let live = live_ids();
+    assert!(live.contains(&a) && live.contains(&b), "{live:?}");
+    // The next cron runs: `list --live | ... | retry`, twice.
+    let cron = || {
+        let listed = env.cmd().args(["list", "--live"]).output().unwrap();
+        let out = env
+            .cmd()
+            .arg("retry")
+            .write_stdin(listed.stdout)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        lines(&out.stdout)
+    };
+    let opened = cron();
+    let mut parents: Vec<&str> = opened
+        .iter()
+        .map(|l| l["retry_of"].as_str().unwrap())
+        .collect();
+    parents.sort();
+    let mut want = [a.as_str(), b.as_str()];
+    want.sort();
+    assert_eq!(parents, want, "{opened:?}");
+    for id in [&a, &b] {
+        let by = env.record(id)["retried_by"].as_str().unwrap().to_string();
+        assert!(opened.iter().any(|l| l["id"] == by.as_str()), "{id}: {by}");
+        assert!(!live_ids().contains(id), "{id} stayed in --live");
+    }
+    // The second run opens nothing: both retries are PENDING in --live,
+    // and no parent is retried twice.
+    let again = cron();
+    assert!(again.is_empty(), "opened twice: {again:?}");
 }
 
 /// A corrupt record makes `list` exit non-zero (65) with its path named,

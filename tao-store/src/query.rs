@@ -23,7 +23,9 @@ use crate::store::{parse_record, Record, Store};
 pub struct Filter {
     /// Only records the cron pipeline still has work for: PENDING,
     /// RUNNING and UNKNOWN, plus ERROR records that ran on Slurm and have
-    /// no classification yet ([`awaits_classification`]).
+    /// no classification yet ([`awaits_classification`]) and ERROR records
+    /// classified retryable whose retry was never opened
+    /// ([`awaits_retry`]).
     pub live: bool,
     /// Only records in one of these states.
     pub states: Vec<State>,
@@ -73,18 +75,58 @@ pub fn awaits_classification(
             .is_some_and(|j| !j.is_empty())
 }
 
+/// Whether a record in `state` is a failure tao-classify marked retryable
+/// (`classification.retry` true) whose retry was never opened: ERROR, its
+/// `attempt` (1 when missing) below [`tao_core::DEFAULT_MAX_ATTEMPTS`],
+/// and no `retried_by` naming a record that exists (`retry_exists` says
+/// whether one does, [`Store::existing_retry`]). A crash (or a killed
+/// pipeline) between `tao-record mark` and `tao-record retry` leaves such
+/// a record; `list --live` holds it so the next cron run opens its retry,
+/// once: `tao-record retry` opens none for a record that has one, and
+/// records a budget it finds spent (`classification.retry` false), so the
+/// record leaves `--live` then too.
+///
+/// Inputs: the record's state and its `classification`, `attempt` and
+/// `retried_by` values.
+pub fn awaits_retry(
+    state: State,
+    classification: Option<&Value>,
+    attempt: Option<&Value>,
+    retried_by: Option<&Value>,
+    retry_exists: impl FnOnce(Option<&Value>) -> bool,
+) -> bool {
+    state == State::Error
+        && classification.and_then(|c| c.get("retry")) == Some(&Value::Bool(true))
+        && attempt.and_then(Value::as_u64).unwrap_or(1) < u64::from(tao_core::DEFAULT_MAX_ATTEMPTS)
+        && !retry_exists(retried_by)
+}
+
+/// Whether `list --live` holds a record: live, [`awaits_classification`]
+/// or [`awaits_retry`]. `field` gives a top-level value of the record.
+fn cron_has_work(store: &Store, state: State, field: impl Fn(&str) -> Option<Value>) -> bool {
+    if state.is_live() {
+        return true;
+    }
+    if state != State::Error {
+        return false;
+    }
+    let classification = field("classification");
+    awaits_classification(state, classification.as_ref(), field("slurm").as_ref())
+        || awaits_retry(
+            state,
+            classification.as_ref(),
+            field("attempt").as_ref(),
+            field("retried_by").as_ref(),
+            |by| store.existing_retry(by).is_some(),
+        )
+}
+
 impl Filter {
-    /// Whether `rec` passes the state and time conditions.
-    pub fn matches(&self, rec: &Record) -> bool {
+    /// Whether `rec` passes the state and time conditions (`store`: to
+    /// tell whether a retry the record names exists, for `live`).
+    pub fn matches(&self, rec: &Record, store: &Store) -> bool {
         let state = rec.state().unwrap_or(State::Unknown);
-        if self.live
-            && !state.is_live()
-            && !awaits_classification(
-                state,
-                rec.fields.get("classification"),
-                rec.fields.get("slurm"),
-            )
-        {
+        if self.live && !cron_has_work(store, state, |k| rec.fields.get(k).cloned()) {
             return false;
         }
         if !self.states.is_empty() && !self.states.contains(&state) {
@@ -394,7 +436,7 @@ fn render_part(store: &Store, ids: &[String], explicit: bool, filter: &Filter) -
         }
         let mark = part.out.len();
         let mut created = None;
-        match render_line(&bytes, filter, &mut part.out, &mut created) {
+        match render_line(store, &bytes, filter, &mut part.out, &mut created) {
             Ok(true) => {
                 part.printed += 1;
                 part.created.push((created, mark, part.out.len()));
@@ -405,7 +447,7 @@ fn render_part(store: &Store, ids: &[String], explicit: bool, filter: &Filter) -
                 match parse_record(&bytes, &path) {
                     // Not compact JSON on one line: take the slow path.
                     Ok(rec) => {
-                        if filter.matches(&rec) {
+                        if filter.matches(&rec, store) {
                             let created = rec.created_at().and_then(tao_core::time::parse_rfc3339);
                             serde_json::to_writer(&mut part.out, &rec.into_job_line().fields)
                                 .map_err(|e| Error::Internal(e.to_string()))?;
@@ -484,6 +526,7 @@ struct At<'a> {
 /// Errors: when the file is not compact JSON (any raw value holding a
 /// newline) or does not parse; the caller then takes the slow path.
 fn render_line(
+    store: &Store,
     bytes: &[u8],
     filter: &Filter,
     out: &mut Vec<u8>,
@@ -505,7 +548,7 @@ fn render_line(
                 .find(|(k, _)| k == key)
                 .and_then(|(_, v)| serde_json::from_str::<Value>(v.get()).ok())
         };
-        if !awaits_classification(state, raw("classification").as_ref(), raw("slurm").as_ref()) {
+        if !cron_has_work(store, state, raw) {
             return Ok(false);
         }
     }
@@ -608,10 +651,18 @@ mod tests {
 
     #[test]
     fn fast_path_prints_what_the_slow_path_prints() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(tmp.path().to_path_buf()).unwrap();
         let text = r#"{"id":"a","state":"RUNNING","x":{"b":[1,2.5,"é\n"]},"history":[{"at":"2026-11-29T10:00:00Z","state":"PENDING"}],"z":null}"#;
         let mut fast = Vec::new();
         assert_eq!(
-            render_line(text.as_bytes(), &Filter::default(), &mut fast, &mut None),
+            render_line(
+                &store,
+                text.as_bytes(),
+                &Filter::default(),
+                &mut fast,
+                &mut None
+            ),
             Ok(true)
         );
         let rec = parse_record(text.as_bytes(), std::path::Path::new("x")).unwrap();
@@ -627,7 +678,7 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            render_line(text.as_bytes(), &live, &mut out, &mut None),
+            render_line(&store, text.as_bytes(), &live, &mut out, &mut None),
             Ok(true)
         );
         let done = Filter {
@@ -635,7 +686,7 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            render_line(text.as_bytes(), &done, &mut out, &mut None),
+            render_line(&store, text.as_bytes(), &done, &mut out, &mut None),
             Ok(false)
         );
         let since = Filter {
@@ -643,11 +694,12 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            render_line(text.as_bytes(), &since, &mut out, &mut None),
+            render_line(&store, text.as_bytes(), &since, &mut out, &mut None),
             Ok(false)
         );
         // Pretty-printed files go to the slow path.
         assert!(render_line(
+            &store,
             b"{\"id\":\n [1,\n 2]}",
             &Filter::default(),
             &mut out,
@@ -740,6 +792,8 @@ mod tests {
 
     #[test]
     fn live_holds_ended_failures_not_yet_classified() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(tmp.path().to_path_buf()).unwrap();
         let live = Filter {
             live: true,
             ..Default::default()
@@ -778,13 +832,78 @@ mod tests {
         ] {
             let mut out = Vec::new();
             assert_eq!(
-                render_line(text.as_bytes(), &live, &mut out, &mut None),
+                render_line(&store, text.as_bytes(), &live, &mut out, &mut None),
                 Ok(want),
                 "{text}"
             );
             let rec = parse_record(text.as_bytes(), std::path::Path::new("x")).unwrap();
-            assert_eq!(live.matches(&rec), want, "slow path: {text}");
+            assert_eq!(live.matches(&rec, &store), want, "slow path: {text}");
         }
+    }
+
+    /// A crash between `tao-record mark` and `tao-record retry` leaves an
+    /// ERROR record classified retryable with no retry: `--live` holds it
+    /// until its retry exists or its budget is spent.
+    #[test]
+    fn live_holds_retryable_failures_whose_retry_was_never_opened() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(tmp.path().to_path_buf()).unwrap();
+        let child = "tao-20261201-child1";
+        let live = Filter {
+            live: true,
+            ..Default::default()
+        };
+        let h = r#""history":[{"at":"2026-11-29T10:00:00Z"}]"#;
+        let retry = r#""classification":{"class":"infra","retry":true}"#;
+        let cases = [
+            (format!(r#"{{"id":"a","state":"ERROR",{retry},{h}}}"#), true),
+            (
+                format!(r#"{{"id":"a","state":"ERROR","attempt":9,{retry},{h}}}"#),
+                true,
+            ),
+            // The retry was named in the parent but never created.
+            (
+                format!(r#"{{"id":"a","state":"ERROR",{retry},"retried_by":"{child}",{h}}}"#),
+                true,
+            ),
+            (
+                format!(r#"{{"id":"a","state":"ERROR","attempt":10,{retry},{h}}}"#),
+                false,
+            ),
+            (
+                format!(
+                    r#"{{"id":"a","state":"ERROR","classification":{{"class":"infra","retry":false}},{h}}}"#
+                ),
+                false,
+            ),
+            (
+                format!(r#"{{"id":"a","state":"CANCELED",{retry},{h}}}"#),
+                false,
+            ),
+        ];
+        for (text, want) in &cases {
+            let mut out = Vec::new();
+            assert_eq!(
+                render_line(&store, text.as_bytes(), &live, &mut out, &mut None),
+                Ok(*want),
+                "{text}"
+            );
+            let rec = parse_record(text.as_bytes(), std::path::Path::new("x")).unwrap();
+            assert_eq!(live.matches(&rec, &store), *want, "slow path: {text}");
+        }
+        // Once the retry exists, the parent leaves --live.
+        std::fs::write(
+            store.record_path(child),
+            format!(r#"{{"id":"{child}","state":"PENDING"}}"#),
+        )
+        .unwrap();
+        let text = &cases[2].0;
+        assert_eq!(
+            render_line(&store, text.as_bytes(), &live, &mut Vec::new(), &mut None),
+            Ok(false)
+        );
+        let rec = parse_record(text.as_bytes(), std::path::Path::new("x")).unwrap();
+        assert!(!live.matches(&rec, &store));
     }
 
     #[test]

@@ -159,6 +159,20 @@ impl Store {
         self.record_path(id).exists() || self.archive_path(id).exists()
     }
 
+    /// The retry a record's `retried_by` value names, when that record
+    /// exists (live or archived). `None` for no `retried_by`, a value that
+    /// is not a string, or a record that was never created: `open
+    /// --retry-of` names the child in the parent before it creates it, so
+    /// a crash in between leaves a name without a record, and the retry
+    /// is still due.
+    ///
+    /// Input: the parent's `retried_by` value, if any.
+    pub fn existing_retry<'a>(&self, retried_by: Option<&'a Value>) -> Option<&'a str> {
+        retried_by
+            .and_then(Value::as_str)
+            .filter(|by| tao_core::id::is_valid(by) && self.exists(by))
+    }
+
     /// The job line of record `id`, without `history` (live records first,
     /// then the archive).
     ///

@@ -159,3 +159,43 @@ fn cron_pipeline_classifies_and_retries_a_failure_the_watch_pipeline_marked() {
         "retried twice: {chain:?}"
     );
 }
+
+/// A cron run that dies between `tao-record mark` and `tao-record retry`
+/// (killed, the machine rebooted) leaves an infra failure classified
+/// retryable and no retry. `list --live` still holds it, so the next cron
+/// run opens its retry: exactly once, however often cron runs after.
+#[test]
+fn cron_pipeline_retries_a_failure_whose_retry_a_crash_never_opened() {
+    let Some(c) = cluster() else { return };
+    let f = Fixture::new(c, 5, 0.0);
+    let line = f.submit("", GPU_OFF_THE_BUS);
+    let id = line["id"].as_str().unwrap().to_string();
+    assert_eq!(f.final_state(&id)["state"], "ERROR");
+    // The crashed run: the cron recipe up to `mark`, no `retry` stage.
+    let rec = f.classify(&id, 10);
+    assert_eq!(rec["classification"]["retry"], true, "{rec}");
+    assert!(rec.get("retried_by").is_none(), "{rec}");
+    let live = f.sh("tao-record list --live");
+    assert!(
+        live.contains(&format!("\"id\":\"{id}\"")),
+        "a retryable failure without its retry left --live: {live}"
+    );
+
+    f.cron(3);
+    let chain = f.chain(&id);
+    assert_eq!(chain.len(), 2, "the retry was not opened once: {chain:?}");
+    let child = chain[1]["id"].as_str().unwrap().to_string();
+    assert_eq!(chain[0]["retried_by"], child.as_str());
+    assert_eq!(chain[1]["retry_of"], id.as_str());
+    f.cron(3);
+    let chain = f.chain(&id);
+    assert_eq!(chain[0]["retried_by"], child.as_str(), "{}", chain[0]);
+    assert_eq!(
+        chain
+            .iter()
+            .filter(|r| r["retry_of"] == id.as_str())
+            .count(),
+        1,
+        "retried twice: {chain:?}"
+    );
+}

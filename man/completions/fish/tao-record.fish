@@ -100,7 +100,7 @@ complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l since -d 
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l retry-of -d 'Only the retry chain that contains ID (first attempt first)' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l sort -d 'Order of a listing of the store: `created` (oldest first by creation time; the default for the table) or `id` (the default for job lines on a pipe: one read per record, the fast path for cron pipelines); --id and --retry-of keep their own order' -r -f -a "created\t''
 id\t''"
-complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l live -d 'Only records the cron pipeline has work for: PENDING, RUNNING, UNKNOWN, and ERROR records that ran on Slurm but are not classified yet (a failure `tao-poll --watch | tao-record mark` recorded)'
+complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l live -d 'Only records the cron pipeline has work for: PENDING, RUNNING, UNKNOWN, ERROR records that ran on Slurm but are not classified yet (a failure `tao-poll --watch | tao-record mark` recorded), and ERROR records classified retryable whose retry was never opened'
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l json -d 'Print job lines even on a terminal (the default on a pipe)'
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l table -l text -d 'Print a table even on a pipe (the default on a terminal); `--text` is the same, as for show, history and mark'
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -s q -l quiet -d 'Print no warnings (errors are always printed)'

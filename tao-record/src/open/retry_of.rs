@@ -122,12 +122,10 @@ pub(super) fn open_retry(store: &Store, args: &OpenArgs, parent_id: &str) -> Res
                     if state.is_live() { " (wait for it to end, or cancel it)" } else { "" }
                 )));
             }
-            if let Some(by) = p.fields.get("retried_by").and_then(Value::as_str) {
-                if store.exists(by) {
-                    return Err(Error::Data(format!(
-                        "record {parent_id:?} was already retried by {by:?}; retry {by:?} instead if it failed too"
-                    )));
-                }
+            if let Some(by) = store.existing_retry(p.fields.get("retried_by")) {
+                return Err(Error::Data(format!(
+                    "record {parent_id:?} was already retried by {by:?}; retry {by:?} instead if it failed too"
+                )));
             }
             let mut request = Map::new();
             for k in REQUEST_FIELDS {
