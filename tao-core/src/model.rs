@@ -759,7 +759,7 @@ const fn f(
 pub const FIELDS: &[Field] = &[
     f("id", "string", "[a-z0-9-]{1,64}", "tao-record open", "The record id, e.g. tao-20261129-k3f9x2; also the Slurm job name."),
     f("platform", "string", "", "tao-record open", "\"slurm\"."),
-    f("action", "string", "", "tao-record open", "The TAO action (train, evaluate, inference, export, ...: one of tao_core::request::ACTIONS, as tao-record(1) --action lists them)."),
+    f("action", "string", "", "tao-record open", "The TAO action (train, evaluate, inference, export, ...: a name tao-record(1) --action knows, or another of lowercase letters, digits and _, opened with a note; a near miss of a known one is refused)."),
     f("network_arch", "string", "", "tao-record open", "The network architecture (dino)."),
     f("image", "string or null", "", "tao-record open", "As given: /abs/x.sqsh, registry#image:tag, docker://registry#image:tag or registry/image:tag; null for runtime none."),
     f("runtime", "string", "", "tao-record open", "\"pyxis\" (srun --container-image, the default on real clusters) or \"none\" (plain srun)."),

@@ -532,7 +532,7 @@ fn bad_values_name_the_flag_and_the_fix_with_the_right_status() {
         (
             vec!["--action", "trian"],
             2,
-            "--action: \"trian\" is not a TAO action; use one of train, evaluate, inference,",
+            "--action: \"trian\" is not a TAO action: did you mean \"train\"? (known: train, evaluate, inference,",
         ),
     ];
     for (args, code, needle) in cases {
@@ -1598,6 +1598,50 @@ fn retry_stage_opens_due_retries_once_within_the_budget() {
     let out = run("{not json\n", &[]);
     assert_eq!(out.status.code(), Some(65));
     assert!(out.stdout.is_empty());
+}
+
+/// `--action`: a TAO action missing from tao-record's list opens, with a
+/// one-line note on stderr; a near miss of a known action is refused with
+/// the action meant, and nothing is written.
+#[test]
+fn an_unlisted_action_opens_with_a_note_and_a_typo_is_refused() {
+    let env = Env::new();
+    let out = env
+        .cmd()
+        .args(["open", "--command", "x", "--action", "finetune"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(lines(&out.stdout)[0]["action"], "finetune");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("tao-record: warning: --action \"finetune\" is not one of the TAO actions tao-record knows"),
+        "{err}"
+    );
+    // Known: no note.
+    let out = env
+        .cmd()
+        .args(["open", "--command", "x", "--action", "evaluate"])
+        .output()
+        .unwrap();
+    assert!(out.status.success() && out.stderr.is_empty());
+    let before = std::fs::read_dir(env.state().join("records"))
+        .unwrap()
+        .count();
+    let out = env
+        .cmd()
+        .args(["open", "--command", "x", "--action", "evalute"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("did you mean \"evaluate\"?"), "{err}");
+    assert!(out.stdout.is_empty());
+    let after = std::fs::read_dir(env.state().join("records"))
+        .unwrap()
+        .count();
+    assert_eq!(before, after, "a refused open wrote a record");
 }
 
 /// A crash between `tao-record mark` and `tao-record retry` (and one

@@ -20,7 +20,9 @@ pub struct OpenArgs {
     pub platform: String,
     /// TAO action: train, evaluate, inference, export, prune, retrain, distill, quantize,
     /// gen_trt_engine, calibration_tensorfile, dataset_convert, convert, kmeans, augment,
-    /// auto_label, generate, analyze or validate (another value is refused).
+    /// auto_label, generate, analyze, validate, or another name of lowercase letters, digits
+    /// and _ (opened with a note on stderr); a near miss of a known one is refused ("did you
+    /// mean").
     #[arg(long, value_name = "ACTION")]
     pub action: Option<String>,
     /// TAO network architecture (dino, classification_pyt, ...).

@@ -58,7 +58,9 @@ pub fn build_request_noting(
     };
     let action = word("--action", &args.action)?;
     if let Some(a) = &action {
-        request::action(a).map_err(|e| usage("--action", e))?;
+        if let Some(n) = request::action(a).map_err(|e| usage("--action", e))? {
+            note(n);
+        }
     }
     let network_arch = word("--network-arch", &args.network_arch)?;
     if let Some(img) = &args.image {
