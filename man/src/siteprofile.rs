@@ -119,7 +119,7 @@ pub fn render() -> String {
         subsection(&mut out, name);
         out.push_str(&text(match name {
             "local" => "The project's local test cluster (tests/cluster/up): runtime none, partitions gpu and cpu_long.",
-            "cs-oci-ord" => "The default: the packaged platform's cluster, with its 4-hour GPU partitions.",
+            "cs-oci-ord" => "The default: the packaged platform's cluster, with its 4-hour GPU partitions. Its source gives no CPUs, node counts or memory per node for them, so those limits are absent (not checked; sbatch decides).",
             _ => "A compiled-in profile.",
         }));
         verbatim(
