@@ -20,15 +20,8 @@ use clap::{Command, CommandFactory};
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// The six tools' names, in pipeline order (the names [`all`] pairs with
-/// their commands).
-pub const TOOLS: [&str; 6] = [
-    "tao-record",
-    "tao-render",
-    "tao-redact",
-    "tao-submit",
-    "tao-poll",
-    "tao-classify",
-];
+/// their commands): [`tao_core::TOOLS`].
+pub use tao_core::TOOLS;
 
 /// The six tools, in pipeline order: (binary name, command line).
 ///

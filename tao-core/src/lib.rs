@@ -30,6 +30,19 @@ pub use filter::{Filter, OnBadLine};
 pub use jobline::{JobLine, LineReader, LineWriter};
 pub use state::State;
 
+/// The six tools' binary names, in pipeline order: the one list the man
+/// page generator (tao_man::commands), the end-to-end tests (tao_tests)
+/// and the crate-graph test share. The Makefile's `TOOLS` is its shell
+/// twin.
+pub const TOOLS: [&str; 6] = [
+    "tao-record",
+    "tao-render",
+    "tao-redact",
+    "tao-submit",
+    "tao-poll",
+    "tao-classify",
+];
+
 /// The retry budget: how many times in all (the first try included) a job
 /// that keeps failing on infrastructure is run before it is left for a
 /// person to look at. The default of `tao-record retry --max-attempts` and

@@ -107,15 +107,8 @@ pub fn cluster() -> Option<Cluster> {
     None
 }
 
-/// The six tools, in pipeline order.
-pub const TOOLS: &[&str] = &[
-    "tao-record",
-    "tao-render",
-    "tao-redact",
-    "tao-submit",
-    "tao-poll",
-    "tao-classify",
-];
+/// The six tools, in pipeline order: [`tao_core::TOOLS`].
+pub use tao_core::TOOLS;
 
 /// A registry image in NGC's `registry#image:tag` spelling (never pulled
 /// by the local tests: it only has to be a valid name).
