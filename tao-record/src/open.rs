@@ -29,11 +29,11 @@ mod retry_of;
 
 pub use args::{OpenArgs, DEFAULT_TIER, MAX_SPEC_BYTES};
 use create::{assemble, create_with_fresh_id};
-pub use create::{mint_id, refuse_literal_secrets};
+pub use create::{mint_id, refuse_literal_secrets, REQUEST_FIELDS};
 pub use execution::{check_execution, unbound_placeholders};
 pub use request::{build_request, build_request_noting};
 use retry_of::open_retry;
-pub use retry_of::{rebase, REQUEST_FIELDS};
+pub use retry_of::rebase;
 
 /// Run `open`: build and write the record, return its job line
 /// (without `history`).

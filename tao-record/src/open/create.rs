@@ -9,8 +9,10 @@ use tao_core::{Error, JobLine, Result, State};
 use crate::machine::{push_history, TOOL};
 use crate::store::{Record, Store};
 
-/// The order of a new record's request fields (tao-jobline(7)).
-pub(super) const CANONICAL_ORDER: &[&str] = &[
+/// The request fields of a record, in the order a new record writes them
+/// (tao-jobline(7)). `open --retry-of` copies them from the parent, all but
+/// `storage` (`retry_of::NOT_COPIED`).
+pub const REQUEST_FIELDS: &[&str] = &[
     "platform",
     "action",
     "network_arch",
@@ -185,7 +187,7 @@ pub(super) fn assemble(
     f.insert("id".into(), json!(id));
     // Canonical order first (a retry's request arrives in another order),
     // then anything else the parent carried.
-    for k in CANONICAL_ORDER {
+    for k in REQUEST_FIELDS {
         if let Some(v) = request.get(*k) {
             f.insert((*k).to_string(), v.clone());
         }

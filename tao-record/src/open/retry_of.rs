@@ -6,25 +6,14 @@ use serde_json::{json, Map, Value};
 use tao_core::{Error, JobLine, Result, State};
 
 use super::args::{usage, OpenArgs, DEFAULT_TIER};
-use super::create::{assemble, mint_id};
+use super::create::{assemble, mint_id, REQUEST_FIELDS};
 use crate::store::Store;
 use crate::validate;
 
-/// Fields copied from the parent by `--retry-of` (the request).
-pub const REQUEST_FIELDS: &[&str] = &[
-    "platform",
-    "action",
-    "network_arch",
-    "image",
-    "runtime",
-    "command",
-    "resources",
-    "spec",
-    "mounts",
-    "env",
-    "secrets",
-    "execution",
-];
+/// The request fields (`create::REQUEST_FIELDS`) `--retry-of` does not
+/// copy from the parent as they are: `storage`, whose directories are bound
+/// to the new id (only its `tier` and `base_dir` are carried).
+const NOT_COPIED: &[&str] = &["storage"];
 
 /// Replace the directory `old` by `new` in every string inside `v` where it
 /// appears as a whole path prefix (followed by `/`, `:`, a quote, space or
@@ -128,7 +117,7 @@ pub(super) fn open_retry(store: &Store, args: &OpenArgs, parent_id: &str) -> Res
                 )));
             }
             let mut request = Map::new();
-            for k in REQUEST_FIELDS {
+            for k in REQUEST_FIELDS.iter().filter(|k| !NOT_COPIED.contains(k)) {
                 if let Some(v) = p.fields.get(*k) {
                     request.insert((*k).to_string(), v.clone());
                 }
