@@ -44,13 +44,20 @@ fn write(dir: &Path, name: &str, text: &str) -> String {
     p.to_str().unwrap().to_string()
 }
 
+/// sacct's reply on a cluster without accounting (tao-poll then asks
+/// scontrol).
+const NO_ACCOUNTING: &str = "sacct: error: Slurm accounting storage is disabled\n";
+
 /// A replay: squeue's and sacct's replies saved as `squeue.txt` and
-/// `sacct.txt` in a test's directory, and tao-poll reading them.
+/// `sacct.txt` in a test's directory (and scontrol's as `scontrol.txt`,
+/// when given), and tao-poll reading them.
 struct Replay {
     /// Path of the saved squeue reply.
     squeue: String,
     /// Path of the saved sacct reply.
     sacct: String,
+    /// Path of the saved scontrol reply, if any.
+    scontrol: Option<String>,
 }
 
 impl Replay {
@@ -59,10 +66,22 @@ impl Replay {
         Replay {
             squeue: write(dir, "squeue.txt", squeue),
             sacct: write(dir, "sacct.txt", sacct),
+            scontrol: None,
         }
     }
 
-    /// [`cmd`] with `--replay-squeue` and `--replay-sacct` of these replies.
+    /// A cluster without accounting: squeue knows none of the jobs, sacct
+    /// says accounting is disabled ([`NO_ACCOUNTING`]), and scontrol
+    /// answers `scontrol` (saved in `dir`).
+    fn no_accounting(dir: &Path, scontrol: &str) -> Self {
+        Replay {
+            scontrol: Some(write(dir, "scontrol.txt", scontrol)),
+            ..Replay::write(dir, "", NO_ACCOUNTING)
+        }
+    }
+
+    /// [`cmd`] with `--replay-squeue` and `--replay-sacct` of these replies
+    /// (and `--replay-scontrol`, when saved).
     fn cmd(&self) -> Command {
         let mut c = cmd();
         c.args([
@@ -71,6 +90,9 @@ impl Replay {
             "--replay-sacct",
             &self.sacct,
         ]);
+        if let Some(sc) = &self.scontrol {
+            c.args(["--replay-scontrol", sc]);
+        }
         c
     }
 }
@@ -403,17 +425,11 @@ fn a_connection_error_for_every_line_is_said_once_on_stderr() {
 #[test]
 fn no_accounting_falls_back_to_scontrol() {
     let dir = tempfile::tempdir().unwrap();
-    let rp = Replay::write(
+    let rp = Replay::no_accounting(
         dir.path(),
-        "",
-        "sacct: error: Slurm accounting storage is disabled\n",
-    );
-    let scf = write(
-        dir.path(),
-        "scontrol.txt",
         "JobId=80 JobName=wrap UserId=taouser(1000) JobState=FAILED Reason=NonZeroExitCode Dependency=(null) Requeue=1 Restarts=2 BatchFlag=1 ExitCode=2:0 RunTime=00:00:01 SubmitTime=2026-11-29T19:07:04 StartTime=2026-11-29T19:07:04 EndTime=2026-11-29T19:07:05 NodeList=n1\n",
     );
-    let r = run(rp.cmd().args(["--replay-scontrol", &scf, "80", "81"]));
+    let r = run(rp.cmd().args(["80", "81"]));
     assert_eq!(s(&r.lines[0], &["state"]), Some("ERROR"), "{}", r.lines[0]);
     assert_eq!(
         s(&r.lines[0], &["message"]),
@@ -893,11 +909,7 @@ fn squeue_bf_requeue() {
         ));
     }
     let empty = write(dir.path(), "empty.txt", "");
-    let no_acct = write(
-        dir.path(),
-        "noacct.txt",
-        "sacct: error: Slurm accounting storage is disabled\n",
-    );
+    let no_acct = write(dir.path(), "noacct.txt", NO_ACCOUNTING);
     let sq_long = write(dir.path(), "sq_long.txt", &sq_long);
     let sq_code = write(dir.path(), "sq_code.txt", &sq_code);
     let sa = write(dir.path(), "sa.txt", &sa);
@@ -960,11 +972,7 @@ fn sacct_empty_state() {
          20036|20036||0:0|n1|1795979121|1795979122|1795979130|00:00:08|None\n\
          20037|20037|TIMEOUT|0:0|n1|1795979121|1795979122|1795979130|00:00:08|None\n",
     );
-    let no_acct = write(
-        dir.path(),
-        "noacct.txt",
-        "sacct: error: Slurm accounting storage is disabled\n",
-    );
+    let no_acct = write(dir.path(), "noacct.txt", NO_ACCOUNTING);
     let scf = write(
         dir.path(),
         "scontrol.txt",
@@ -1022,24 +1030,14 @@ fn sacct_empty_state() {
 #[test]
 fn scontrol_fallback_reads_only_this_users_own_keys() {
     let dir = tempfile::tempdir().unwrap();
-    let rp = Replay::write(
+    let rp = Replay::no_accounting(
         dir.path(),
-        "",
-        "sacct: error: Slurm accounting storage is disabled\n",
-    );
-    let scf = write(
-        dir.path(),
-        "scontrol.txt",
         "JobId=100 JobName=mine UserId=taouser(1000) JobState=RUNNING Reason=None Restarts=0 ExitCode=0:0 NodeList=n1 Comment=JobId=100 JobState=FAILED ExitCode=9:0\n\
          JobId=101 JobName=theirs UserId=mallory(1001) JobState=RUNNING Reason=None Comment=JobId=100 JobState=FAILED ExitCode=9:0\n\
          JobId=102 JobName=theirs UserId=mallory(1001) JobState=FAILED Reason=None Comment=HetJobId=100 HetJobOffset=1 JobState=FAILED\n\
          JobId=103 JobName=theirs UserId=mallory(1001) JobState=FAILED ExitCode=1:0\n",
     );
-    let r =
-        run(rp
-            .cmd()
-            .env("SLURM_USER", "taouser")
-            .args(["--replay-scontrol", &scf, "100", "103"]));
+    let r = run(rp.cmd().env("SLURM_USER", "taouser").args(["100", "103"]));
     assert_eq!(
         s(&r.lines[0], &["state"]),
         Some("RUNNING"),
