@@ -333,19 +333,7 @@ fn watch_prints_transitions_and_exits_0_when_all_complete() {
 fn watch_stops_on_sigterm_without_losing_lines() {
     let Some(env) = need_cluster() else { return };
     let job = submit(&env, "wterm", "sleep 5", "", false);
-    let bin = assert_cmd::cargo::cargo_bin("tao-poll");
-    let mut cmd = std::process::Command::new(bin);
-    cmd.env_clear();
-    for k in [
-        "SLURM_USER",
-        "SLURM_HOSTNAME",
-        "SSH_KEY_PATH",
-        "SSH_KNOWN_HOSTS",
-        "TAO_SITE_PROFILE",
-    ] {
-        cmd.env(k, &env[k]);
-    }
-    let mut child = cmd
+    let mut child = tao_poll_proc(&env)
         .args(["--watch", "--interval", "1", &job.sid])
         .stdout(std::process::Stdio::piped())
         .spawn()
@@ -570,23 +558,7 @@ fn older_squeue_and_no_accounting_fall_back_to_o_and_scontrol() {
         "touch {0}/calls && chmod 666 {0}/calls && chmod 755 {0} {0}/bin {0}/bin/squeue {0}/bin/sacct",
         dir.path().display()
     ));
-    let profile = dir.path().join("site.toml");
-    let local = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../tao-core/profiles/local.toml"
-    ))
-    .unwrap();
-    std::fs::write(
-        &profile,
-        local.replace(
-            "remote_prefix = \"\"",
-            &format!(
-                "remote_prefix = \"PATH={}:$PATH; export PATH;\"",
-                bin.display()
-            ),
-        ),
-    )
-    .unwrap();
+    let profile = tao_tests::local_profile_with_path_first(dir.path(), &bin);
     env.insert("TAO_SITE_PROFILE".into(), profile.to_str().unwrap().into());
     let job = submit(&env, "old", "exit 4", "", false);
     // Another user's job (root's) whose comment forges ours: the fallback

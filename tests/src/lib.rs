@@ -110,6 +110,22 @@ pub fn cluster() -> Option<Cluster> {
 /// The six tools, in pipeline order: [`tao_core::TOOLS`].
 pub use tao_core::TOOLS;
 
+/// Write `<dir>/site.toml`, the built-in `local` site profile with a
+/// `remote_prefix` that puts `path_first` first on PATH on the login host
+/// (so a wrapper there stands in for a Slurm command: a test double of a
+/// site whose squeue or sacct behaves otherwise), and return its path.
+pub fn local_profile_with_path_first(dir: &Path, path_first: &Path) -> PathBuf {
+    let local = tao_core::site::SiteProfile::builtin_text("local").expect("built-in local");
+    let prefix = format!(
+        "remote_prefix = \"PATH={}:$PATH; export PATH;\"",
+        path_first.display()
+    );
+    assert!(local.contains("remote_prefix = \"\""), "{local}");
+    let path = dir.join("site.toml");
+    std::fs::write(&path, local.replace("remote_prefix = \"\"", &prefix)).unwrap();
+    path
+}
+
 /// A registry image in NGC's `registry#image:tag` spelling (never pulled
 /// by the local tests: it only has to be a valid name).
 pub const NGC_IMAGE: &str = "nvcr.io#nvidia/tao/tao-toolkit:5.5.0-pyt";

@@ -86,23 +86,7 @@ fn a_job_on_cluster_b_is_polled_logged_and_cancelled_through_the_first_login_hos
     )
     .unwrap();
     std::fs::set_permissions(&wrap, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let profile = dir.path().join("site.toml");
-    let local = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../tao-core/profiles/local.toml"
-    ))
-    .unwrap();
-    std::fs::write(
-        &profile,
-        local.replace(
-            "remote_prefix = \"\"",
-            &format!(
-                "remote_prefix = \"PATH={}:$PATH; export PATH;\"",
-                dir.path().display()
-            ),
-        ),
-    )
-    .unwrap();
+    let profile = tao_tests::local_profile_with_path_first(dir.path(), dir.path());
     let prof = profile.to_str().unwrap();
     let env = [("TAO_STATE_DIR", sd), ("TAO_SITE_PROFILE", prof)];
 

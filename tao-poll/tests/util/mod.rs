@@ -57,9 +57,11 @@ pub fn need_cluster() -> Option<HashMap<String, String>> {
     }
 }
 
-/// tao-poll with a cleared environment plus the cluster's variables.
-pub fn tao_poll(env: &HashMap<String, String>) -> Command {
-    let mut c = Command::cargo_bin("tao-poll").unwrap();
+/// The tao-poll binary as a process with a cleared environment plus the
+/// cluster's variables (login, key, known hosts, site profile, results
+/// root) and PATH=/usr/bin:/bin.
+pub fn tao_poll_proc(env: &HashMap<String, String>) -> Proc {
+    let mut c = Proc::new(assert_cmd::cargo::cargo_bin("tao-poll"));
     c.env_clear();
     for k in [
         "SLURM_USER",
@@ -77,24 +79,16 @@ pub fn tao_poll(env: &HashMap<String, String>) -> Command {
     c
 }
 
+/// tao-poll with a cleared environment plus the cluster's variables
+/// ([`tao_poll_proc`]).
+pub fn tao_poll(env: &HashMap<String, String>) -> Command {
+    Command::from_std(tao_poll_proc(env))
+}
+
 /// tao-poll as a spawnable process (same environment as [`tao_poll`]),
 /// stdin/stdout/stderr piped, for tests that act while it runs.
 pub fn spawn_tao_poll(env: &HashMap<String, String>, args: &[&str]) -> std::process::Child {
-    let mut c = Proc::new(assert_cmd::cargo::cargo_bin("tao-poll"));
-    c.env_clear();
-    for k in [
-        "SLURM_USER",
-        "SLURM_HOSTNAME",
-        "SSH_KEY_PATH",
-        "SSH_KNOWN_HOSTS",
-        "TAO_SITE_PROFILE",
-        "SLURM_BASE_RESULTS_DIR",
-    ] {
-        if let Some(v) = env.get(k) {
-            c.env(k, v);
-        }
-    }
-    c.env("PATH", "/usr/bin:/bin")
+    tao_poll_proc(env)
         .args(args)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
