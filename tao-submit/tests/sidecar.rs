@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{lines_of, stdin_of, Fixture};
+use common::{lines_of, stdin_of, with_script, Fixture};
 use serde_json::{json, Value};
 
 const PW: &str = "plain words are my db password";
@@ -28,11 +28,7 @@ fn env_listing(line: &Value) -> Vec<String> {
 fn secret_line(f: &Fixture, tag: &str, from: &str, to: &str) -> Value {
     let mut line = f.line(tag, "true");
     line["secrets"] = json!(["MY_DB_PASSWORD"]);
-    let text = line["script"]["text"].as_str().unwrap().replace(from, to);
-    let sha = tao_core::sha256_hex(text.as_bytes());
-    line["script"] = json!({"template": "test", "sha256": sha, "text": text});
-    line["lint"]["sha256"] = json!(sha);
-    line
+    with_script(line, from, to)
 }
 
 #[test]

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{lines_of, stdin_of, Fixture};
+use common::{lines_of, stdin_of, with_script, Fixture};
 use serde_json::{json, Value};
 
 #[test]
@@ -276,14 +276,11 @@ fn unknown_excluded_nodes_are_dropped_with_a_warning() {
 #[test]
 fn sbatch_refusal_is_a_line_error() {
     let Some(f) = Fixture::new() else { return };
-    let mut line = f.line("p", "true");
-    let text = line["script"]["text"]
-        .as_str()
-        .unwrap()
-        .replace("--partition=gpu", "--partition=nosuchpart");
-    let sha = tao_core::sha256_hex(text.as_bytes());
-    line["script"] = json!({"template": "test", "sha256": sha, "text": text});
-    line["lint"]["sha256"] = json!(sha);
+    let line = with_script(
+        f.line("p", "true"),
+        "--partition=gpu",
+        "--partition=nosuchpart",
+    );
     let out = f.run(&[], &[line], 1);
     let msg = lines_of(&out.stdout)[0]["error"]["message"]
         .as_str()
@@ -315,15 +312,6 @@ fn usage_and_configuration_errors() {
         78,
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("SLURM_HOSTNAME"));
-}
-
-/// Replace a line's script body and fix the sha256s (as a re-render + lint would).
-fn with_script(mut line: Value, from: &str, to: &str) -> Value {
-    let text = line["script"]["text"].as_str().unwrap().replace(from, to);
-    let sha = tao_core::sha256_hex(text.as_bytes());
-    line["script"] = json!({"template": "test", "sha256": sha, "text": text});
-    line["lint"]["sha256"] = json!(sha);
-    line
 }
 
 /// Case spec-13k (of the project's shared cases): jobs whose spec and supporting file are

@@ -432,6 +432,16 @@ pub fn transport_env() -> Option<BTreeMap<String, String>> {
     }
 }
 
+/// Replace `from` by `to` in a line's script and fix the sha256s (as a
+/// re-render and `tao-redact lint` would).
+pub fn with_script(mut line: Value, from: &str, to: &str) -> Value {
+    let text = line["script"]["text"].as_str().unwrap().replace(from, to);
+    let sha = tao_core::sha256_hex(text.as_bytes());
+    line["script"] = json!({"template": "test", "sha256": sha, "text": text});
+    line["lint"]["sha256"] = json!(sha);
+    line
+}
+
 /// Job lines as stdin text.
 pub fn stdin_of(lines: &[Value]) -> String {
     lines.iter().map(|l| format!("{l}\n")).collect()
