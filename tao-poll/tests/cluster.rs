@@ -174,12 +174,7 @@ fn unknown_ids_and_lists_with_invalid_ids() {
     let Some(env) = need_cluster() else { return };
     // A single id squeue never knew: squeue exits 1 "Invalid job id specified".
     let out = tao_poll(&env).arg("99999991").output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit_0(&out);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         (state(&v), message(&v)),
@@ -399,12 +394,7 @@ fn logs_tail_redacted_from_a_record_and_from_stdin() {
         .args(["logs", &job.id, "-n", "3"])
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit_0(&out);
     let text = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 3, "{text}");
@@ -452,12 +442,7 @@ fn logs_follow_streams_until_the_job_ends() {
         .timeout(Duration::from_secs(180))
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit_0(&out);
     assert_eq!(
         String::from_utf8(out.stdout).unwrap(),
         "first\nsecond\nthird\n"
@@ -817,13 +802,8 @@ fn logs_mask_the_lines_own_secret_even_split_across_reads() {
         .timeout(Duration::from_secs(180))
         .output()
         .unwrap();
+    assert_exit_0(&out);
     let text = String::from_utf8(out.stdout).unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     assert!(!text.contains(a) && !text.contains(b.trim()), "{text}");
     assert!(
         text.contains("login [REDACTED:env:MY_DB_PASSWORD] ok\n"),

@@ -97,6 +97,17 @@ pub fn spawn_tao_poll(env: &HashMap<String, String>, args: &[&str]) -> std::proc
         .unwrap()
 }
 
+/// Assert that a finished tao-poll run exited 0; the failure shows its
+/// stderr.
+pub fn assert_exit_0(out: &std::process::Output) {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Wait for a child at most `limit`; kills it and panics past the bound.
 /// Returns (exit status, stdout, stderr).
 pub fn wait_bounded(mut child: std::process::Child, limit: Duration) -> (i32, String, String) {
