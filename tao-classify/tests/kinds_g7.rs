@@ -57,10 +57,7 @@ fn slurm_services_and_node_setup_are_the_clusters() {
         &["salloc: PrologSlurmctld failed, job killed"],
         "slurm.prolog_slurmctld",
     );
-    assert_rule(
-        &["unmunge: Error: Rewound credential"],
-        "munge.credential",
-    );
+    assert_rule(&["unmunge: Error: Rewound credential"], "munge.credential");
     // Slurm's own wording of the same munge error stays slurm.auth.
     assert_rule(
         &["error: Munge decode failed: Expired credential"],
@@ -130,7 +127,10 @@ fn fabrics_gpus_clouds_and_batch_systems_from_their_sources() {
         &["HW Exception by GPU node-9 (Agent handle: 0x5ea5) reason :GPU Hang"],
         "gpu.rocr_hw_exception",
     );
-    assert_rule(&["AzureMLCompute job failed. PreemptionError: Nodes of this job got pre-empted."], "cloud.preemption");
+    assert_rule(
+        &["AzureMLCompute job failed. PreemptionError: Nodes of this job got pre-empted."],
+        "cloud.preemption",
+    );
     assert_rule(
         &["ERROR: Quota 'C2_CPUS' exceeded.  Limit: 0.0 in region us-central1."],
         "cloud.capacity",
@@ -140,7 +140,10 @@ fn fabrics_gpus_clouds_and_batch_systems_from_their_sources() {
         &["kinit: Clock skew too great while getting initial credentials"],
         "time.kerberos_clock_skew",
     );
-    assert_rule(&["make: warning:  Clock skew detected.  Your build may be incomplete."], "time.make_clock_skew");
+    assert_rule(
+        &["make: warning:  Clock skew detected.  Your build may be incomplete."],
+        "time.make_clock_skew",
+    );
     assert_rule(
         &["request to copy stageout files failed on node 'node006/5' for job 1186.sched"],
         "batch.pbs_stageout",
@@ -179,6 +182,7 @@ fn a_cloud_reclaim_yields_to_slurms_preemption_banner() {
 
 #[test]
 fn storage_errors_in_go_wording_are_infra_and_the_jobs_own_storage_choices_are_not() {
+    assert_rule(&["beegfs: Communication error: Node: storage01 [ID: 3] (comm result: -110; message type: 2003)"], "fs.beegfs_comm");
     assert_rule(&["FATAL:   could not open image /shared/img.sif: failed to retrieve path for /shared/img.sif: lstat /shared: input/output error"], "fs.io_error_lowercase");
     assert_rule(
         &["tensorflow.python.framework.errors_impl.ResourceExhaustedError: disk quota exceeded [Op:SaveV2]"],
@@ -201,7 +205,11 @@ fn storage_errors_in_go_wording_are_infra_and_the_jobs_own_storage_choices_are_n
         ],
         "fs.object_store_denied",
     );
-    for id in ["hdf5.file_locking", "fs.object_store_denied", "fs.quota_any_case"] {
+    for id in [
+        "hdf5.file_locking",
+        "fs.object_store_denied",
+        "fs.quota_any_case",
+    ] {
         assert_eq!(class_of(id), Class::Program, "{id}");
     }
 }
