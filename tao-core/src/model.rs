@@ -370,6 +370,11 @@ section! {
         history: Map<String, Value>,
         /// The file's mtime, RFC 3339 UTC.
         updated_at: String,
+        /// status.json's size in bytes at the read (`stat -c %s`).
+        file_size: Number,
+        /// status.json's mtime at the read, whole seconds since the Unix
+        /// epoch (`stat -c %Y`).
+        file_mtime_s: Number,
     }
 }
 
@@ -825,7 +830,9 @@ pub const FIELDS: &[Field] = &[
     f("progress.eta_s, progress.time_per_epoch_s", "number", "seconds", "tao-poll", "Time to the end, time per epoch."),
     f("progress.kpi", "object", "", "tao-poll", "The latest kpi object as written."),
     f("progress.history", "object", "", "tao-poll", "{name: [up to 12 latest values, one per epoch]}."),
-    f("progress.updated_at", "string", "RFC 3339 UTC", "tao-poll", "The file's mtime."),
+    f("progress.updated_at", "string", "RFC 3339 UTC", "tao-poll", "The file's mtime (the one zoned time: TAO's records carry the node's local time without a zone)."),
+    f("progress.file_size", "integer", "bytes", "tao-poll", "status.json's size when progress was read. With file_mtime_s, sent back by the next poll: a running job's file whose size and mtime are both unchanged is not read again and progress stays as it is."),
+    f("progress.file_mtime_s", "integer", "seconds since the Unix epoch", "tao-poll", "status.json's mtime when progress was read (whole seconds)."),
     f("pending", "object or null", "", "tao-poll", "Set while a job is PENDING; null once it is not."),
     f("pending.reason", "string", "", "tao-poll", "Slurm's code."),
     f("pending.words", "string", "", "tao-poll", "What it means."),

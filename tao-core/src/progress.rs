@@ -199,8 +199,57 @@ pub struct Progress {
     pub history: BTreeMap<String, Vec<f64>>,
     /// Per KPI, the tail's `(epoch, value)` points (not in the JSON).
     pub curve: BTreeMap<String, Vec<(u64, f64)>>,
-    /// When the file was last written (RFC 3339 UTC), from its mtime.
+    /// When the file was last written (RFC 3339 UTC), from its mtime:
+    /// the same `stat` that gives [`Progress::file_mtime_s`]. TAO's own
+    /// records carry only the node's local date and time with no zone,
+    /// so the mtime is the one zoned time there is (and costs nothing
+    /// more: the stat is needed for the incremental read anyway).
     pub updated_at: Option<String>,
+    /// The status.json's size in bytes when this progress was read (the
+    /// `stat` that preceded the read). With [`Progress::file_mtime_s`]
+    /// it is sent back in the next poll's request: a file whose size and
+    /// mtime are both unchanged is not read again and its progress stays
+    /// as it is ([`FileStamp`]).
+    pub file_size: Option<u64>,
+    /// The status.json's mtime when this progress was read, whole
+    /// seconds since the Unix epoch (UTC), as `stat -c %Y` prints it.
+    pub file_mtime_s: Option<i64>,
+}
+
+/// The size and mtime of a status.json as one `stat` saw them: what a
+/// job line's `progress` records (`file_size`, `file_mtime_s`) and the
+/// next poll compares to decide whether to read the file again.
+///
+/// The rule: a file is read again when its size (bytes) or its mtime
+/// (whole seconds since the Unix epoch) differs from the recorded one.
+/// TAO's status logger only appends, so every new record changes the
+/// size; a rewrite of the same length within the same second is not
+/// seen (the next append is).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileStamp {
+    /// Size in bytes.
+    pub size: u64,
+    /// mtime, whole seconds since the Unix epoch.
+    pub mtime_s: i64,
+}
+
+impl FileStamp {
+    /// The stamp a `progress` object records (`file_size`,
+    /// `file_mtime_s`), or `None` when it records none (a progress read
+    /// by an older tao-poll, or none at all: the file is read in full).
+    pub fn of_progress(progress: Option<&Value>) -> Option<FileStamp> {
+        let p = progress?;
+        Some(FileStamp {
+            size: p.get("file_size")?.as_u64()?,
+            mtime_s: p.get("file_mtime_s")?.as_i64()?,
+        })
+    }
+
+    /// Whether a file stamped `now` must be read again, given the stamp
+    /// recorded at the last read (`None`: never read, so yes).
+    pub fn changed(recorded: Option<FileStamp>, now: FileStamp) -> bool {
+        recorded != Some(now)
+    }
 }
 
 impl Progress {
@@ -317,6 +366,12 @@ impl Progress {
         o.insert("history".into(), json!(self.history));
         if let Some(u) = &self.updated_at {
             o.insert("updated_at".into(), json!(u));
+        }
+        if let Some(n) = self.file_size {
+            o.insert("file_size".into(), json!(n));
+        }
+        if let Some(t) = self.file_mtime_s {
+            o.insert("file_mtime_s".into(), json!(t));
         }
         Value::Object(o)
     }
@@ -615,6 +670,31 @@ mod tests {
         b.carry_history(Some(&many));
         assert_eq!(b.history["loss"].len(), HISTORY_MAX);
         assert_eq!(b.history["loss"].last(), Some(&0.1));
+    }
+
+    /// The changed-file rule: read again unless both size and mtime are
+    /// the recorded ones; a progress without a stamp is read in full.
+    #[test]
+    fn file_stamp_selects_changed_files() {
+        let at = |size, mtime_s| FileStamp { size, mtime_s };
+        let p = json!({"epoch": 3, "file_size": 6000, "file_mtime_s": 1800000000});
+        let rec = FileStamp::of_progress(Some(&p));
+        assert_eq!(rec, Some(at(6000, 1800000000)));
+        assert!(!FileStamp::changed(rec, at(6000, 1800000000)));
+        assert!(FileStamp::changed(rec, at(6300, 1800000000)));
+        assert!(FileStamp::changed(rec, at(6000, 1800000001)));
+        assert!(FileStamp::changed(None, at(6000, 1800000000)));
+        assert_eq!(FileStamp::of_progress(Some(&json!({"epoch": 3}))), None);
+        assert_eq!(
+            FileStamp::of_progress(Some(&json!({"file_size": "6000", "file_mtime_s": 1}))),
+            None
+        );
+        assert_eq!(FileStamp::of_progress(None), None);
+        // to_json carries the stamp round trip.
+        let mut pr = Progress::from_tail(TAO, false, None).unwrap();
+        pr.file_size = Some(6000);
+        pr.file_mtime_s = Some(1800000000);
+        assert_eq!(FileStamp::of_progress(Some(&pr.to_json())), rec);
     }
 
     #[test]

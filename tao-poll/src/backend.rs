@@ -926,7 +926,13 @@ impl Backend for ReplayBackend {
                     fr.completion = std::fs::read_to_string(local(p)).ok();
                 }
                 if let Some(p) = &r.progress {
-                    fr.progress = status::local_progress_tail(&local(p)).ok();
+                    // As over SSH: a file with the recorded stamp is not read.
+                    let path = local(p);
+                    if r.known.is_some() && status::local_stamp(&path) == r.known {
+                        fr.progress_unchanged = true;
+                    } else {
+                        fr.progress = status::local_progress_tail(&path).ok();
+                    }
                 }
                 if let Some((o, e)) = &r.logs {
                     let tail = |p: &str| match std::fs::read(local(p)) {
@@ -1173,6 +1179,7 @@ mod tests {
                 progress: Some(format!("{d}/status.json")),
                 job: None,
                 state_key: Some(format!("0|{id}")),
+                known: None,
             });
         }
         let parts = vec![(
@@ -1253,6 +1260,163 @@ mod tests {
         assert!(files_from(text.as_bytes(), &o2, &reqs, "fk0", 0).is_err());
     }
 
+    /// Incremental reads: a running job's status.json whose size and
+    /// mtime are the ones its line recorded is stat'ed, not read (`U`:
+    /// its progress stays); a changed one (or one with no recorded stamp)
+    /// is read; an absent one is absent; a byte changed in place with the
+    /// size and mtime put back is not seen (the rule is the stamp's). A
+    /// pending job's stamp is not looked at.
+    #[test]
+    fn unchanged_running_files_are_not_read_again() {
+        use tao_core::progress::FileStamp;
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        let rows: String = ["7", "11", "12", "13", "14"]
+            .iter()
+            .map(|id| format!("echo '{id}|{id}|RUNNING|n1|1|2|3|0:01|0|None|'; "))
+            .collect();
+        std::fs::write(
+            bin.join("squeue"),
+            format!("#!/bin/sh\ncase \"$*\" in *--start*) ;; *) {rows}echo '8|8|PENDING||1|||0:00|0|Priority|';; esac\n"),
+        )
+        .unwrap();
+        std::fs::write(bin.join("sacct"), "#!/bin/sh\nexit 0\n").unwrap();
+        for f in ["squeue", "sacct"] {
+            std::process::Command::new("chmod")
+                .arg("+x")
+                .arg(bin.join(f))
+                .status()
+                .unwrap();
+        }
+        let rec = |e: u64| {
+            format!("{{\"epoch\": {e}, \"max_epoch\": 200, \"status\": \"RUNNING\", \"kpi\": {{\"loss\": {e}}}}}\n")
+        };
+        let stamp = |p: &std::path::Path| {
+            let m = std::fs::metadata(p).unwrap();
+            let t = m
+                .modified()
+                .unwrap()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap();
+            FileStamp {
+                size: m.len(),
+                mtime_s: t.as_secs() as i64,
+            }
+        };
+        let ids = ["7", "8", "11", "12", "13", "14"];
+        let mut reqs = Vec::new();
+        for id in ids {
+            let d = dir.path().join(id);
+            std::fs::create_dir(&d).unwrap();
+            let f = d.join("status.json");
+            if id != "12" {
+                let body: String = (1..=10).map(rec).collect();
+                std::fs::write(&f, body).unwrap();
+            }
+            let known = match id {
+                // Unchanged since the line's progress was read.
+                "7" | "8" => Some(stamp(&f)),
+                // Grown since.
+                "11" => Some(FileStamp {
+                    size: stamp(&f).size - 10,
+                    ..stamp(&f)
+                }),
+                // Gone since.
+                "12" => Some(FileStamp {
+                    size: 1,
+                    mtime_s: 1,
+                }),
+                // Never read (no stamp recorded).
+                "13" => None,
+                // Changed in place, size and mtime put back below.
+                _ => Some(stamp(&f)),
+            };
+            reqs.push(FileRequest {
+                status: None,
+                completion: None,
+                logs: None,
+                progress: Some(f.display().to_string()),
+                job: None,
+                state_key: Some(format!("0|{id}")),
+                known,
+            });
+        }
+        // 14: one byte changed in place (epoch 10 -> 19), size and mtime put back.
+        let f14 = dir.path().join("14/status.json");
+        let before = std::fs::metadata(&f14).unwrap().modified().unwrap();
+        let text = std::fs::read_to_string(&f14).unwrap();
+        let at = text.rfind("\"epoch\": 10").unwrap() + "\"epoch\": 1".len();
+        let mut planted = text.clone().into_bytes();
+        planted[at] = b'9';
+        std::fs::write(&f14, &planted).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&f14)
+            .unwrap()
+            .set_modified(before)
+            .unwrap();
+        let parts = vec![(
+            "@@m0".to_string(),
+            None,
+            ids.iter().map(|s| s.to_string()).collect(),
+        )];
+        let script = format!(
+            "{}{}{KEPT_CLEANUP}",
+            all_chunks_script_kept(&parts),
+            status::script_with(&reqs, "fu0", 0, KEPT_REPLIES)
+        );
+        let out = run_with(&bin, &script);
+        let cut = line_start_of(&out.stdout, b"@@tao-poll-fu0 ").unwrap();
+        let o = tao_ssh::Output {
+            stdout: out.stdout.clone(),
+            stderr: out.stderr.clone(),
+            status: out.status.code().unwrap(),
+        };
+        let files = files_from(&out.stdout[cut..], &o, &reqs, "fu0", 0).unwrap();
+        let text = String::from_utf8_lossy(&out.stdout[cut..]);
+        let unchanged: Vec<bool> = files.iter().map(|f| f.progress_unchanged).collect();
+        assert_eq!(
+            unchanged,
+            [true, false, false, false, false, true],
+            "{text}"
+        );
+        // Unchanged files: not read (no tail text travelled for them).
+        assert!(files[0].progress.is_none() && files[5].progress.is_none());
+        assert!(
+            !text.contains(&format!("==> {} <==", reqs[0].progress.as_ref().unwrap())),
+            "{text}"
+        );
+        assert!(
+            !text.contains("\"epoch\": 19"),
+            "the planted byte was not read: {text}"
+        );
+        // Pending: neither read nor stamped.
+        assert_eq!(files[1].class, Some(status::ReadClass::Pending));
+        assert!(files[1].progress.is_none());
+        // Grown and never-read files: read, with their new stamp.
+        for k in [2, 4] {
+            let t = files[k].progress.as_ref().unwrap();
+            assert_eq!(t.progress().unwrap().epoch, Some(10));
+            let now = stamp(std::path::Path::new(reqs[k].progress.as_ref().unwrap()));
+            let p = t.progress().unwrap();
+            assert_eq!(
+                (p.file_size, p.file_mtime_s),
+                (Some(now.size), Some(now.mtime_s))
+            );
+        }
+        // Absent: no progress, not "unchanged" (the line's progress is cleared).
+        assert!(files[3].progress.is_none() && !files[3].progress_unchanged);
+        // A missing stamp letter (a cut output): the read failed.
+        let cut_text = text.replace("UCMCU", "UCMC");
+        assert_ne!(cut_text, text, "{text}");
+        let o2 = tao_ssh::Output {
+            stdout: cut_text.clone().into_bytes(),
+            ..o.clone()
+        };
+        assert!(files_from(cut_text.as_bytes(), &o2, &reqs, "fu0", 0).is_err());
+    }
+
     /// The scheduler part and the files part of one script run are read
     /// apart: squeue's rows, the expected starts, a status.json tail (with
     /// its verdict line) and a completion record, from one `sh` run.
@@ -1277,6 +1441,7 @@ mod tests {
             progress: Some(format!("{d}/status.json")),
             job: None,
             state_key: None,
+            known: None,
         }];
         let parts = vec![(
             "@@m0".to_string(),

@@ -78,6 +78,8 @@ struct Prepared {
     record_id: Option<String>,
     job_dir: Option<String>,
     results_dir: Option<String>,
+    /// The status.json stamp the line's `progress` was read at.
+    known: Option<tao_core::progress::FileStamp>,
 }
 
 /// What one poll produced.
@@ -149,6 +151,7 @@ fn prepare(line: &JobLine, requeue_default: bool) -> Result<Prepared, (String, S
             .filter(|i| tao_core::id::is_valid(i)),
         job_dir: storage.job_dir,
         results_dir: storage.results_dir,
+        known: tao_core::progress::FileStamp::of_progress(line.fields.get("progress")),
     })
 }
 
@@ -172,6 +175,7 @@ fn file_request(p: &Prepared, raw_id: &str, logs: bool) -> Option<FileRequest> {
         progress: None,
         job: None,
         state_key: None,
+        known: None,
     })
 }
 
@@ -185,7 +189,9 @@ fn status_path(p: &Prepared) -> Option<String> {
 /// What every job gets read in the round trip of its poll, before its
 /// state is known: the last bytes of its status.json (`progress`, and the
 /// verdict when they hold it) and its completion record under its own job
-/// id. `None` when the line names neither directory.
+/// id. `None` when the line names neither directory. The stamp the line's
+/// `progress` was read at goes along ([`FileRequest::known`]): a running
+/// job's file that still has it is not read again.
 fn first_request(p: &Prepared) -> Option<FileRequest> {
     let completion = file_request(p, &raw_id(p, None), false).and_then(|r| r.completion);
     let progress = status_path(p);
@@ -196,6 +202,7 @@ fn first_request(p: &Prepared) -> Option<FileRequest> {
         progress,
         job: Some(p.jref.clone()),
         state_key: None,
+        known: p.known,
     })
 }
 
@@ -248,9 +255,11 @@ fn wants_progress(state: State) -> bool {
 /// and so does a read that skipped the file (the job was pending in the
 /// read's squeue) or read a running job's last lines without an epoch
 /// record in them (the previous poll's progress stays, its `updated_at`
-/// saying when it was read).
+/// saying when it was read), and a read that found the file's size and
+/// mtime unchanged since that progress was read
+/// ([`FileRecords::progress_unchanged`]: nothing to parse or write).
 fn write_progress(line: &mut JobLine, files: &FileRecords) {
-    if files.class == Some(status::ReadClass::Pending) {
+    if files.class == Some(status::ReadClass::Pending) || files.progress_unchanged {
         return;
     }
     let prev = line.fields.get("progress").filter(|p| p.is_object());
@@ -564,6 +573,7 @@ pub fn poll(lines: Vec<JobLine>, conn: &mut dyn Connector, opts: &Options) -> Po
                     progress: None,
                     job: None,
                     state_key: None,
+                    known: None,
                 })
             } else {
                 None
@@ -868,6 +878,7 @@ mod tests {
             progress: None,
             job: None,
             state_key: None,
+            known: None,
         };
         let asked = FileRequest {
             status: None,
@@ -876,6 +887,7 @@ mod tests {
             progress: Some("/r/status.json".into()),
             job: None,
             state_key: None,
+            known: None,
         };
         let tail = |text: &str, cut: bool| FileRecords {
             progress: Some(status::ProgressTail {
@@ -883,6 +895,7 @@ mod tests {
                 cut,
                 lines_only: false,
                 mtime: None,
+                size: None,
             }),
             completion: Some("{\"exit_code\": 0}".into()),
             ..Default::default()
@@ -923,6 +936,7 @@ mod tests {
                 cut: false,
                 lines_only: true,
                 mtime: Some(1_800_000_000),
+                size: Some(600),
             }),
             class: Some(class),
             ..Default::default()
@@ -965,6 +979,30 @@ mod tests {
         assert_eq!(p["epoch"], 4);
         assert_eq!(p["history"]["loss"], json!([0.9, 0.8, 0.7, 0.6]));
         assert_eq!(p["updated_at"], "2027-01-15T08:00:00Z");
+        // The stamp it was read at is recorded, for the next poll.
+        assert_eq!(
+            (p["file_size"].clone(), p["file_mtime_s"].clone()),
+            (json!(600), json!(1_800_000_000))
+        );
+        assert_eq!(
+            tao_core::progress::FileStamp::of_progress(Some(p)),
+            Some(tao_core::progress::FileStamp {
+                size: 600,
+                mtime_s: 1_800_000_000
+            })
+        );
+        // The file's stamp unchanged: not read, the progress stays as it
+        // is, byte for byte.
+        let mut u = l.clone();
+        write_progress(
+            &mut u,
+            &FileRecords {
+                class: Some(last),
+                progress_unchanged: true,
+                ..Default::default()
+            },
+        );
+        assert_eq!(u.to_json(), l.to_json());
         // No status.json (any class): cleared, never made up.
         let mut l = line();
         write_progress(

@@ -153,6 +153,12 @@ pub struct FileRequest {
     /// Set by the backend for a request with a `job`, when squeue's reply
     /// is in the same script: `<chunk>|<job id>` (see [`script_with`]).
     pub state_key: Option<String>,
+    /// The size and mtime of `progress`'s file at the read the job line's
+    /// `progress` came from (its `file_size`, `file_mtime_s`). A request
+    /// read by its job's state ([`ReadClass::LastLines`]) whose file still
+    /// has this stamp is not read again: [`FileRecords::progress_unchanged`].
+    /// `None`: read as today.
+    pub known: Option<tao_core::progress::FileStamp>,
 }
 
 /// What the remote script read for a request with a [`FileRequest::job`],
@@ -200,6 +206,8 @@ pub struct ProgressTail {
     pub lines_only: bool,
     /// The file's mtime, seconds since the epoch.
     pub mtime: Option<i64>,
+    /// The file's size in bytes (from the same `stat` as `mtime`).
+    pub size: Option<u64>,
 }
 
 impl ProgressTail {
@@ -210,7 +218,10 @@ impl ProgressTail {
             .mtime
             .and_then(|t| chrono::DateTime::from_timestamp(t, 0))
             .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
-        tao_core::progress::Progress::from_tail(&self.text, self.cut, updated)
+        let mut p = tao_core::progress::Progress::from_tail(&self.text, self.cut, updated)?;
+        p.file_size = self.size;
+        p.file_mtime_s = self.mtime;
+        Some(p)
     }
 
     /// The verdict line this tail settles: `Some(Some(line))`, the last
@@ -303,6 +314,10 @@ pub struct FileRecords {
     /// What was read for a request with a [`FileRequest::job`] (`None`:
     /// read as asked).
     pub class: Option<ReadClass>,
+    /// The status.json still has the request's [`FileRequest::known`]
+    /// size and mtime: it was not read (`progress` is `None`) and the job
+    /// line's `progress` stays as it is.
+    pub progress_unchanged: bool,
 }
 
 /// A shell variable `var` holding `paths`, one a line, from a here-document
@@ -366,10 +381,11 @@ pub fn script_with(requests: &[FileRequest], nonce: &str, tail_lines: u32, state
     let keyed_reqs: Vec<&FileRequest> = requests.iter().filter(is_keyed).collect();
     let plain = |r: &&FileRequest| !keyed(r, states);
     if !keyed_reqs.is_empty() {
-        // Three lines per request: its key, its progress path, its
-        // completion path (empty when none, or when it holds a newline).
+        // Four lines per request: its key, its known stamp (`<size>
+        // <mtime>`, `- -` when none), its progress path, its completion
+        // path (paths empty when none, or when they hold a newline).
         let end = format!("@@tao-poll-{nonce}-K");
-        s.push_str("K=$(mktemp -d) || exit 75\n: >\"$K/pr\"; : >\"$K/pf\"; : >\"$K/cf\"\n");
+        s.push_str("K=$(mktemp -d) || exit 75\n: >\"$K/pr\"; : >\"$K/pk\"; : >\"$K/pf\"; : >\"$K/cf\"; : >\"$K/pt\"; : >\"$K/pu\"\n");
         s.push_str(&format!(
             "awk -F'|' -v M=\"$M\" -v D=\"$K\" '{CLASSIFY}' {states} - <<'{end}'\n"
         ));
@@ -381,6 +397,11 @@ pub fn script_with(requests: &[FileRequest], nonce: &str, tail_lines: u32, state
         };
         for r in &keyed_reqs {
             s.push_str(r.state_key.as_deref().unwrap_or(""));
+            s.push('\n');
+            match r.known {
+                Some(k) => s.push_str(&format!("{} {}", k.size, k.mtime_s)),
+                None => s.push_str("- -"),
+            }
             s.push('\n');
             s.push_str(&clean(&r.progress));
             s.push('\n');
@@ -450,16 +471,23 @@ pub fn script_with(requests: &[FileRequest], nonce: &str, tail_lines: u32, state
     if !progress.is_empty() || !keyed_reqs.is_empty() {
         s.push_str(&path_list("P", &progress, nonce));
         let full = format!("{{ printf '%s\\n' \"$P\"{} ; }}", keyed_list("pf"));
-        let running = if keyed_reqs.is_empty() {
-            ":".to_string()
-        } else {
-            "cat \"$K/pr\"".to_string()
-        };
         s.push_str(&format!(
-            "printf '%s P\\n' \"$M\"\n{full} | {STAT}\nprintf '%s PT\\n' \"$M\"\n{full} | tr '\\n' '\\0' | xargs -0 -r tail -v -c {n} -- 2>/dev/null\necho\nprintf '%s PS\\n' \"$M\"\n{running} | {STAT}\nprintf '%s PR\\n' \"$M\"\n{running} | tr '\\n' '\\0' | xargs -0 -r tail -v -n {l} -- 2>/dev/null\necho\nprintf '%s PE\\n' \"$M\"\n",
+            "printf '%s P\\n' \"$M\"\n{full} | {STAT}\nprintf '%s PT\\n' \"$M\"\n{full} | tr '\\n' '\\0' | xargs -0 -r tail -v -c {n} -- 2>/dev/null\necho\nprintf '%s PS\\n' \"$M\"\n",
             n = tao_core::progress::TAIL_BYTES,
-            l = tao_core::progress::RUNNING_TAIL_LINES,
         ));
+        if keyed_reqs.is_empty() {
+            s.push_str("printf '%s PR\\n' \"$M\"\necho\nprintf '%s PU\\n' \"$M\"\necho\n");
+        } else {
+            // Running jobs' files: one stat for all, one awk keeping those
+            // whose stamp changed (their stat lines go out, their paths to
+            // the tail list; one letter per file: U unchanged, C changed,
+            // M missing), one tail for the changed ones.
+            s.push_str(&format!(
+                "cat \"$K/pr\" | {STAT} > \"$K/ps\"\nawk -v U=\"$K/pu\" -v T=\"$K/pt\" '{SELECT}' \"$K/ps\" \"$K/pk\"\nprintf '%s PR\\n' \"$M\"\ntr '\\n' '\\0' < \"$K/pt\" | xargs -0 -r tail -v -n {l} -- 2>/dev/null\necho\nprintf '%s PU\\n' \"$M\"\ncat \"$K/pu\"\n",
+                l = tao_core::progress::RUNNING_TAIL_LINES,
+            ));
+        }
+        s.push_str("printf '%s PE\\n' \"$M\"\n");
     }
     if !keyed_reqs.is_empty() {
         s.push_str("rm -rf \"$K\"\n");
@@ -476,18 +504,35 @@ const STAT: &str = "tr '\\n' '\\0' | xargs -0 -r stat -L -c '%s %Y %n' -- 2>/dev
 /// chunk is the reply's directory name), then the request triples on
 /// stdin.
 const CLASSIFY: &str = concat!(
-    "BEGIN {printf \"%s K\\n\", M; PR = D \"/pr\"; PF = D \"/pf\"; CF = D \"/cf\"; ",
+    "BEGIN {printf \"%s K\\n\", M; PR = D \"/pr\"; PK = D \"/pk\"; PF = D \"/pf\"; CF = D \"/cf\"; ",
     "n = split(\"RUNNING CANCELLED FAILED TIMEOUT NODE_FAIL OUT_OF_MEMORY BOOT_FAIL DEADLINE PREEMPTED\", a, \" \"); ",
     "for (i = 1; i <= n; i++) LAST[a[i]] = 1} ",
     "FILENAME != \"-\" {if (FNR == 1) {n = split(FILENAME, a, \"/\"); c = a[n-1] \"|\"} ",
     "if (NF >= 3) {s = $3; if (s ~ /[ \\t]/) gsub(/[ \\t]/, \"\", s); ",
     "for (i = 1; i <= 2; i++) {id = $i; if (id ~ /[ \\t]/) gsub(/[ \\t]/, \"\", id); ",
     "if (id != \"\") {k = c id; if ((k in st) && st[k] != s) st[k] = \"?\"; else st[k] = s}}} next} ",
-    "{m = (FNR - 1) % 3} ",
+    "{m = (FNR - 1) % 4} ",
     "m == 0 {cl = \"F\"; if ($0 in st) {s = st[$0]; if (s in LAST) cl = \"R\"; else if (s == \"PENDING\") cl = \"P\"} L = L cl; next} ",
-    "m == 1 {if ($0 != \"\") {if (cl == \"R\") print > PR; else if (cl == \"F\") print > PF} next} ",
+    "m == 1 {kn = $0; next} ",
+    "m == 2 {if ($0 != \"\") {if (cl == \"R\") {print > PR; print kn \" \" $0 > PK} else if (cl == \"F\") print > PF} next} ",
     "cl == \"F\" && $0 != \"\" {print > CF} ",
     "END {print L}",
+);
+
+/// The awk program that picks the running jobs' files to read again (see
+/// [`script`]): first the `stat` lines of those files (`<size> <mtime>
+/// <path>`), then one line per file in request order with the stamp the
+/// job line recorded (`<size> <mtime> <path>`, `- - <path>` when none).
+/// A file whose stat line equals its recorded line is unchanged
+/// ([`tao_core::progress::FileStamp`]'s rule): letter `U`, nothing read;
+/// any other present file gets letter `C`, its stat line on stdout and
+/// its path in the tail list `T`; an absent one `M`. The letters, one
+/// per file and then a newline, go to `U`.
+const SELECT: &str = concat!(
+    "function path(s,  i, r) {i = index(s, \" \"); r = substr(s, i + 1); i = index(r, \" \"); return substr(r, i + 1)} ",
+    "FILENAME == ARGV[1] {st[path($0)] = $0; next} ",
+    "{p = path($0); if (!(p in st)) c = \"M\"; else if (st[p] == $0) c = \"U\"; else {c = \"C\"; print st[p]; print p > T} printf \"%s\", c > U} ",
+    "END {printf \"\\n\" > U}",
 );
 
 /// Whether `r` is read by its job's squeue state ([`script_with`]).
@@ -520,6 +565,24 @@ pub fn local_progress_tail(path: &std::path::Path) -> std::io::Result<ProgressTa
         cut: from > 0,
         lines_only: false,
         mtime,
+        size: Some(size),
+    })
+}
+
+/// The stamp of a local file (replay): its size and mtime in whole
+/// seconds, as `stat -c '%s %Y'` prints them. `None` when it cannot be
+/// stat'ed.
+pub fn local_stamp(path: &std::path::Path) -> Option<tao_core::progress::FileStamp> {
+    let m = std::fs::metadata(path).ok()?;
+    let t = m.modified().ok()?;
+    let mtime_s = match t.duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => d.as_secs() as i64,
+        // Before 1970: stat's %Y floors too.
+        Err(e) => -(e.duration().as_secs_f64().ceil() as i64),
+    };
+    Some(tao_core::progress::FileStamp {
+        size: m.len(),
+        mtime_s,
     })
 }
 
@@ -602,6 +665,7 @@ fn parse_progress_mode(stat: &str, tail: &str, mode: TailMode) -> HashMap<String
                 cut,
                 lines_only,
                 mtime: Some(e.1),
+                size: Some(e.0 as u64),
             },
         );
     }
@@ -648,6 +712,10 @@ pub fn parse_output(
             {
                 map.insert(progress_key(&path), PathRecord::Progress(t));
             }
+            map.insert(
+                STAMPS_KEY.to_string(),
+                PathRecord::Classes(sec.run_letters.to_string()),
+            );
             let b = &out[..sec.start];
             (b.strip_suffix('\n').unwrap_or(b), &out[sec.end..])
         }
@@ -736,9 +804,11 @@ struct ProgressSection<'a> {
     /// stat lines and `tail -c` text of the files read in full.
     stat: &'a str,
     tail: &'a str,
-    /// stat lines and `tail -n` text of running jobs' files.
+    /// stat lines and `tail -n` text of running jobs' changed files.
     run_stat: &'a str,
     run_tail: &'a str,
+    /// One letter per running job's file (`U`, `C`, `M`: [`SELECT`]).
+    run_letters: &'a str,
 }
 
 /// Find the progress section of the script's output, from its `P` marker
@@ -756,7 +826,14 @@ fn progress_section<'a>(out: &'a str, marker: &str) -> Option<ProgressSection<'a
         }
     };
     let tag = |t: &str| format!("{marker}{t}\n");
-    let (p, pt, ps, pr, pe) = (tag("P"), tag("PT"), tag("PS"), tag("PR"), tag("PE"));
+    let (p, pt, ps, pr, pu, pe) = (
+        tag("P"),
+        tag("PT"),
+        tag("PS"),
+        tag("PR"),
+        tag("PU"),
+        tag("PE"),
+    );
     let start = at_line(&p, 0)?;
     let stat_from = start + p.len();
     let t = at_line(&pt, stat_from)?;
@@ -768,14 +845,17 @@ fn progress_section<'a>(out: &'a str, marker: &str) -> Option<ProgressSection<'a
     let run_stat_from = s2 + ps.len();
     let r = at_line(&pr, run_stat_from)?;
     let run_tail_from = r + pr.len();
-    let e = at_line(&pe, run_tail_from)?;
+    let u = at_line(&pu, run_tail_from)?;
+    let letters_from = u + pu.len();
+    let e = at_line(&pe, letters_from)?;
     Some(ProgressSection {
         start,
         end: e + pe.len(),
         stat: &out[stat_from..t],
         tail: &out[tail_from..before(s2, tail_from)],
         run_stat: &out[run_stat_from..r],
-        run_tail: &out[run_tail_from..before(e, run_tail_from)],
+        run_tail: &out[run_tail_from..before(u, run_tail_from)],
+        run_letters: out[letters_from..e].trim_end_matches('\n'),
     })
 }
 
@@ -798,6 +878,21 @@ pub enum PathRecord {
 /// The key of the [`ReadClass`] letters in [`parse_output`]'s map (no
 /// path holds a NUL).
 pub const CLASSES_KEY: &str = "\0classes";
+
+/// The key of the running files' letters in [`parse_output`]'s map: one
+/// per request read as [`ReadClass::LastLines`] with a progress path
+/// ([`reads_stamp`]), in order: `U` (unchanged stamp, not read), `C`
+/// (read), `M` (absent).
+pub const STAMPS_KEY: &str = "\0stamps";
+
+/// Whether a request that its job's state put in [`ReadClass::LastLines`]
+/// has its file stamped and selected by the script ([`SELECT`]): it has
+/// a progress path the script can list (not empty, no newline).
+fn reads_stamp(r: &FileRequest) -> bool {
+    r.progress
+        .as_deref()
+        .is_some_and(|p| !p.is_empty() && !p.contains('\n'))
+}
 
 /// Gather one job's records from the parsed output.
 pub fn records_for(req: &FileRequest, map: &HashMap<String, PathRecord>) -> FileRecords {
@@ -846,11 +941,19 @@ pub fn records_for_all(
         _ => Vec::new(),
     };
     let mut letters = letters.into_iter();
+    let stamps = match map.remove(STAMPS_KEY) {
+        Some(PathRecord::Classes(l)) => l.into_bytes(),
+        _ => Vec::new(),
+    };
+    let mut stamps = stamps.into_iter();
     reqs.iter()
         .map(|r| {
             let class = is_keyed(r)
                 .then(|| letters.next().and_then(ReadClass::from_letter))
                 .flatten();
+            let unchanged = class == Some(ReadClass::LastLines)
+                && reads_stamp(r)
+                && stamps.next() == Some(b'U');
             let mut fr = records_for(
                 &FileRequest {
                     progress: None,
@@ -867,11 +970,12 @@ pub fn records_for_all(
                 } else {
                     map.get(&key).cloned()
                 };
-                if let Some(PathRecord::Progress(t)) = rec {
+                if let Some(PathRecord::Progress(t)) = rec.filter(|_| !unchanged) {
                     fr.progress = Some(t);
                 }
             }
             fr.class = class;
+            fr.progress_unchanged = unchanged;
             fr
         })
         .collect()
@@ -888,12 +992,31 @@ fn is_keyed(r: &FileRequest) -> bool {
 /// read by its job's state ([`script_with`]); when it does not, what was
 /// read for them is unknown and the read counts as failed.
 pub fn classes_complete(reqs: &[FileRequest], map: &HashMap<String, PathRecord>) -> bool {
-    let n = reqs.iter().filter(|r| is_keyed(r)).count();
-    match map.get(CLASSES_KEY) {
+    let keyed: Vec<&FileRequest> = reqs.iter().filter(|r| is_keyed(r)).collect();
+    let n = keyed.len();
+    let ok = match map.get(CLASSES_KEY) {
         Some(PathRecord::Classes(l)) => {
             l.len() == n && l.bytes().all(|c| ReadClass::from_letter(c).is_some())
         }
         _ => n == 0,
+    };
+    if !ok || n == 0 {
+        return ok;
+    }
+    // One stamp letter per running request with a listable path.
+    let Some(PathRecord::Classes(l)) = map.get(CLASSES_KEY) else {
+        return false;
+    };
+    let running = keyed
+        .iter()
+        .zip(l.bytes())
+        .filter(|(r, c)| ReadClass::from_letter(*c) == Some(ReadClass::LastLines) && reads_stamp(r))
+        .count();
+    match map.get(STAMPS_KEY) {
+        Some(PathRecord::Classes(s)) => {
+            s.len() == running && s.bytes().all(|c| matches!(c, b'U' | b'C' | b'M'))
+        }
+        _ => false,
     }
 }
 
@@ -988,6 +1111,7 @@ mod tests {
             progress: None,
             job: None,
             state_key: None,
+            known: None,
         };
         let missing = FileRequest {
             status: Some(format!("{d}/nope/status.json")),
@@ -996,6 +1120,7 @@ mod tests {
             progress: None,
             job: None,
             state_key: None,
+            known: None,
         };
         let text = script(&[req.clone(), missing.clone()], "n0nce", 4);
         let out = std::process::Command::new("sh")
@@ -1046,6 +1171,7 @@ mod tests {
             progress: Some(format!("{d}/{n}.json")),
             job: None,
             state_key: None,
+            known: None,
         };
         let reqs = [req("a"), req("b"), req("c")];
         let out = std::process::Command::new("sh")
@@ -1103,6 +1229,7 @@ mod tests {
             progress: Some(p.to_string()),
             job: None,
             state_key: None,
+            known: None,
         };
         let reqs = [req(&big), req(&format!("{d}/small.json"))];
         let t0 = std::time::Instant::now();

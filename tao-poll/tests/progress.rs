@@ -157,6 +157,101 @@ fn progress_of_1mib_and_1gib_status_json_is_the_same() {
     assert!(peak_kib < 64 * 1024, "peak RSS {peak_kib} KiB");
 }
 
+/// Incremental reads (replay): the second poll, fed the first poll's
+/// lines, reads again only the status.json whose size or mtime changed
+/// since (their `progress.file_size`, `progress.file_mtime_s`). A file
+/// with one byte changed in place and its size and mtime put back keeps
+/// its progress (it was not read: the planted epoch is not seen); a file
+/// made unreadable keeps it too; an appended one advances.
+#[test]
+fn unchanged_status_json_is_not_read_again() {
+    let root = tempfile::tempdir().unwrap();
+    let dirs: Vec<String> = ["tao-same", "tao-locked", "tao-grown"]
+        .iter()
+        .map(|id| results(root.path(), id, 4096))
+        .collect();
+    let file = |d: &str| {
+        root.path()
+            .join(d.trim_start_matches('/'))
+            .join("status.json")
+    };
+    let sq = root.path().join("squeue.txt");
+    std::fs::write(&sq, squeue_running(&[101, 102, 103])).unwrap();
+    let args = [
+        "--replay-squeue",
+        sq.to_str().unwrap(),
+        "--replay-sacct",
+        "/dev/null",
+        "--replay-root",
+        root.path().to_str().unwrap(),
+    ];
+    let input = format!(
+        "{}{}{}",
+        line("tao-same", 101, &dirs[0]),
+        line("tao-locked", 102, &dirs[1]),
+        line("tao-grown", 103, &dirs[2])
+    );
+    let (code, first, err) = run_poll(&args, &input);
+    assert_eq!(code, 0, "{err}");
+    let epoch0 = first[0]["progress"]["epoch"].as_u64().unwrap();
+    for (k, d) in dirs.iter().enumerate() {
+        let m = std::fs::metadata(file(d)).unwrap();
+        assert_eq!(first[k]["progress"]["file_size"], m.len(), "{}", first[k]);
+        assert!(first[k]["progress"]["file_mtime_s"].as_i64().unwrap() > 0);
+    }
+    // tao-same: one byte changed in place (its last epoch number), size
+    // and mtime put back: the stamp is the same, so it is not read.
+    let f = file(&dirs[0]);
+    let mtime = std::fs::metadata(&f).unwrap().modified().unwrap();
+    let text = std::fs::read_to_string(&f).unwrap();
+    let pat = format!("\"epoch\": {epoch0},");
+    let at = text.rfind(&pat).unwrap() + "\"epoch\": ".len();
+    let mut bytes = text.into_bytes();
+    bytes[at] = if bytes[at] == b'9' { b'8' } else { b'9' };
+    std::fs::write(&f, &bytes).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&f)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    // tao-locked: unreadable (when the test runs as root, reading still
+    // works; the stamp alone keeps it from being read).
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(file(&dirs[1]), std::fs::Permissions::from_mode(0o000)).unwrap();
+    // tao-grown: two more epochs appended.
+    let mut g = std::fs::OpenOptions::new()
+        .append(true)
+        .open(file(&dirs[2]))
+        .unwrap();
+    let e2 = first[2]["progress"]["epoch"].as_u64().unwrap();
+    g.write_all((record(e2 + 1, 5000) + &record(e2 + 2, 5000)).as_bytes())
+        .unwrap();
+    drop(g);
+    let again: String = first.iter().map(|v| format!("{v}\n")).collect();
+    let (code, second, err) = run_poll(&args, &again);
+    std::fs::set_permissions(file(&dirs[1]), std::fs::Permissions::from_mode(0o644)).unwrap();
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        second[0]["progress"], first[0]["progress"],
+        "not read again"
+    );
+    assert_eq!(
+        second[1]["progress"], first[1]["progress"],
+        "not read again"
+    );
+    assert_eq!(second[2]["progress"]["epoch"], e2 + 2, "{}", second[2]);
+    let grown = std::fs::metadata(file(&dirs[2])).unwrap().len();
+    assert_eq!(second[2]["progress"]["file_size"], grown);
+    // A cold poll (no recorded progress) reads the planted file and sees it.
+    let (_, cold, _) = run_poll(&args, &input);
+    assert_ne!(
+        cold[0]["progress"]["epoch"], first[0]["progress"]["epoch"],
+        "{}",
+        cold[0]
+    );
+}
+
 /// A job whose results dir has no status.json has no `progress` (never a
 /// made-up one), and a stale one from an earlier poll is cleared (null).
 #[test]
