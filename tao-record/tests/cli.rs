@@ -1782,3 +1782,32 @@ fn list_on_a_pipe_is_in_id_order_and_sort_created_in_opening_order() {
     assert_eq!(listed(&["--sort", "id"]), by_id);
     assert_eq!(listed(&["--sort", "created"]), opened);
 }
+
+/// The cron pipeline's incremental progress reads (`tao-record list --live
+/// | tao-poll | tao-record mark`): the `progress` object tao-poll writes,
+/// with the status.json stamp it was read at (`file_size`,
+/// `file_mtime_s`), is stored and listed back whole, so the next poll
+/// sends the stamp and skips an unchanged file.
+#[test]
+fn progress_with_its_file_stamp_round_trips_through_the_store() {
+    let env = Env::new();
+    let a = env.open(&[]);
+    let progress = json!({"epoch": 20, "max_epoch": 40, "percent": 50.0, "eta_s": 1210.0, "time_per_epoch_s": 60.5, "kpi": {"loss": 0.05, "accuracy": 0.952}, "history": {"loss": [0.1, 0.05]}, "updated_at": "2026-12-01T10:01:00Z", "file_size": 6186, "file_mtime_s": 1_796_126_460});
+    let input = format!(
+        "{}\n",
+        json!({"id": a, "state": "RUNNING", "message": "RUNNING", "observed_at": "2099-01-01T00:00:10Z", "observed_by": "tao-poll", "slurm": {"job_id": "7", "native_state": "RUNNING"}, "progress": progress})
+    );
+    env.cmd().arg("mark").write_stdin(input).assert().success();
+    let out = env.cmd().args(["list", "--live"]).output().unwrap();
+    assert!(out.status.success());
+    let listed = lines(&out.stdout);
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0]["progress"], progress);
+    assert_eq!(
+        tao_core::progress::FileStamp::of_progress(listed[0].get("progress")),
+        Some(tao_core::progress::FileStamp {
+            size: 6186,
+            mtime_s: 1_796_126_460
+        })
+    );
+}
