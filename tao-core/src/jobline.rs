@@ -113,15 +113,22 @@ impl JobLine {
         };
         let mut map = &mut self.fields;
         for key in parents {
-            let entry = map
-                .entry(key.to_string())
-                .or_insert_with(|| Value::Object(Map::new()));
-            if !entry.is_object() {
-                *entry = Value::Object(Map::new());
+            // Keys already there are found without allocating a copy.
+            if !map.get(*key).is_some_and(Value::is_object) {
+                map.insert(key.to_string(), Value::Object(Map::new()));
             }
-            map = entry.as_object_mut().expect("just made an object");
+            map = map
+                .get_mut(*key)
+                .and_then(Value::as_object_mut)
+                .expect("just made an object");
         }
-        map.insert(last.to_string(), value);
+        match map.get_mut(*last) {
+            // Replaced where it stands, as `insert` would.
+            Some(v) => *v = value,
+            None => {
+                map.insert(last.to_string(), value);
+            }
+        }
     }
 
     /// A required string field at `path`.

@@ -528,7 +528,8 @@ fn section<T: DeserializeOwned>(line: &JobLine, key: &str) -> Option<T> {
     if v.is_null() {
         return None;
     }
-    serde_json::from_value(v.clone()).ok()
+    // Deserialized from the borrowed value: no copy of the section.
+    T::deserialize(v).ok()
 }
 
 /// Order the keys of `dst` like those of `like`: the keys both have come
@@ -708,16 +709,31 @@ impl JobLine {
     /// `None`), `observed_at` (RFC 3339 UTC, `at`) and `observed_by`
     /// (`tool`), in place, so the keys keep their places.
     pub fn stamp(&mut self, state: State, message: Option<&str>, tool: &str, at: &str) {
-        self.fields
-            .insert("state".into(), Value::String(state.as_str().into()));
+        self.set_str_field("state", state.as_str());
         if let Some(m) = message {
-            self.fields
-                .insert("message".into(), Value::String(m.into()));
+            self.set_str_field("message", m);
         }
-        self.fields
-            .insert("observed_at".into(), Value::String(at.into()));
-        self.fields
-            .insert("observed_by".into(), Value::String(tool.into()));
+        self.set_str_field("observed_at", at);
+        self.set_str_field("observed_by", tool);
+    }
+
+    /// Set the top-level string field `key` to `v`, in place: a field
+    /// that already holds `v` is left as it is, one that holds another
+    /// value is overwritten where it stands, a missing one is appended
+    /// (no allocation for a key that is there: 10,000-line polls stamp
+    /// every line).
+    fn set_str_field(&mut self, key: &str, v: &str) {
+        match self.fields.get_mut(key) {
+            Some(Value::String(s)) if s == v => {}
+            Some(Value::String(s)) => {
+                s.clear();
+                s.push_str(v);
+            }
+            Some(other) => *other = Value::String(v.into()),
+            None => {
+                self.fields.insert(key.into(), Value::String(v.into()));
+            }
+        }
     }
 
     /// [`JobLine::stamp`] at the current time ([`crate::time::now_rfc3339`]).

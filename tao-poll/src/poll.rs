@@ -347,6 +347,13 @@ fn raw_id(p: &Prepared, obs: Option<&Observation>) -> String {
 }
 
 fn set_str(line: &mut JobLine, path: &[&str], v: Option<&str>) {
+    // The value already there (a steady poll's usual case): nothing to
+    // allocate or insert.
+    match (line.get_path(path), v) {
+        (Some(Value::String(s)), Some(v)) if s == v => return,
+        (Some(Value::Null), None) => return,
+        _ => {}
+    }
     line.set_path(
         path,
         v.map(|s| Value::String(s.to_string()))

@@ -896,6 +896,17 @@ fn reads_stamp(r: &FileRequest) -> bool {
 
 /// Gather one job's records from the parsed output.
 pub fn records_for(req: &FileRequest, map: &HashMap<String, PathRecord>) -> FileRecords {
+    let mut fr = records_but_progress(req, map);
+    if let Some(p) = &req.progress {
+        if let Some(PathRecord::Progress(t)) = map.get(&progress_key(p)) {
+            fr.progress = Some(t.clone());
+        }
+    }
+    fr
+}
+
+/// [`records_for`] without the progress tail.
+fn records_but_progress(req: &FileRequest, map: &HashMap<String, PathRecord>) -> FileRecords {
     let mut fr = FileRecords::default();
     if let Some(p) = &req.status {
         if let Some(PathRecord::Status(s)) = map.get(p) {
@@ -914,11 +925,6 @@ pub fn records_for(req: &FileRequest, map: &HashMap<String, PathRecord>) -> File
         };
         fr.out = get(o);
         fr.err = get(e);
-    }
-    if let Some(p) = &req.progress {
-        if let Some(PathRecord::Progress(t)) = map.get(&progress_key(p)) {
-            fr.progress = Some(t.clone());
-        }
     }
     fr
 }
@@ -954,13 +960,7 @@ pub fn records_for_all(
             let unchanged = class == Some(ReadClass::LastLines)
                 && reads_stamp(r)
                 && stamps.next() == Some(b'U');
-            let mut fr = records_for(
-                &FileRequest {
-                    progress: None,
-                    ..r.clone()
-                },
-                &map,
-            );
+            let mut fr = records_but_progress(r, &map);
             if let Some(p) = &r.progress {
                 let key = progress_key(p);
                 let n = uses.get_mut(p.as_str()).expect("counted above");
