@@ -67,9 +67,16 @@ table on a terminal (progress bar, epoch/max, ETA, latest KPI with a sparkline; 
 pending job its reason in words and expected start), a job line per change (of state, \
 message, error, progress or expected start) on a pipe. Running and ended jobs get \
 `progress` from the end of their status.json (epoch, max_epoch, percent, eta_s, \
-kpi, history, updated_at): the last 2 lines for a job squeue calls RUNNING (or ended, \
-not COMPLETED), the last 4 KiB (which hold the verdict) for a COMPLETED one; history \
-carries on from the line's previous progress. Pending jobs get `pending` (reason, \
+kpi, history, updated_at, file_size, file_mtime_s): the last 2 lines for a job squeue \
+calls RUNNING (or ended, not COMPLETED), the last 4 KiB (which hold the verdict) for a \
+COMPLETED one; history carries on from the line's previous progress. Reads are \
+incremental: a line's progress records the size and mtime (file_size, file_mtime_s) its \
+status.json had when it was read, the next poll sends them, and a running job's file \
+whose size and mtime are both unchanged is stat'ed but not read again: its progress \
+stays as it is (feed the previous poll's lines, as --watch and `tao-record list --live \
+| tao-poll | tao-record mark` do; the record store keeps progress). updated_at is the \
+file's mtime from that same stat: TAO's records carry the node's local date and time \
+with no zone, so the mtime is the one zoned time there is. Pending jobs get `pending` (reason, \
 words, clears, action, expected_start from squeue --start); their files are not read. squeue, sacct, squeue --start and every job's \
 status.json tail and completion record travel in one remote command per login host; \
 only a verdict older than the tail, --evidence tails and scontrol take a second one. The report command writes one self-contained \
