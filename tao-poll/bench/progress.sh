@@ -49,31 +49,36 @@
 # BENCH_PROGRESS_JOBS (default 10000), BENCH_PROGRESS_ROUNDS (default 5).
 # Needs the cluster env (tests/cluster/up).
 #
-# Measured (2026-12-02, the shared 2-core test machine, `bash
-# tao-poll/bench/progress.sh`, branch progress4: incremental reads, squeue
-# stand-in as a `cat`, pairs alternating), load average 6.7-7.7 over the
-# run: steady state 10,000 jobs 1.362 s against 1 job 0.279 s, ratio 4.9
-# (remote command 0.566 s of the 1.362; 1 job: 0.177 of 0.279); cold
-# 1.705 s against 0.265 s, ratio 6.4 (remote 0.788 s); 1 remote command
-# each. Earlier runs the same hour, best of 5 not alternating: at load
-# 8-9, steady 5.3 (1.038 s / 0.196 s) and cold 10.0; at load 9-10, steady
-# 5.4-6.0, cold 4.5-7.1 (the 1-job figure alone moved between 0.14 and
-# 0.37 s). The target of 3 is not met on this machine: see below.
+# Measured (2026-12-02 00:27 UTC, the shared 2-core test machine, `bash
+# tao-poll/bench/progress.sh` twice in a row after the rebase, branch
+# progress4: incremental reads, squeue stand-in as a `cat`, pairs
+# alternating), load average 3.7-4.2: steady state 10,000 jobs 0.770 s
+# against 1 job 0.163 s, ratio 4.7 (remote command 0.297 s of the 0.770;
+# 1 job: 0.102 of 0.163), and 1.279 s against 0.237 s, ratio 5.4 (remote
+# 0.564 s); cold 1.016 s against 0.154 s, ratio 6.6 (remote 0.528 s), and
+# 1.172 s against 0.154 s, ratio 7.6; 1 remote command each. An hour
+# earlier at load 6.7-7.7: steady 4.9 (1.362 s / 0.279 s), cold 6.4; at
+# load 8-10, steady 5.3-6.0 (the 1-job figure alone moved between 0.14
+# and 0.37 s). The target of 3 is not met on this machine: see below.
 #
-# Where the steady poll's time goes (same files, load 5-7): local CPU 0.30
-# s (0.21 user, 0.09 system), of which page faults on fresh heap ~15%,
-# indexmap lookups and inserts ~10%, reading the 10,000 job lines (8.4 MB
-# of JSON) ~15%, writing them ~12%, malloc/free ~10%, SSH encryption of
-# the script ~3%; the poll's local wall time (0.35-0.8 s) is this
-# CPU stretched by the load. Remote (the script replayed over SSH, timed
-# stage by stage at load 6): 0.45-0.55 s of wall for 0.17 s of CPU:
-# scheduler part 85 ms, classifying the 10,000 requests by squeue's state
-# (one awk) 145 ms, one stat of the 10,000 status.json 133 ms, picking the
-# changed ones (one awk) 88 ms, tail -n 2 of the 1,000 changed 67 ms,
-# clean-up 44 ms; run alone, each awk takes 20-30 ms of CPU and the stat
-# 30-40 ms. So at a load of 7 on 2 cores every stage takes about three
-# times its CPU. The 1-job poll (~0.13 s unloaded, 0.2-0.3 s at load 7)
-# is mostly the SSH handshake and the script's fixed processes.
+# Where the steady poll's time goes. Local (perf, DWARF call graphs, the
+# 10,000-job steady poll, 0.3 s CPU): reading the 10,000 job lines (8.4
+# MB of JSON with their progress) 28%, most of it growing serde_json's
+# ordered maps entry by entry (realloc) and first touches of fresh heap;
+# the round trip's local side (the script, SSH, parsing squeue's 10,000
+# rows 9%, indexing them 5%) 31%; writing the lines 10%; writing
+# the observations 8% (was more before fields were set in place); page
+# faults 22% across all of these. The poll's local wall time (0.35-0.8 s)
+# is this CPU stretched by the load. Remote (the script replayed over SSH,
+# timed stage by stage at load 6, before front-coding): 0.45-0.55 s of
+# wall for 0.17 s of CPU: scheduler part 85 ms, classifying the 10,000
+# requests by squeue's state (one awk) 145 ms, one stat of the 10,000
+# status.json 133 ms, picking the changed ones (one awk) 88 ms, tail -n 2
+# of the 1,000 changed 67 ms, clean-up 44 ms; run alone, each awk takes
+# 20-30 ms of CPU and the stat 30-40 ms, so at a load of 6-7 on 2 cores
+# every stage takes about three times its CPU. The 1-job poll (0.10-0.15
+# s at load 4) is mostly the SSH handshake and the script's fixed
+# processes.
 #
 # What the change does: a job line's `progress` records the size and
 # mtime its status.json had when it was read (`file_size`, `file_mtime_s`,
