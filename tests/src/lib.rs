@@ -147,6 +147,19 @@ pub fn dino_train(results_root: &str) -> [&str; 8] {
     ]
 }
 
+/// Every way a tool reads job lines on stdin: (binary, arguments).
+pub const READERS: &[(&str, &[&str])] = &[
+    ("tao-render", &[]),
+    ("tao-redact", &["lint"]),
+    ("tao-submit", &[]),
+    ("tao-submit", &["cancel"]),
+    ("tao-submit", &["preflight", "--lines"]),
+    ("tao-poll", &[]),
+    ("tao-poll", &["logs"]),
+    ("tao-classify", &[]),
+    ("tao-record", &["mark"]),
+];
+
 /// The directory holding the built tool binaries (`target/debug` or
 /// `target/release`, whichever this test binary was built into).
 pub fn bin_dir() -> PathBuf {

@@ -14,20 +14,7 @@
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use tao_tests::{bin, dino_train, text};
-
-/// Every way a tool reads job lines on stdin: (binary, arguments).
-const READERS: &[(&str, &[&str])] = &[
-    ("tao-render", &[]),
-    ("tao-redact", &["lint"]),
-    ("tao-submit", &[]),
-    ("tao-submit", &["cancel"]),
-    ("tao-submit", &["preflight", "--lines"]),
-    ("tao-poll", &[]),
-    ("tao-poll", &["logs"]),
-    ("tao-classify", &[]),
-    ("tao-record", &["mark"]),
-];
+use tao_tests::{bin, dino_train, text, READERS};
 
 /// A command for `tool args` with a cleared environment: only PATH, HOME
 /// and TAO_STATE_DIR (an empty store in `home`).
