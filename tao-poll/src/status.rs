@@ -652,7 +652,12 @@ fn parse_progress_mode(stat: &str, tail: &str, mode: TailMode) -> HashMap<String
         };
         let start = at + header.len();
         found.push((at, start, e));
-        let limit = (start + e.0).min(tail.len());
+        let mut limit = (start + e.0).min(tail.len());
+        // The size is stat's, the text tail's: a file written between the
+        // two may put the bound inside a character.
+        while !tail.is_char_boundary(limit) {
+            limit -= 1;
+        }
         pos = match mode {
             TailMode::Bytes(n) => (start + e.0.min(n)).min(tail.len()),
             TailMode::Lines(n) => {
@@ -674,9 +679,15 @@ fn parse_progress_mode(stat: &str, tail: &str, mode: TailMode) -> HashMap<String
         }
     }
     for (k, (_, start, e)) in found.iter().enumerate() {
+        // A text ends before the newline tail puts before the next
+        // header; a header found mid-line (a file that grew after stat)
+        // has none, and the byte before it may be inside a character.
         let end = found
             .get(k + 1)
-            .map(|(at, _, _)| at.saturating_sub(1).max(*start))
+            .map(|(at, _, _)| {
+                let nl = *at > 0 && tail.as_bytes()[*at - 1] == b'\n';
+                (if nl { at - 1 } else { *at }).max(*start)
+            })
             .unwrap_or(tail.len());
         let text = tail[*start..end].to_string();
         let (cut, lines_only) = match mode {
