@@ -160,9 +160,12 @@ pub fn parse_by_name(
             },
         );
     }
-    if rcs.len() != 2 || rcs.iter().any(|r| r != "0") {
+    // Without the sacct marker, sacct's rows were never read as such: a
+    // job only sacct knows would be missed (and submitted again).
+    if rcs.len() != 2 || rcs.iter().any(|r| r != "0") || section != 1 {
         return Err(Error::TempFail(format!(
-            "cannot list jobs by name on {login_host:?} (squeue/sacct exit statuses {rcs:?}); nothing was submitted: try again"
+            "cannot list jobs by name on {login_host:?} (squeue/sacct exit statuses {rcs:?}{}); nothing was submitted: try again",
+            if section == 1 { "" } else { ", no sacct section" }
         )));
     }
     Ok(found)
