@@ -22,16 +22,20 @@ const NONCE: &str = "n0nce";
 
 /// Text with the multi-byte characters a log or a message may hold.
 fn text() -> impl Strategy<Value = String> {
-    prop_oneof![
-        "\\PC{0,24}",
-        "[a-z \u{e9}\u{20ac}\u{1f600}\n|:]{0,24}",
-    ]
+    prop_oneof!["\\PC{0,24}", "[a-z \u{e9}\u{20ac}\u{1f600}\n|:]{0,24}",]
 }
 
 /// One piece of a status script's output.
 fn piece() -> impl Strategy<Value = String> {
-    let path = prop::sample::select(vec!["/j/status.json", "/j/completion.json", "/j/log", "/j/x y"]);
-    let tag = prop::sample::select(vec!["P", "PT", "PS", "PR", "PE", "S", "K", "C", "T", "E", "Z"]);
+    let path = prop::sample::select(vec![
+        "/j/status.json",
+        "/j/completion.json",
+        "/j/log",
+        "/j/x y",
+    ]);
+    let tag = prop::sample::select(vec![
+        "P", "PT", "PS", "PR", "PE", "S", "K", "C", "T", "E", "Z",
+    ]);
     prop_oneof![
         (tag, path.clone(), 0u32..40).prop_map(|(t, p, n)| match t {
             "T" => format!("@@tao-poll-{NONCE} T {n} {p}\n"),
@@ -41,7 +45,11 @@ fn piece() -> impl Strategy<Value = String> {
         (0usize..80, -5i64..2_000_000_000, path.clone())
             .prop_map(|(s, m, p)| format!("{s} {m} {p}\n")),
         path.prop_map(|p| format!("==> {p} <==\n")),
-        (prop::sample::select(vec!["RUNNING", "SUCCESS", "FAILURE", "STARTED"]), text(), 0u32..9)
+        (
+            prop::sample::select(vec!["RUNNING", "SUCCESS", "FAILURE", "STARTED"]),
+            text(),
+            0u32..9
+        )
             .prop_map(|(s, m, e)| format!(
                 "{{\"status\":\"{s}\",\"message\":{},\"epoch\":{e},\"kpi\":{{\"loss\":0.{e}}}}}\n",
                 serde_json::Value::String(m)
@@ -175,20 +183,22 @@ proptest! {
 /// between `stat` and `tail`).
 fn stat_and_tail() -> impl Strategy<Value = (String, String)> {
     let path = prop::sample::select(vec!["/j/status.json", "/k/status.json", "/j/x y"]);
-    prop::collection::vec((path, 0usize..40, prop::collection::vec(piece(), 0..4)), 0..4).prop_map(
-        |files| {
-            let mut stat = String::new();
-            let mut tail = String::new();
-            for (i, (p, size, body)) in files.iter().enumerate() {
-                stat.push_str(&format!("{size} 1700000000 {p}\n"));
-                if i > 0 {
-                    tail.push('\n');
-                }
-                tail.push_str(&format!("==> {p} <==\n{}", body.concat()));
-            }
-            (stat, tail)
-        },
+    prop::collection::vec(
+        (path, 0usize..40, prop::collection::vec(piece(), 0..4)),
+        0..4,
     )
+    .prop_map(|files| {
+        let mut stat = String::new();
+        let mut tail = String::new();
+        for (i, (p, size, body)) in files.iter().enumerate() {
+            stat.push_str(&format!("{size} 1700000000 {p}\n"));
+            if i > 0 {
+                tail.push('\n');
+            }
+            tail.push_str(&format!("==> {p} <==\n{}", body.concat()));
+        }
+        (stat, tail)
+    })
 }
 
 proptest! {

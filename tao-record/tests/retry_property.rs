@@ -49,14 +49,20 @@ fn root(id: &str) -> Record {
     let mut f = Map::new();
     f.insert("id".into(), json!(id));
     f.insert("platform".into(), json!("slurm"));
-    f.insert("image".into(), json!("nvcr.io/nvidia/tao/tao-toolkit:6.0.0-pyt"));
+    f.insert(
+        "image".into(),
+        json!("nvcr.io/nvidia/tao/tao-toolkit:6.0.0-pyt"),
+    );
     f.insert(
         "storage".into(),
         json!({"tier": "scratch", "base_dir": "/b", "job_dir": format!("/b/jobs/{id}"), "results_dir": format!("/b/results/{id}")}),
     );
     f.insert("state".into(), json!("ERROR"));
     f.insert("attempt".into(), json!(1));
-    f.insert("classification".into(), json!({"class": "infra", "retry": true}));
+    f.insert(
+        "classification".into(),
+        json!({"class": "infra", "retry": true}),
+    );
     Record::from_map(f)
 }
 
@@ -81,7 +87,12 @@ fn check(store: &Store) -> Result<(), TestCaseError> {
             children.entry(p).or_default().push(id);
         }
         let attempt = r.fields.get("attempt").and_then(Value::as_u64).unwrap_or(1);
-        prop_assert!(attempt <= MAX_ATTEMPTS as u64, "{} at attempt {}", id, attempt);
+        prop_assert!(
+            attempt <= MAX_ATTEMPTS as u64,
+            "{} at attempt {}",
+            id,
+            attempt
+        );
     }
     for (p, c) in &children {
         prop_assert!(c.len() <= 1, "{} retried twice: {:?}", p, c);

@@ -58,7 +58,13 @@ fn job() -> impl Strategy<Value = Job> {
     (
         1u32..100_000,
         0usize..4,
-        prop::sample::select(vec!["PENDING", "RUNNING", "COMPLETED", "CANCELLED by 0", "FAILED"]),
+        prop::sample::select(vec![
+            "PENDING",
+            "RUNNING",
+            "COMPLETED",
+            "CANCELLED by 0",
+            "FAILED",
+        ]),
         any::<bool>(),
         any::<bool>(),
     )
@@ -84,8 +90,15 @@ fn reply(jobs: &[Job], noise: &[String], rc: (&str, &str)) -> Vec<String> {
         lines.push(l);
     };
     for j in jobs.iter().filter(|j| j.in_squeue) {
-        let reason = if j.state == "PENDING" { "JobHeldUser" } else { "None" };
-        push(format!("{}|{}|{}|{reason}", j.id, NAMES[j.name], j.state), &mut lines);
+        let reason = if j.state == "PENDING" {
+            "JobHeldUser"
+        } else {
+            "None"
+        };
+        push(
+            format!("{}|{}|{}|{reason}", j.id, NAMES[j.name], j.state),
+            &mut lines,
+        );
     }
     push(format!("{RC}{}", rc.0), &mut lines);
     push(SACCT.to_string(), &mut lines);

@@ -98,9 +98,7 @@ fn json_value() -> impl Strategy<Value = serde_json::Value> {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..4).prop_map(serde_json::Value::Array),
             prop::collection::vec((key, inner), 0..5).prop_map(|kv| {
-                serde_json::Value::Object(
-                    kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
-                )
+                serde_json::Value::Object(kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
             }),
         ]
     })
@@ -109,12 +107,19 @@ fn json_value() -> impl Strategy<Value = serde_json::Value> {
 /// One input line (no `\n`): (bytes, derived from a real job line).
 fn line() -> impl Strategy<Value = (Vec<u8>, bool)> {
     prop_oneof![
-        prop::collection::vec(any::<u8>().prop_filter("no newline", |b| *b != b'\n'), 0..80)
-            .prop_map(|b| (b, false)),
+        prop::collection::vec(
+            any::<u8>().prop_filter("no newline", |b| *b != b'\n'),
+            0..80
+        )
+        .prop_map(|b| (b, false)),
         json_value().prop_map(|v| (v.to_string().into_bytes(), false)),
         Just((b"{}".to_vec(), false)),
-        (0.0..1.0f64, 0.0..1.0f64, prop::collection::vec(any::<u8>(), 0..4)).prop_map(
-            |(a, b, ins)| {
+        (
+            0.0..1.0f64,
+            0.0..1.0f64,
+            prop::collection::vec(any::<u8>(), 0..4)
+        )
+            .prop_map(|(a, b, ins)| {
                 let mut l = job_line().as_bytes().to_vec();
                 let (a, b) = (a.min(b), a.max(b));
                 let (i, j) = ((a * l.len() as f64) as usize, (b * l.len() as f64) as usize);
@@ -122,8 +127,7 @@ fn line() -> impl Strategy<Value = (Vec<u8>, bool)> {
                 let ins: Vec<u8> = ins.into_iter().filter(|b| *b != b'\n').collect();
                 l.splice(i..j.min(i + 16), ins);
                 (l, true)
-            }
-        ),
+            }),
         Just((job_line().as_bytes().to_vec(), true)),
     ]
 }
