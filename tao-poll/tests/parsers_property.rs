@@ -116,7 +116,8 @@ proptest! {
         if let Err(e) = completion(&t) {
             prop_assert!(!e.contains('\n'), "{}", e);
         }
-        let tail = ProgressTail { text: t.clone(), cut, lines_only, mtime };
+        let size = Some(t.len() as u64);
+        let tail = ProgressTail { text: t.clone(), cut, lines_only, mtime, size };
         let _ = tail.progress();
         let _ = tail.verdict_line();
     }
