@@ -34,12 +34,13 @@ fn piece() -> impl Strategy<Value = String> {
         "/j/x y",
     ]);
     let tag = prop::sample::select(vec![
-        "P", "PT", "PS", "PR", "PE", "S", "K", "C", "T", "E", "Z",
+        "P", "PT", "PS", "PR", "PU", "PE", "S", "K", "C", "T", "E", "Z",
     ]);
     prop_oneof![
         (tag, path.clone(), 0u32..40).prop_map(|(t, p, n)| match t {
             "T" => format!("@@tao-poll-{NONCE} T {n} {p}\n"),
-            "P" | "PT" | "PS" | "PR" | "PE" | "E" | "K" => format!("@@tao-poll-{NONCE} {t}\n"),
+            "P" | "PT" | "PS" | "PR" | "PU" | "PE" | "E" | "K" =>
+                format!("@@tao-poll-{NONCE} {t}\n"),
             _ => format!("@@tao-poll-{NONCE} {t} {p}\n"),
         }),
         (0usize..80, -5i64..2_000_000_000, path.clone())
@@ -207,16 +208,18 @@ proptest! {
 
     /// The progress section of the status script's output in its order
     /// (`P`, stat, `PT`, `tail -c` text, `PS`, stat, `PR`, `tail -n`
-    /// text, `PE`), with sizes that do not match the text: `parse_output`
-    /// returns, and each progress tail gives a progress and a verdict.
+    /// text, `PU`, one letter per running file, `PE`), with sizes that do
+    /// not match the text: `parse_output` returns, and each progress tail
+    /// gives a progress and a verdict.
     #[test]
     fn progress_section_never_panics(
         (stat, tail) in stat_and_tail(),
         (run_stat, run_tail) in stat_and_tail(),
+        letters in "[UCM]{0,4}",
         rest in script_output(),
     ) {
         let m = format!("@@tao-poll-{NONCE}");
-        let out = format!("{m} P\n{stat}{m} PT\n{tail}\n{m} PS\n{run_stat}{m} PR\n{run_tail}\n{m} PE\n{rest}\n{m} E\n");
+        let out = format!("{m} P\n{stat}{m} PT\n{tail}\n{m} PS\n{run_stat}{m} PR\n{run_tail}\n{m} PU\n{letters}\n{m} PE\n{rest}\n{m} E\n");
         let (map, ended) = parse_output(&out, NONCE, 4);
         prop_assert!(ended);
         for r in map.values() {
@@ -248,9 +251,10 @@ fn a_header_after_a_multibyte_character_is_no_panic() {
 fn a_size_inside_a_character_is_no_panic() {
     let m = format!("@@tao-poll-{NONCE}");
     let out = format!(
-        "{m} P\n{m} PT\n\n{m} PS\n6 1700000000 /j/status.json\n{m} PR\n==> /j/status.json <==\n\u{10a60}\u{1d4a2}\n{m} PE\n{m} E\n"
+        "{m} P\n{m} PT\n\n{m} PS\n6 1700000000 /j/status.json\n{m} PR\n==> /j/status.json <==\n\u{10a60}\u{1d4a2}\n{m} PU\nU\n{m} PE\n{m} E\n"
     );
     let (map, ended) = parse_output(&out, NONCE, 4);
     assert!(ended);
-    assert_eq!(map.len(), 1, "{map:?}");
+    let key = tao_poll::status::progress_key("/j/status.json");
+    assert!(map.contains_key(&key), "{map:?}");
 }
