@@ -9,7 +9,9 @@
 //! tails), `squeue --start` (`backend::parse_starts`), reason codes and
 //! job ids typed by users (`observe::JobRef::parse`). Generated texts mix
 //! those pieces with arbitrary Unicode (multi-byte characters, so that
-//! sizes and cuts fall inside them); 256 cases each.
+//! sizes and cuts fall inside them); 256 cases each. And the binary on
+//! edited replay replies (squeue, sacct, scontrol, `squeue --start`): a
+//! documented exit status and only whole JSON lines on stdout; 48 cases.
 
 use proptest::prelude::*;
 use tao_poll::observe::{never_starts_hint, JobRef};
@@ -257,4 +259,91 @@ fn a_size_inside_a_character_is_no_panic() {
     assert!(ended);
     let key = tao_poll::status::progress_key("/j/status.json");
     assert!(map.contains_key(&key), "{map:?}");
+}
+
+/// A saved reply of the replay captures (tests/replays/), by file name.
+fn capture(dir: &str, name: &str) -> String {
+    let p = format!("{}/tests/replays/{dir}/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
+}
+
+/// A capture's reply with up to four pieces of generated text spliced in
+/// at any byte (inside a row, a cell, a character), or cut short.
+fn edited(text: String) -> impl Strategy<Value = String> {
+    (
+        prop::collection::vec((0.0..1.0f64, piece()), 0..4),
+        prop::option::of(0.0..1.0f64),
+    )
+        .prop_map(move |(edits, cut)| {
+            let mut t = text.clone();
+            for (at, p) in edits {
+                let mut i = ((at * t.len() as f64) as usize).min(t.len());
+                while !t.is_char_boundary(i) {
+                    i -= 1;
+                }
+                t.insert_str(i, &p);
+            }
+            if let Some(c) = cut {
+                let mut i = ((c * t.len() as f64) as usize).min(t.len());
+                while !t.is_char_boundary(i) {
+                    i -= 1;
+                }
+                t.truncate(i);
+            }
+            t
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// The binary on edited replay replies (`--replay-squeue`,
+    /// `--replay-sacct`, `--replay-scontrol`, `--replay-squeue-start`,
+    /// from the 22.05 captures) for the capture's job ids: a documented
+    /// exit status (docs/CONTRACT.md; 70 is a bug, a panic 101), nothing
+    /// that reads as a panic on stderr, and stdout only whole JSON lines.
+    #[test]
+    fn the_binary_on_edited_replies_exits_documented(
+        squeue in edited(capture("slurm-22.05-capture", "squeue.txt")),
+        sacct in edited(capture("slurm-22.05-capture", "sacct.txt")),
+        scontrol in edited(capture("slurm-22.05-no-accounting", "scontrol.txt")),
+        starts in edited("21|2026-12-02T10:00:00\n22|N/A\n23|1796135435\n".to_string()),
+        no_accounting in any::<bool>(),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let file = |name: &str, text: &str| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, text).unwrap();
+            p.to_str().unwrap().to_string()
+        };
+        let sacct = if no_accounting {
+            format!("sacct: error: Slurm accounting storage is disabled\n{sacct}")
+        } else {
+            sacct
+        };
+        let ids = capture("slurm-22.05-capture", "ids");
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_tao-poll"))
+            .env_clear()
+            .args(["--replay-squeue", &file("squeue", &squeue)])
+            .args(["--replay-sacct", &file("sacct", &sacct)])
+            .args(["--replay-scontrol", &file("scontrol", &scontrol)])
+            .args(["--replay-squeue-start", &file("starts", &starts)])
+            .args(["--requeue", "false"])
+            .args(ids.split_whitespace())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        let code = out.status.code();
+        prop_assert!(
+            code.is_some_and(|c| [0, 1, 65, 75, 76].contains(&c)),
+            "status {:?}: {}", out.status, err
+        );
+        prop_assert!(!err.contains("panicked"), "{}", err);
+        prop_assert!(out.stdout.is_empty() || out.stdout.ends_with(b"\n"));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        for l in stdout.lines() {
+            prop_assert!(serde_json::from_str::<serde_json::Value>(l).is_ok(), "{}", l);
+        }
+    }
 }
