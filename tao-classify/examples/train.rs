@@ -44,8 +44,7 @@ fn main() {
         .collect();
     // Where the fallback acts: dev records no rule matches.
     let cat = Catalogue::builtin().expect("built-in catalogue");
-    let mut rules_only = Options::default();
-    rules_only.fallback = false;
+    let rules_only = Options::default().with_fallback(false);
     let samples: Vec<trainer::Sample> = dev
         .iter()
         .map(|r| {

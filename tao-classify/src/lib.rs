@@ -105,6 +105,13 @@ impl Options {
         }
     }
 
+    /// The same options with the evidence fallback on or off (off: the
+    /// rules and the policy's defaults alone, as `make train` needs them).
+    pub fn with_fallback(mut self, on: bool) -> Self {
+        self.fallback = on;
+        self
+    }
+
     /// Scan the `--log` files once: the best hit over all of them, and
     /// whether any of them had a byte in it.
     fn scan_logs(&self, cat: &Catalogue) -> Result<(Best, bool)> {
@@ -153,10 +160,13 @@ impl Options {
                     .read_to_end(&mut buf)
                     .is_ok()
                 {
-                    out.push_str(fallback::tail(
-                        &String::from_utf8_lossy(&buf),
-                        fallback::MAX_EXCERPT,
-                    ));
+                    let text = String::from_utf8_lossy(&buf);
+                    // A cut line at the start is dropped (start > 0).
+                    let text = match text.find('\n') {
+                        Some(n) if start > 0 => &text[n + 1..],
+                        _ => &text[..],
+                    };
+                    out.push_str(text);
                     out.push('\n');
                 }
             }
@@ -482,10 +492,32 @@ mod tests {
         assert!(l.get_str(&["classification", "rule"]).is_some());
         assert!(l.fields["classification"]["fallback"]["score"].is_number());
         // Off: the policy's default alone.
-        let mut opts = Options::default();
-        opts.fallback = false;
+        let opts = Options::default().with_fallback(false);
         let c = classify(&mut l, &cat, &opts).unwrap().unwrap();
         assert_eq!((c.rule.as_str(), c.fallback), ("evidence.no_match", None));
+    }
+
+    /// With --log, the fallback reads the file's last MAX_EXCERPT bytes
+    /// only (seeked to), never the whole stream: a file whose only infra-
+    /// looking line sits before its tail is scored on the tail.
+    #[test]
+    fn log_files_give_the_fallback_their_tail_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("main.err");
+        let mut text = String::from("NCCL WARN NET/IB : Got completion from peer with status=12\n");
+        while text.len() < 3 * fallback::MAX_EXCERPT {
+            text.push_str("the frobnicator gave up\n");
+        }
+        std::fs::write(&path, &text).unwrap();
+        let opts = Options::new(10, vec![path], None);
+        let excerpt = opts.log_excerpt();
+        assert!(
+            excerpt.len() <= fallback::MAX_EXCERPT + 1,
+            "{}",
+            excerpt.len()
+        );
+        assert!(!excerpt.contains("NET/IB"));
+        assert!(excerpt.starts_with("the frobnicator"));
     }
 
     #[test]
