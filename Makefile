@@ -9,6 +9,7 @@
 #   make man        regenerate man/*.1, man/tao-site-profile.5, man/tao-jobline.7 and man/completions/ (checked in)
 #   make fuzz       run every fuzz target for FUZZ_SECONDS (default 60) each
 #   make eval       score tao-classify on the real-failure corpus (dev and test splits); fails when test misses the goals
+#   make train      retrain tao-classify's evidence fallback on the corpus's dev split (writes tao-classify/rules/fallback.tsv; commit it)
 #   make duplicates list repeated runs of 10+ lines in the product code (every crate's src/, unit tests left out;
 #                   scripts/duplicates, needs the `duplicates` developer command); fails when it lists any
 
@@ -18,7 +19,7 @@ MANDIR = $(DESTDIR)$(PREFIX)/share/man
 CARGO ?= cargo
 TOOLS = tao-record tao-render tao-redact tao-submit tao-poll tao-classify
 
-.PHONY: eval demo test bench build release install uninstall cluster-up cluster-down man completions fuzz duplicates
+.PHONY: eval train demo test bench build release install uninstall cluster-up cluster-down man completions fuzz duplicates
 
 # install: PROFILE picks the build (release, or dev for target/debug);
 # NO_BUILD=1 installs what is already built (the install test uses it with
@@ -67,6 +68,10 @@ duplicates:
 # --dev-only prints the dev split alone (no test figure, exit 0); --by-rule adds each deciding rule with the labels of its dev records.
 eval:
 	$(CARGO) run -q --release -p tao-classify --example eval -- $(EVAL_FLAGS)
+
+# Deterministic; a test fails when the dev split or the built-in rules changed and this was not rerun.
+train:
+	$(CARGO) run -q --release -p tao-classify --example train
 
 install:
 	@if [ -z "$(NO_BUILD)" ]; then $(CARGO) build --profile $(PROFILE) --bins $(TOOLS:%=-p %); fi

@@ -36,7 +36,12 @@ class is infra (the cluster's fault: retried), program (the user's: never retrie
 (time limit, cancel, preemption: not retried) or unknown (not retried). The evidence is the \
 `evidence` field (`tao-poll --evidence`: {out: {first_line, lines}, err: {...}}) or the files \
 given with --log. A log that matches no rule is the program's to look at (class program, not \
-retried).",
+retried), unless the evidence fallback overrules it: a text classifier (logistic regression \
+over normalised tokens, trained on the dev split of the project's corpus of real failure logs, \
+weights compiled in) scores the last 64 KiB of the evidence, and only a score above its \
+cross-validated threshold calls the failure infra and retries it (rule fallback). The \
+classification then carries fallback = {score, threshold}, also when the score stays below \
+the threshold and the default stands.",
     flags: &[
         Flag::value(
             "log",

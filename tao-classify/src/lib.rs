@@ -26,6 +26,7 @@
 pub mod catalogue;
 pub mod cli;
 pub mod eval;
+pub mod fallback;
 pub mod policy;
 pub mod scan;
 
@@ -60,8 +61,13 @@ pub struct Options {
     pub logs: Vec<PathBuf>,
     /// Applied to every evidence text written into `classification.evidence.text`.
     pub redact: Option<Redactor>,
+    /// Consult the evidence fallback ([`fallback`]) when no rule matched
+    /// (default true; the training runner turns it off to see the rules alone).
+    pub fallback: bool,
     /// Cache of the `--log` scan (the files are the same for every line).
     log_cache: std::sync::OnceLock<LogScan>,
+    /// Cache of the `--log` files' last [`fallback::MAX_EXCERPT`] bytes.
+    log_tail: std::sync::OnceLock<String>,
 }
 
 impl Default for Options {
@@ -70,7 +76,9 @@ impl Default for Options {
             max_attempts: DEFAULT_MAX_ATTEMPTS,
             logs: Vec::new(),
             redact: None,
+            fallback: true,
             log_cache: std::sync::OnceLock::new(),
+            log_tail: std::sync::OnceLock::new(),
         }
     }
 }
@@ -81,6 +89,7 @@ impl std::fmt::Debug for Options {
             .field("max_attempts", &self.max_attempts)
             .field("logs", &self.logs)
             .field("redact", &self.redact.is_some())
+            .field("fallback", &self.fallback)
             .finish()
     }
 }
@@ -94,6 +103,13 @@ impl Options {
             redact,
             ..Self::default()
         }
+    }
+
+    /// The same options with the evidence fallback on or off (off: the
+    /// rules and the policy's defaults alone, as `make train` needs them).
+    pub fn with_fallback(mut self, on: bool) -> Self {
+        self.fallback = on;
+        self
     }
 
     /// Scan the `--log` files once: the best hit over all of them, and
@@ -120,6 +136,42 @@ impl Options {
         cached
             .clone()
             .map_err(|(context, kind, text)| Error::io(context, std::io::Error::new(kind, text)))
+    }
+
+    /// The excerpt the fallback reads from the `--log` files: the last
+    /// [`fallback::MAX_EXCERPT`] bytes of each (seeked to, never the whole
+    /// stream), joined. A file that cannot be seeked or read adds nothing
+    /// (the scan has already reported a file it could not read).
+    fn log_excerpt(&self) -> &str {
+        self.log_tail.get_or_init(|| {
+            use std::io::{Read, Seek, SeekFrom};
+            let mut out = String::new();
+            for path in &self.logs {
+                let Ok(mut f) = std::fs::File::open(path) else {
+                    continue;
+                };
+                let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+                let start = len.saturating_sub(fallback::MAX_EXCERPT as u64);
+                if f.seek(SeekFrom::Start(start)).is_err() {
+                    continue;
+                }
+                let mut buf = Vec::with_capacity(fallback::MAX_EXCERPT);
+                if f.take(fallback::MAX_EXCERPT as u64)
+                    .read_to_end(&mut buf)
+                    .is_ok()
+                {
+                    let text = String::from_utf8_lossy(&buf);
+                    // A cut line at the start is dropped (start > 0).
+                    let text = match text.find('\n') {
+                        Some(n) if start > 0 => &text[n + 1..],
+                        _ => &text[..],
+                    };
+                    out.push_str(text);
+                    out.push('\n');
+                }
+            }
+            out
+        })
     }
 }
 
@@ -202,6 +254,42 @@ pub fn classify(
             hit.raw = redact(line, &hit.raw);
         }
     }
+    // The evidence fallback: only when no rule matched lines that exist,
+    // for a state whose decision the evidence makes.
+    let mut verdict = None;
+    if opts.fallback
+        && best.0.is_none()
+        && kind == EvidenceKind::Lines
+        && policy::evidence_decides_state(native)
+    {
+        let model = fallback::Model::builtin();
+        let entries = if !opts.logs.is_empty() {
+            let file = opts.logs[0].display().to_string();
+            opts.log_excerpt()
+                .lines()
+                .map(|l| (file.clone(), 0, l.to_string()))
+                .collect()
+        } else {
+            tails_excerpt(line)
+        };
+        let entries = bounded(entries, fallback::MAX_EXCERPT);
+        let text: String = entries.iter().map(|e| format!("{}\n", e.2)).collect();
+        let v = model.score(&text);
+        verdict = Some(policy::FallbackFacts {
+            score: v.score,
+            threshold: v.threshold,
+            line: v
+                .line
+                .and_then(|(i, _)| entries.get(i))
+                .map(|(file, no, text)| {
+                    let raw = match &opts.redact {
+                        Some(redact) => redact(line, text.as_bytes()),
+                        None => text.clone().into_bytes(),
+                    };
+                    (file.clone(), *no, raw)
+                }),
+        });
+    }
     let facts = policy::Facts {
         native_state: native,
         exit_code: slurm.exit_code.as_deref(),
@@ -212,6 +300,7 @@ pub fn classify(
         evidence: kind,
         best: best.0,
         reason_hit: reason_hit.0,
+        fallback: verdict,
     };
     let c = policy::decide(cat, &facts);
     if let Some(redact) = &opts.redact {
@@ -246,6 +335,42 @@ fn redact_evidence(line: &mut JobLine, redact: &Redactor) {
     if changed {
         line.fields.insert("evidence".into(), ev);
     }
+}
+
+/// The fallback's excerpt from the `evidence` tails: `(file, line number,
+/// text)` of every `err` line then every `out` line (control characters
+/// made spaces, so one entry is one line).
+fn tails_excerpt(line: &JobLine) -> Vec<(String, u64, String)> {
+    let mut out = Vec::new();
+    for key in ["err", "out"] {
+        let Some(tail) = line.fields.get("evidence").and_then(|e| e.get(key)) else {
+            continue;
+        };
+        let first = tail.get("first_line").and_then(Value::as_u64).unwrap_or(1);
+        let Some(lines) = tail.get("lines").and_then(Value::as_array) else {
+            continue;
+        };
+        for (i, l) in lines.iter().filter_map(Value::as_str).enumerate() {
+            let text = l.replace(['\n', '\r'], " ");
+            out.push((key.to_string(), first + i as u64, text));
+        }
+    }
+    out
+}
+
+/// The last entries whose texts (each with its newline) fit in `max` bytes.
+fn bounded(mut entries: Vec<(String, u64, String)>, max: usize) -> Vec<(String, u64, String)> {
+    let mut total = 0;
+    let mut keep = entries.len();
+    while keep > 0 {
+        let n = entries[keep - 1].2.len() + 1;
+        if total + n > max {
+            break;
+        }
+        total += n;
+        keep -= 1;
+    }
+    entries.split_off(keep)
 }
 
 /// Scan the `evidence` field's tails (`out` then `err`).
@@ -349,6 +474,57 @@ mod tests {
                 .unwrap();
             assert_eq!((c.rule.as_str(), c.retry), ("xid.hardware", true), "{text}");
         }
+    }
+
+    /// A log no rule matches gets the fallback's score; the output says so.
+    #[test]
+    fn unmatched_logs_carry_the_fallback_score() {
+        let cat = Catalogue::builtin().unwrap();
+        let mut l = line(
+            r#"{"state":"ERROR","slurm":{"native_state":"FAILED","nodes":"n1"},"evidence":{"err":{"first_line":3,"lines":["the frobnicator gave up"]}}}"#,
+        );
+        let c = classify(&mut l, &cat, &Options::default())
+            .unwrap()
+            .unwrap();
+        let fb = c.fallback.expect("fallback consulted");
+        assert!((0.0..=1.0).contains(&fb.score));
+        assert_eq!(fb.threshold, fallback::Model::builtin().threshold);
+        assert!(l.get_str(&["classification", "rule"]).is_some());
+        assert!(l.fields["classification"]["fallback"]["score"].is_number());
+        // Off: the policy's default alone.
+        let opts = Options::default().with_fallback(false);
+        let c = classify(&mut l, &cat, &opts).unwrap().unwrap();
+        assert_eq!((c.rule.as_str(), c.fallback), ("evidence.no_match", None));
+    }
+
+    /// With --log, the fallback reads the file's last MAX_EXCERPT bytes
+    /// only (seeked to), never the whole stream: a file whose only infra-
+    /// looking line sits before its tail is scored on the tail.
+    #[test]
+    fn log_files_give_the_fallback_their_tail_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("main.err");
+        let mut text = String::from("NCCL WARN NET/IB : Got completion from peer with status=12\n");
+        while text.len() < 3 * fallback::MAX_EXCERPT {
+            text.push_str("the frobnicator gave up\n");
+        }
+        std::fs::write(&path, &text).unwrap();
+        let opts = Options::new(10, vec![path], None);
+        let excerpt = opts.log_excerpt();
+        assert!(
+            excerpt.len() <= fallback::MAX_EXCERPT + 1,
+            "{}",
+            excerpt.len()
+        );
+        assert!(!excerpt.contains("NET/IB"));
+        assert!(excerpt.starts_with("the frobnicator"));
+    }
+
+    #[test]
+    fn bounded_keeps_the_last_lines_within_the_budget() {
+        let e = |i: u64| ("err".to_string(), i, "x".repeat(9));
+        let kept = bounded((1..=5).map(e).collect(), 25);
+        assert_eq!(kept.iter().map(|k| k.1).collect::<Vec<_>>(), vec![4, 5]);
     }
 
     #[test]

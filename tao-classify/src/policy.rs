@@ -17,7 +17,11 @@
 //!   `scheduler`, never retried.
 //! - A log that matches no rule at all is the program's to look at
 //!   (class `program`, rule `evidence.no_match`): surfaced at once, never
-//!   retried. Only a job with no evidence at all is `unknown`.
+//!   retried, UNLESS the evidence fallback ([`crate::fallback`]) scores the
+//!   log's excerpt as the cluster's fault above its cross-validated
+//!   threshold: then infra, rule `fallback`, retried. Either way the score
+//!   is shown (`classification.fallback`). Only a job with no evidence at
+//!   all is `unknown`.
 //! - Program faults are never retried; an infra fault is retried only while
 //!   `attempt < max_attempts`.
 
@@ -41,7 +45,7 @@ pub struct EvidenceRef {
 }
 
 /// The `classification` object a job line gets.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Classification {
     /// Who is at fault.
     pub class: Class,
@@ -57,6 +61,32 @@ pub struct Classification {
     pub retry: bool,
     /// One line for the user: why, and what to do.
     pub reason: String,
+    /// The evidence fallback's score, when it was consulted (no rule
+    /// matched); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<FallbackScore>,
+}
+
+/// `classification.fallback`: what the text classifier said about a log no
+/// rule matched.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct FallbackScore {
+    /// Its probability (0..1, rounded to 3 decimals) that the log shows the cluster's fault.
+    pub score: f64,
+    /// Its threshold: only a score above it is called infra (and retried).
+    pub threshold: f64,
+}
+
+/// The fallback's verdict as [`decide`] gets it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FallbackFacts {
+    /// Probability (0..1) of "the cluster's fault".
+    pub score: f64,
+    /// Scores strictly above it are infra.
+    pub threshold: f64,
+    /// The line weighing most towards infra: file, 1-based line number (0:
+    /// a line of a `--log` file's tail, number not counted), raw text (redacted).
+    pub line: Option<(String, u64, Vec<u8>)>,
 }
 
 /// How much evidence the job line (or `--log`) gave.
@@ -91,6 +121,26 @@ pub struct Facts<'a> {
     pub best: Option<Hit>,
     /// The best match in `slurm.reason` / `message` (used for launch failures).
     pub reason_hit: Option<Hit>,
+    /// The evidence fallback's verdict, when no rule matched ([`crate::fallback`]).
+    pub fallback: Option<FallbackFacts>,
+}
+
+/// Whether a native state is one the evidence decides (FAILED and the
+/// like), so the fallback could matter; false for NODE_FAIL, BOOT_FAIL,
+/// TIMEOUT, CANCELLED, PREEMPTED, REVOKED (the state decides) and
+/// OUT_OF_MEMORY, DEADLINE (their own default when no rule matches).
+pub fn evidence_decides_state(native: &str) -> bool {
+    !matches!(
+        base_state(native).as_str(),
+        "NODE_FAIL"
+            | "BOOT_FAIL"
+            | "TIMEOUT"
+            | "CANCELLED"
+            | "PREEMPTED"
+            | "REVOKED"
+            | "OUT_OF_MEMORY"
+            | "DEADLINE"
+    )
 }
 
 /// The native state's base name: first word, `+` stripped, squeue's short
@@ -155,6 +205,7 @@ pub fn decide(cat: &Catalogue, f: &Facts) -> Classification {
                 node: node.flatten().or_else(|| single_node(f.nodes)),
                 retry: true,
                 reason: format!("Slurm reports {state}: {what}; retry on another node"),
+                fallback: None,
             }
         }
         "TIMEOUT" => {
@@ -169,6 +220,7 @@ pub fn decide(cat: &Catalogue, f: &Facts) -> Classification {
                 reason: format!(
                     "the job reached its time limit{limit}; not retried: ask for a longer time on a partition that allows it, or resume from the last checkpoint"
                 ),
+                fallback: None,
             }
         }
         "CANCELLED" | "PREEMPTED" | "REVOKED" => Classification {
@@ -181,6 +233,7 @@ pub fn decide(cat: &Catalogue, f: &Facts) -> Classification {
             reason: format!(
                 "{state} is not a failure; not retried (Slurm requeues preempted and failed-node jobs itself when --requeue is on)"
             ),
+            fallback: None,
         },
         _ => evidence_decides(cat, f, &state, best_ev, best_node),
     };
@@ -223,6 +276,7 @@ fn evidence_decides(
             node,
             retry: rule.class == Class::Infra,
             reason: rule.reason.clone(),
+            fallback: None,
         };
     }
     match (state, f.evidence) {
@@ -234,6 +288,7 @@ fn evidence_decides(
             node: None,
             retry: false,
             reason: "Slurm reports OUT_OF_MEMORY: the job used more host memory than it asked for (--mem); ask for more memory or lower the data-loader workers/batch size".into(),
+            fallback: None,
         },
         ("DEADLINE", _) => Classification {
             class: Class::Scheduler,
@@ -243,6 +298,7 @@ fn evidence_decides(
             node: None,
             retry: false,
             reason: "Slurm reports DEADLINE: the job reached its --deadline; not retried".into(),
+            fallback: None,
         },
         (_, EvidenceKind::Empty) => launch_failure(cat, f),
         (_, EvidenceKind::Absent) => Classification {
@@ -256,19 +312,58 @@ fn evidence_decides(
                 "{state}{} and no evidence to judge by; not retried: run tao-poll with --evidence, or pass --log FILE",
                 exit_suffix(f.exit_code)
             ),
+            fallback: None,
         },
-        (_, EvidenceKind::Lines) => Classification {
-            class: Class::Program,
-            subclass: "unrecognised".into(),
-            rule: "evidence.no_match".into(),
-            evidence: None,
-            node: None,
-            retry: false,
-            reason: format!(
-                "{state}{} and no rule matched the log: the program's to look at, not retried: read the log (a site can add rules with --rules)",
-                exit_suffix(f.exit_code)
-            ),
-        },
+        (_, EvidenceKind::Lines) => {
+            let score = f.fallback.as_ref().map(|v| FallbackScore {
+                score: (v.score * 1000.0).round() / 1000.0,
+                threshold: v.threshold,
+            });
+            if let Some(v) = f.fallback.as_ref().filter(|v| v.score > v.threshold) {
+                return Classification {
+                    class: Class::Infra,
+                    subclass: "fallback_infra".into(),
+                    rule: "fallback".into(),
+                    evidence: v.line.as_ref().map(|(file, line, raw)| EvidenceRef {
+                        file: file.clone(),
+                        line: *line,
+                        text: clean_text(raw),
+                    }),
+                    node: single_node(f.nodes),
+                    retry: true,
+                    reason: format!(
+                        "{state}{}: no rule matched, but the fallback text classifier scores the log {:.3} as the cluster's fault, above its threshold {:.3} (cross-validated so no program fault of the corpus was retried); retry, and add a rule for this kind (--rules)",
+                        exit_suffix(f.exit_code),
+                        v.score,
+                        v.threshold
+                    ),
+                    fallback: score,
+                };
+            }
+            let below = f
+                .fallback
+                .as_ref()
+                .map(|v| {
+                    format!(
+                        " (the fallback text classifier scores it {:.3} as the cluster's fault, not above its threshold {:.3})",
+                        v.score, v.threshold
+                    )
+                })
+                .unwrap_or_default();
+            Classification {
+                class: Class::Program,
+                subclass: "unrecognised".into(),
+                rule: "evidence.no_match".into(),
+                evidence: None,
+                node: None,
+                retry: false,
+                reason: format!(
+                    "{state}{} and no rule matched the log: the program's to look at, not retried{below}: read the log (a site can add rules with --rules)",
+                    exit_suffix(f.exit_code)
+                ),
+                fallback: score,
+            }
+        }
     }
 }
 
@@ -291,6 +386,7 @@ fn launch_failure(cat: &Catalogue, f: &Facts) -> Classification {
                     "the job wrote no log and the scheduler blames its request: {}",
                     rule.reason
                 ),
+                fallback: None,
             };
         }
     }
@@ -305,6 +401,7 @@ fn launch_failure(cat: &Catalogue, f: &Facts) -> Classification {
             "the job failed before writing any log{} (log directory missing or container never started); retry",
             exit_suffix(f.exit_code)
         ),
+        fallback: None,
     }
 }
 
@@ -330,6 +427,7 @@ mod tests {
             evidence: ev,
             best,
             reason_hit: None,
+            fallback: None,
         }
     }
 
@@ -433,6 +531,67 @@ mod tests {
             (c.class, c.retry, c.rule.as_str()),
             (Class::Program, false, "evidence.no_match")
         );
+    }
+
+    fn verdict(score: f64, threshold: f64) -> Option<FallbackFacts> {
+        Some(FallbackFacts {
+            score,
+            threshold,
+            line: Some(("err".into(), 7, b"NET/IB : link flapped".to_vec())),
+        })
+    }
+
+    /// The fallback never retries at or below its threshold: the policy's
+    /// default (program, evidence.no_match, no retry) stands, and the score
+    /// is shown.
+    #[test]
+    fn fallback_never_retries_at_or_below_its_threshold() {
+        let cat = Catalogue::builtin().unwrap();
+        for score in [0.0, 0.5, 0.9] {
+            let mut f = facts("FAILED", EvidenceKind::Lines, None);
+            f.fallback = verdict(score, 0.9);
+            let c = decide(&cat, &f);
+            assert_eq!(
+                (c.class, c.retry, c.rule.as_str()),
+                (Class::Program, false, "evidence.no_match"),
+                "{score}"
+            );
+            assert_eq!(c.fallback.map(|s| s.threshold), Some(0.9));
+            assert!(
+                c.reason.contains("not above its threshold 0.900"),
+                "{}",
+                c.reason
+            );
+        }
+    }
+
+    #[test]
+    fn fallback_above_its_threshold_is_infra_retried_and_says_so() {
+        let cat = Catalogue::builtin().unwrap();
+        let mut f = facts("FAILED", EvidenceKind::Lines, None);
+        f.fallback = verdict(0.9504, 0.9);
+        let c = decide(&cat, &f);
+        assert_eq!(
+            (c.class, c.retry, c.rule.as_str(), c.node.as_deref()),
+            (Class::Infra, true, "fallback", Some("n1"))
+        );
+        assert_eq!(c.fallback.map(|s| s.score), Some(0.95));
+        assert_eq!(
+            c.evidence.as_ref().map(|e| (e.file.as_str(), e.line)),
+            Some(("err", 7))
+        );
+        assert!(
+            c.reason.contains("0.950") && c.reason.contains("(excluding n1)"),
+            "{}",
+            c.reason
+        );
+        // Within the budget only.
+        f.attempt = 3;
+        assert!(!decide(&cat, &f).retry);
+        // A rule's match is never second-guessed: no fallback field at all.
+        let mut f = facts("FAILED", EvidenceKind::Lines, hit(&cat, "KeyError: 'x'"));
+        f.fallback = None;
+        assert_eq!(decide(&cat, &f).fallback, None);
     }
 
     #[test]

@@ -862,6 +862,7 @@ pub const FIELDS: &[Field] = &[
     f("classification.node", "string or null", "", "tao-classify", "The blamed node."),
     f("classification.retry", "boolean", "", "tao-classify", "Whether a retry may help."),
     f("classification.reason", "string", "", "tao-classify", "Why."),
+    f("classification.fallback", "object", "", "tao-classify", "{score, threshold}: present when no rule matched; the evidence fallback's score (0-1) that the log is the cluster's fault; above the threshold it decided (rule fallback, infra, retried)."),
     f("retry_of", "string", "record id", "tao-record open --retry-of", "The parent id."),
     f("retried_by", "string", "record id", "tao-record retry", "The child id (in the parent)."),
     f("attempt", "integer", "", "tao-record open", "The attempt number (1 for a first try)."),
