@@ -167,8 +167,20 @@ impl<'e, R: BufRead> Filter<'e, R> {
     ///
     /// Errors: [`Error::Io`] when standard input cannot be read.
     pub fn next_line(&mut self) -> Result<Option<JobLine>> {
+        self.next_line_with(JobLine::parse)
+    }
+
+    /// [`Filter::next_line`] with another parser of a line's text and
+    /// number ([`LineReader::next_line_with`]); its bad-line errors are
+    /// reported and counted the same way.
+    ///
+    /// Errors: as [`Filter::next_line`].
+    pub fn next_line_with<T>(
+        &mut self,
+        mut parse: impl FnMut(&str, u64) -> Result<T>,
+    ) -> Result<Option<T>> {
         while !self.stopped {
-            match self.reader.next_line() {
+            match self.reader.next_line_with(&mut parse) {
                 Ok(Some(line)) => {
                     self.counts.read += 1;
                     return Ok(Some(line));

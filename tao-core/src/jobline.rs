@@ -274,6 +274,20 @@ impl<R: BufRead> LineReader<R> {
     /// not an object, or longer than the bound (the next call reads the
     /// line after it); [`Error::Io`] when reading fails.
     pub fn next_line(&mut self) -> Result<Option<JobLine>> {
+        self.next_line_with(JobLine::parse)
+    }
+
+    /// [`LineReader::next_line`] with another parser of a line's text
+    /// (without its newline; blank lines are skipped before it) and its
+    /// 1-based number: for a tool that reads only some fields of a line
+    /// (tao-poll passes an unchanged `progress` through as its text).
+    /// `parse` must return the errors [`JobLine::parse`] would.
+    ///
+    /// Errors: as [`LineReader::next_line`], and those of `parse`.
+    pub fn next_line_with<T>(
+        &mut self,
+        mut parse: impl FnMut(&str, u64) -> Result<T>,
+    ) -> Result<Option<T>> {
         loop {
             self.buf.clear();
             let (n, cut) = self
@@ -305,7 +319,7 @@ impl<R: BufRead> LineReader<R> {
             if text.trim().is_empty() {
                 continue;
             }
-            return JobLine::parse(text, self.line_no).map(Some);
+            return parse(text, self.line_no).map(Some);
         }
     }
 

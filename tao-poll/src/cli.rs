@@ -197,6 +197,18 @@ pub fn redactor() -> impl Fn(&JobLine, &str) -> String {
 /// Errors: [`Error::Usage`] when stdin is a terminal; [`Error::Io`] when
 /// it cannot be read.
 pub fn read_input(ids: &[String]) -> Result<(Vec<JobLine>, Counts)> {
+    read_input_deferred(ids, false).map(|(l, _, c)| (l, c))
+}
+
+/// [`read_input`], with `defer`: each line's `progress` object kept as its
+/// text ([`crate::deferred::parse`]; a single poll writes an unchanged one
+/// back as it came). The texts, one per line, are empty without `defer`.
+///
+/// Errors: as [`read_input`].
+pub fn read_input_deferred(
+    ids: &[String],
+    defer: bool,
+) -> Result<(Vec<JobLine>, Vec<crate::deferred::Deferred>, Counts)> {
     if !ids.is_empty() {
         let lines = ids
             .iter()
@@ -206,15 +218,23 @@ pub fn read_input(ids: &[String]) -> Result<(Vec<JobLine>, Counts)> {
                 JobLine::from_map(m)
             })
             .collect();
-        return Ok((lines, Counts::default()));
+        return Ok((lines, Vec::new(), Counts::default()));
     }
     let stdin = tao_core::cli::piped_stdin(
         "tao-record list --live | tao-poll",
         Some("give Slurm job ids (tao-poll 123 124)"),
     )?;
     let mut filter = Filter::new("tao-poll", stdin, OnBadLine::Stop);
-    let lines = filter.read_all()?;
-    Ok((lines, filter.counts()))
+    if !defer {
+        let lines = filter.read_all()?;
+        return Ok((lines, Vec::new(), filter.counts()));
+    }
+    let (mut lines, mut texts) = (Vec::new(), Vec::new());
+    while let Some((l, t)) = filter.next_line_with(crate::deferred::parse)? {
+        lines.push(l);
+        texts.push(t);
+    }
+    Ok((lines, texts, filter.counts()))
 }
 
 /// Run the tool with parsed arguments; returns the exit status.
@@ -246,7 +266,9 @@ fn run_status(args: &StatusArgs, transport: Option<&str>) -> Result<i32> {
             return Err(e);
         }
     }
-    let (lines, input) = read_input(&args.ids)?;
+    // A single poll keeps an unchanged `progress` as its input text;
+    // --watch renders it, so reads it whole.
+    let (lines, texts, input) = read_input_deferred(&args.ids, !args.watch)?;
     let redact = redactor();
     let opts = Options {
         requeue: args.requeue,
@@ -268,7 +290,7 @@ fn run_status(args: &StatusArgs, transport: Option<&str>) -> Result<i32> {
         }
         return crate::watch::run(lines, conn.as_mut(), &opts, args.interval);
     }
-    let res = poll::poll(lines, conn.as_mut(), &opts);
+    let res = poll::poll_deferred(lines, texts, conn.as_mut(), &opts);
     poll::warn_unsubmitted(res.unsubmitted);
     if args.stats {
         tao_core::cli::write_stderr(&format!(
@@ -279,7 +301,7 @@ fn run_status(args: &StatusArgs, transport: Option<&str>) -> Result<i32> {
             crate::backend::remote_seconds()
         ));
     }
-    poll::write_lines(&res.lines)?;
+    poll::write_lines_deferred(&res.lines, &res.deferred)?;
     let status = poll::exit_status(&res, input);
     // The process ends here: freeing 10,000 job lines one allocation at a
     // time was a tenth of a large poll's local time (perf, issue 17).

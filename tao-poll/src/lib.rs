@@ -15,6 +15,7 @@
 
 pub mod backend;
 pub mod cli;
+pub mod deferred;
 pub mod logs;
 pub mod native;
 pub mod observe;

@@ -12,10 +12,12 @@
 
 use std::collections::BTreeMap;
 
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use tao_core::{JobLine, State};
 
 use crate::backend::Backend;
+use crate::deferred::{self, Deferred};
 use crate::observe::{resolve, Answer, JobRef, Observation, Outcome, Previous, QueryFailure};
 use crate::status::{self, FileRecords, FileRequest, Tail, Verdict};
 
@@ -94,6 +96,10 @@ pub struct PollResult {
     /// How many lines were never submitted (no `slurm.job_id`, no `error`
     /// from another tool): passed through unchanged, not failures.
     pub unsubmitted: usize,
+    /// Per line (or empty): the text of a `progress` the poll left as it
+    /// was, to be written in place of the line's stand-in
+    /// ([`crate::deferred`], [`write_lines_deferred`]).
+    pub deferred: Vec<Deferred>,
 }
 
 /// Whether a line was never submitted: its `slurm.job_id` is absent, null
@@ -264,8 +270,15 @@ fn wants_progress(state: State) -> bool {
 /// saying when it was read), and a read that found the file's size and
 /// mtime unchanged since that progress was read
 /// ([`FileRecords::progress_unchanged`]: nothing to parse or write).
-fn write_progress(line: &mut JobLine, files: &FileRecords) {
+///
+/// `deferred`: the text of the line's `progress` while the line holds its
+/// stand-in ([`crate::deferred`]); it is put back before anything else
+/// is read or written, and stays text when the progress stays as it is.
+fn write_progress(line: &mut JobLine, files: &FileRecords, deferred: &mut Deferred) {
     if files.class == Some(status::ReadClass::Pending) || files.progress_unchanged {
+        return;
+    }
+    if !deferred::materialize(line, deferred) {
         return;
     }
     let prev = line.fields.get("progress").filter(|p| p.is_object());
@@ -480,8 +493,26 @@ fn completed_verdict(files: &FileRecords, raw: &str) -> (State, String) {
 /// counted in [`PollResult::unsubmitted`] (the caller warns once); lines
 /// failed by another tool pass through untouched.
 pub fn poll(lines: Vec<JobLine>, conn: &mut dyn Connector, opts: &Options) -> PollResult {
+    poll_deferred(lines, Vec::new(), conn, opts)
+}
+
+/// [`poll`] of lines read by [`crate::deferred::parse`]: `deferred` holds
+/// each line's `progress` text (or is empty). The result's
+/// [`PollResult::deferred`] says which lines still hold a stand-in; write
+/// them with [`write_lines_deferred`].
+pub fn poll_deferred(
+    lines: Vec<JobLine>,
+    deferred: Vec<Deferred>,
+    conn: &mut dyn Connector,
+    opts: &Options,
+) -> PollResult {
+    let mut deferred = deferred;
+    if !deferred.is_empty() {
+        deferred.resize_with(lines.len(), || None);
+    }
     let mut out = PollResult {
         lines,
+        deferred,
         ..Default::default()
     };
     let mut errors: Vec<Option<(String, String)>> = vec![None; out.lines.len()];
@@ -682,7 +713,9 @@ pub fn poll(lines: Vec<JobLine>, conn: &mut dyn Connector, opts: &Options) -> Po
                         && first_of[k].is_some_and(|r| first[r].progress.is_some())
                     {
                         if let Some(f) = first_for(k) {
-                            write_progress(line, f);
+                            let mut none = None;
+                            let d = out.deferred.get_mut(*i).unwrap_or(&mut none);
+                            write_progress(line, f, d);
                         }
                     }
                     if state.is_final() && !ob.provisional && has_secrets(line) {
@@ -754,22 +787,37 @@ pub fn poll(lines: Vec<JobLine>, conn: &mut dyn Connector, opts: &Options) -> Po
 /// Errors: [`tao_core::Error::Io`] writing standard output (a closed pipe
 /// has kind `BrokenPipe`, which the tools end quietly on).
 pub fn write_lines(lines: &[JobLine]) -> tao_core::Result<()> {
+    write_lines_deferred(lines, &[])
+}
+
+/// [`write_lines`] of a [`poll_deferred`] result: line `i` with
+/// `deferred[i]` is written with that text as its `progress`
+/// ([`crate::deferred::write_line`]).
+///
+/// Errors: as [`write_lines`].
+pub fn write_lines_deferred(lines: &[JobLine], deferred: &[Deferred]) -> tao_core::Result<()> {
     const CHUNK: usize = 64 * 1024;
     let stdout = std::io::stdout();
     let mut w = tao_core::LineWriter::new(stdout.lock());
-    let mut buf = String::with_capacity(CHUNK * 2);
-    for l in lines {
-        buf.push_str(&l.to_json());
-        buf.push('\n');
+    let mut buf = Vec::with_capacity(CHUNK * 2);
+    for (i, l) in lines.iter().enumerate() {
+        write_line_to(&mut buf, l, deferred.get(i).and_then(|d| d.as_deref()));
         if buf.len() >= CHUNK {
-            w.write_raw(buf.as_bytes())?;
+            w.write_raw(&buf)?;
             buf.clear();
         }
     }
     if !buf.is_empty() {
-        w.write_raw(buf.as_bytes())?;
+        w.write_raw(&buf)?;
     }
     Ok(())
+}
+
+/// One output line (with its newline) appended to `buf`: the line's JSON,
+/// a deferred `progress` as its text.
+pub fn write_line_to(buf: &mut Vec<u8>, line: &JobLine, deferred: Option<&RawValue>) {
+    deferred::write_line(buf, line, deferred);
+    buf.push(b'\n');
 }
 
 /// A connector over one backend for every host (replay, tests).
@@ -878,6 +926,10 @@ pub fn exit_status(res: &PollResult, input: tao_core::filter::Counts) -> i32 {
 mod tests {
     use super::*;
 
+    fn wp(line: &mut JobLine, files: &FileRecords) {
+        write_progress(line, files, &mut None);
+    }
+
     #[test]
     fn evidence_lines_are_bounded() {
         let long = "x".repeat(MAX_EVIDENCE_LINE + 10);
@@ -969,7 +1021,7 @@ mod tests {
         let last = status::ReadClass::LastLines;
         // The last lines hold only a message record: the previous stays.
         let mut l = line();
-        write_progress(
+        wp(
             &mut l,
             &read(
                 "{\"status\": \"RUNNING\", \"message\": \"Validating\"}\n",
@@ -979,7 +1031,7 @@ mod tests {
         assert_eq!(l.fields["progress"], line().fields["progress"]);
         // A KPI record without epoch: the previous stays too.
         let mut l = line();
-        write_progress(
+        wp(
             &mut l,
             &read(
                 "{\"status\": \"RUNNING\", \"kpi\": {\"loss\": 0.1}}\n",
@@ -989,7 +1041,7 @@ mod tests {
         assert_eq!(l.fields["progress"], line().fields["progress"]);
         // Pending: nothing was read, nothing changes.
         let mut l = line();
-        write_progress(
+        wp(
             &mut l,
             &FileRecords {
                 class: Some(status::ReadClass::Pending),
@@ -999,7 +1051,7 @@ mod tests {
         assert_eq!(l.fields["progress"], line().fields["progress"]);
         // A new epoch: replaced, history carried on, updated_at from mtime.
         let mut l = line();
-        write_progress(&mut l, &read("{\"epoch\": 4, \"max_epoch\": 9, \"status\": \"RUNNING\", \"kpi\": {\"loss\": 0.6}}\n", last));
+        wp(&mut l, &read("{\"epoch\": 4, \"max_epoch\": 9, \"status\": \"RUNNING\", \"kpi\": {\"loss\": 0.6}}\n", last));
         let p = &l.fields["progress"];
         assert_eq!(p["epoch"], 4);
         assert_eq!(p["history"]["loss"], json!([0.9, 0.8, 0.7, 0.6]));
@@ -1019,7 +1071,7 @@ mod tests {
         // The file's stamp unchanged: not read, the progress stays as it
         // is, byte for byte.
         let mut u = l.clone();
-        write_progress(
+        wp(
             &mut u,
             &FileRecords {
                 class: Some(last),
@@ -1030,7 +1082,7 @@ mod tests {
         assert_eq!(u.to_json(), l.to_json());
         // No status.json (any class): cleared, never made up.
         let mut l = line();
-        write_progress(
+        wp(
             &mut l,
             &FileRecords {
                 class: Some(last),

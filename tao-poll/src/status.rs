@@ -386,7 +386,7 @@ pub fn script_with(requests: &[FileRequest], nonce: &str, tail_lines: u32, state
         // path (paths empty when none, or when they hold a newline;
         // front-coded, push_front_coded).
         let end = format!("@@tao-poll-{nonce}-K");
-        s.push_str("K=$(mktemp -d) || exit 75\n: >\"$K/pr\"; : >\"$K/pk\"; : >\"$K/pf\"; : >\"$K/cf\"; : >\"$K/pt\"; : >\"$K/pu\"\n");
+        s.push_str("K=$(mktemp -d) || exit 75\n: >\"$K/pr\"; : >\"$K/ps\"; : >\"$K/pf\"; : >\"$K/cf\"; : >\"$K/pt\"; : >\"$K/pu\"\n");
         s.push_str(&format!(
             "awk -F'|' -v M=\"$M\" -v D=\"$K\" '{CLASSIFY}' {states} - <<'{end}'\n"
         ));
@@ -478,12 +478,13 @@ pub fn script_with(requests: &[FileRequest], nonce: &str, tail_lines: u32, state
         if keyed_reqs.is_empty() {
             s.push_str("printf '%s PR\\n' \"$M\"\necho\nprintf '%s PU\\n' \"$M\"\necho\n");
         } else {
-            // Running jobs' files: one stat for all, one awk keeping those
-            // whose stamp changed (their stat lines go out, their paths to
-            // the tail list; one letter per file: U unchanged, C changed,
-            // M missing), one tail for the changed ones.
+            // Running jobs' files: stat'ed (one stat for all) and picked
+            // by the classifying awk itself ([`CLASSIFY`]'s END: the
+            // changed ones' stat lines in `ps`, their paths in the tail
+            // list `pt`, one letter per file in `pu`: U unchanged, C
+            // changed, M missing); one tail for the changed ones.
             s.push_str(&format!(
-                "cat \"$K/pr\" | {STAT} > \"$K/ps\"\nawk -v U=\"$K/pu\" -v T=\"$K/pt\" '{SELECT}' \"$K/ps\" \"$K/pk\"\nprintf '%s PR\\n' \"$M\"\ntr '\\n' '\\0' < \"$K/pt\" | xargs -0 -r tail -v -n {l} -- 2>/dev/null\necho\nprintf '%s PU\\n' \"$M\"\ncat \"$K/pu\"\n",
+                "cat \"$K/ps\"\nprintf '%s PR\\n' \"$M\"\ntr '\\n' '\\0' < \"$K/pt\" | xargs -0 -r tail -v -n {l} -- 2>/dev/null\necho\nprintf '%s PU\\n' \"$M\"\ncat \"$K/pu\"\n",
                 l = tao_core::progress::RUNNING_TAIL_LINES,
             ));
         }
@@ -501,10 +502,20 @@ const STAT: &str = "tr '\\n' '\\0' | xargs -0 -r stat -L -c '%s %Y %n' -- 2>/dev
 
 /// The awk program that classifies keyed requests (see [`script`]): first
 /// squeue's replies (`-F'|'`, columns JobArrayID, JobID, State; the
-/// chunk is the reply's directory name), then the request triples on
-/// stdin.
+/// chunk is the reply's directory name), then the request quadruples on
+/// stdin (key, known stamp, progress path, completion path). At its end
+/// it picks the running jobs' files to read again: one `stat` of them all
+/// (`<size> <mtime> <path>`); a file whose stat line equals the stamp its
+/// job line recorded (`<size> <mtime> <path>`, `- - <path>` when none) is
+/// unchanged ([`tao_core::progress::FileStamp`]'s rule): letter `U`,
+/// nothing read; any other present file gets letter `C`, its stat line in
+/// `ps` and its path in the tail list `pt`; an absent one `M`. The
+/// letters, one per file and then a newline, go to `pu`. (One awk for
+/// both: before 2026-12-02 a second awk did the picking, over the stat's
+/// output and a copy of the stamps in two more temporary files.)
 const CLASSIFY: &str = concat!(
-    "BEGIN {printf \"%s K\\n\", M; PR = D \"/pr\"; PK = D \"/pk\"; PF = D \"/pf\"; CF = D \"/cf\"; ",
+    "function path(s,  i, r) {i = index(s, \" \"); r = substr(s, i + 1); i = index(r, \" \"); return substr(r, i + 1)} ",
+    "BEGIN {printf \"%s K\\n\", M; PR = D \"/pr\"; PS = D \"/ps\"; PT = D \"/pt\"; PU = D \"/pu\"; PF = D \"/pf\"; CF = D \"/cf\"; ",
     "n = split(\"RUNNING CANCELLED FAILED TIMEOUT NODE_FAIL OUT_OF_MEMORY BOOT_FAIL DEADLINE PREEMPTED\", a, \" \"); ",
     "for (i = 1; i <= n; i++) LAST[a[i]] = 1} ",
     "FILENAME != \"-\" {if (FNR == 1) {n = split(FILENAME, a, \"/\"); c = a[n-1] \"|\"} ",
@@ -515,9 +526,13 @@ const CLASSIFY: &str = concat!(
     "m == 0 {cl = \"F\"; if ($0 in st) {s = st[$0]; if (s in LAST) cl = \"R\"; else if (s == \"PENDING\") cl = \"P\"} printf \"%s\", cl; next} ",
     "m == 1 {kn = $0; next} ",
     "{i = index($0, \" \"); pv = substr(pv, 1, substr($0, 1, i - 1) + 0) substr($0, i + 1)} ",
-    "m == 2 {if (pv != \"\") {if (cl == \"R\") {print pv > PR; print kn \" \" pv > PK} else if (cl == \"F\") print pv > PF} next} ",
+    "m == 2 {if (pv != \"\") {if (cl == \"R\") {print pv > PR; nr++; RK[nr] = kn \" \" pv; RP[nr] = pv} else if (cl == \"F\") print pv > PF} next} ",
     "cl == \"F\" && pv != \"\" {print pv > CF} ",
-    "END {print \"\"}",
+    "END {print \"\"; close(PR); ",
+    "cmd = \"tr \\\"\\\\n\\\" \\\"\\\\0\\\" < \\\"\" PR \"\\\" | xargs -0 -r stat -L -c \\\"%s %Y %n\\\" -- 2>/dev/null\"; ",
+    "while ((cmd | getline x) > 0) ss[path(x)] = x; close(cmd); ",
+    "for (j = 1; j <= nr; j++) {p = RP[j]; if (!(p in ss)) l = \"M\"; else if (ss[p] == RK[j]) l = \"U\"; else {l = \"C\"; print ss[p] > PS; print p > PT} printf \"%s\", l > PU} ",
+    "printf \"\\n\" > PU}",
 );
 
 /// Append `path` to a request list of [`script_with`] front-coded against
@@ -543,22 +558,6 @@ fn push_front_coded(s: &mut String, prev: &mut String, path: &str) {
     prev.clear();
     prev.push_str(path);
 }
-
-/// The awk program that picks the running jobs' files to read again (see
-/// [`script`]): first the `stat` lines of those files (`<size> <mtime>
-/// <path>`), then one line per file in request order with the stamp the
-/// job line recorded (`<size> <mtime> <path>`, `- - <path>` when none).
-/// A file whose stat line equals its recorded line is unchanged
-/// ([`tao_core::progress::FileStamp`]'s rule): letter `U`, nothing read;
-/// any other present file gets letter `C`, its stat line on stdout and
-/// its path in the tail list `T`; an absent one `M`. The letters, one
-/// per file and then a newline, go to `U`.
-const SELECT: &str = concat!(
-    "function path(s,  i, r) {i = index(s, \" \"); r = substr(s, i + 1); i = index(r, \" \"); return substr(r, i + 1)} ",
-    "FILENAME == ARGV[1] {st[path($0)] = $0; next} ",
-    "{p = path($0); if (!(p in st)) c = \"M\"; else if (st[p] == $0) c = \"U\"; else {c = \"C\"; print st[p]; print p > T} printf \"%s\", c > U} ",
-    "END {printf \"\\n\" > U}",
-);
 
 /// Whether `r` is read by its job's squeue state ([`script_with`]).
 fn keyed(r: &FileRequest, states: &str) -> bool {
@@ -843,7 +842,7 @@ struct ProgressSection<'a> {
     /// stat lines and `tail -n` text of running jobs' changed files.
     run_stat: &'a str,
     run_tail: &'a str,
-    /// One letter per running job's file (`U`, `C`, `M`: [`SELECT`]).
+    /// One letter per running job's file (`U`, `C`, `M`: [`CLASSIFY`]).
     run_letters: &'a str,
 }
 
@@ -922,7 +921,7 @@ pub const CLASSES_KEY: &str = "\0classes";
 pub const STAMPS_KEY: &str = "\0stamps";
 
 /// Whether a request that its job's state put in [`ReadClass::LastLines`]
-/// has its file stamped and selected by the script ([`SELECT`]): it has
+/// has its file stamped and selected by the script ([`CLASSIFY`]): it has
 /// a progress path the script can list (not empty, no newline).
 fn reads_stamp(r: &FileRequest) -> bool {
     r.progress
