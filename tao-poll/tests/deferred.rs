@@ -50,7 +50,11 @@ fn job() -> impl Strategy<Value = Job> {
         ])),
         prop::sample::select(vec!["RUNNING", "PENDING", "SUBMITTED", "COMPLETE"]),
         prop::option::of(0u8..4),
-        prop::option::of((0u8..3, prop::collection::vec(-1e3f64..1e3, 0..6), any::<bool>())),
+        prop::option::of((
+            0u8..3,
+            prop::collection::vec(-1e3f64..1e3, 0..6),
+            any::<bool>(),
+        )),
         0u8..3,
         any::<bool>(),
         prop::bool::weighted(0.1),
@@ -176,7 +180,7 @@ fn without_clock(out: &str) -> String {
         s.push_str(&rest[..i + key.len()]);
         rest = &rest[i + key.len()..];
         let end = rest.find('"').unwrap();
-        s.push_str("T");
+        s.push('T');
         rest = &rest[end..];
     }
     s.push_str(rest);
