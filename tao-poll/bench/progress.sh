@@ -49,7 +49,28 @@
 # BENCH_PROGRESS_JOBS (default 10000), BENCH_PROGRESS_ROUNDS (default 5).
 # Needs the cluster env (tests/cluster/up).
 #
-# Measured (2026-12-02 00:27 UTC, the shared 2-core test machine, `bash
+# Measured (2026-12-02 00:46-00:58 UTC, the shared 2-core test machine,
+# `. /var/tmp/tao-cluster/env; bash tao-poll/bench/progress.sh`, best of 5
+# alternating pairs each run, branch progress5: a line's `progress` passed
+# through as its input text when the poll leaves it, one remote awk
+# instead of two), load average 6-9.5 the whole time, runs of this change
+# and of the previous commit (37ffe70, same script) alternating: steady
+# state, this change 1.401 s / 0.258 s, ratio 5.4 (load 9.4; remote 0.650
+# s), 1.295 s / 0.229 s, ratio 5.7 (load 8.9; remote 0.646 s), 0.830 s /
+# 0.181 s, ratio 4.6 (load 6.2; remote 0.371 s); previous commit 1.214 s /
+# 0.213 s, ratio 5.7 (load 8.7; remote 0.477 s), 1.288 s / 0.211 s, ratio
+# 6.1 (load 7.7; remote 0.557 s). Cold: this change 7.3, 8.2, 6.2;
+# previous 7.2, 7.3. 1 remote command each. The local part of the steady
+# 10,000-job poll (wall minus remote) was 0.46-0.75 s with this change and
+# 0.73-0.74 s before it; at this load the spread between runs (the 1-job
+# poll alone moved between 0.15 and 0.26 s) is as large as the change, so
+# these runs do not show its size; the target of 3 is not met. What the
+# change removes per 10,000-job steady poll, from the profile below:
+# parsing the 9,000 unchanged `progress` objects into maps and writing
+# them back (most of the 28% reading and 10% writing), one awk process
+# and two temporary files on the login host (~20 ms CPU).
+#
+# Before (2026-12-02 00:27 UTC, the shared 2-core test machine, `bash
 # tao-poll/bench/progress.sh` twice in a row after the rebase, branch
 # progress4: incremental reads, squeue stand-in as a `cat`, pairs
 # alternating), load average 3.7-4.2: steady state 10,000 jobs 0.770 s
@@ -96,13 +117,24 @@
 # carry only the node's local date and time, no zone, and the stat is
 # needed for the stamp anyway, so it costs nothing more.
 #
-# Not done (no time left in this round), each measured above as a share
-# of what remains: passing an unchanged line through as its input text
-# with only `observed_at` replaced (it would save most of the reading and
-# writing, ~0.1 s CPU, but every field tao-poll writes would need a
-# byte-level check against the line); merging the classifying and the
-# picking awk into one (one process and one temporary file less, ~20 ms
-# CPU, but the stat would then cover pending jobs' files too).
+# Done since (branch progress5): (1) a single poll (not --watch) reads
+# each line's `progress` object as its text (tao_poll::deferred: a
+# serde_json RawValue, the line holding a stand-in with only file_size
+# and file_mtime_s, all the poll reads before it knows whether the file
+# changed); a poll that writes `progress` parses the text back first, and
+# one that leaves it writes the text where it stood. Every other field is
+# read and written as before, so each field tao-poll writes is the full
+# path's; tests/deferred.rs (proptest: generated lines in tao-poll's
+# compact form, squeue replies, status.json files unchanged, grown or
+# missing) checks the two outputs equal byte for byte (`observed_at`, the
+# clock, aside). Input not in that compact form keeps its untouched
+# `progress` spelled as it came (the same JSON value). (2) The picking
+# awk merged into the classifying one: its END runs the one stat of the
+# running jobs' files (a pipe from awk, still only those squeue calls
+# running) and writes the letters, changed stat lines and tail list.
+# Not done: passing the whole line through with only `observed_at`
+# replaced (the rest of each line, ~100 bytes of slurm/storage fields, is
+# still parsed and written from maps).
 #
 # Earlier figures (all cold: every file read):
 # Measured (2026-12-01, the shared 2-core test machine, `make bench` ->
