@@ -114,8 +114,8 @@ fn gate(
 }
 
 /// The one rule for every line this tool refuses or fails to submit
-/// (a gate, a missing secret, sbatch's refusal, a connection that stopped
-/// the run): the line goes on with `error` set, and one line
+/// (a gate, a missing secret, sbatch's refusal; an error that stopped
+/// every line is said once at the end instead): the line goes on with `error` set, and one line
 /// `tao-submit: error: <id>: <why>` goes to stderr ([`Filter::line_refused`]),
 /// counted for the exit status (1; 65 for a bad line).
 fn refuse<R: BufRead>(lines: &mut Filter<'_, R>, line: &mut JobLine, e: &Error) {
@@ -278,7 +278,11 @@ pub fn run<R: BufRead, W: Write>(
             Item::Done(line) => line,
             Item::Ready(mut line, mut plan, since, need) => {
                 if let Some(e) = &fatal {
-                    refuse(&mut lines, &mut line, e);
+                    // An error that stopped every line (no login host,
+                    // login refused, configuration) is said once, with its
+                    // hints, at the end of the run (Counts::finish).
+                    lines.failed();
+                    line.set_error(TOOL, e);
                     line
                 } else {
                     // Checked against the cluster's nodes (when they could be
