@@ -60,6 +60,20 @@ pub fn one_line(msg: &str) -> String {
     out
 }
 
+/// `msg` as one line for a message that may span several (a remote
+/// command's stderr, such as sbatch's two `sbatch: error:` lines): each
+/// line trimmed, empty lines dropped, the rest joined with `"; "`, and any
+/// other control character escaped ([`one_line`]), so that no literal
+/// `\n` shows in an error.
+pub fn join_lines(msg: &str) -> String {
+    let joined: Vec<&str> = msg
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    one_line(&joined.join("; "))
+}
+
 /// Write `text` to standard output and flush it.
 ///
 /// Errors: [`Error::Io`] (`writing standard output: ...`); a reader that

@@ -236,11 +236,38 @@ impl<'e, R: BufRead> Filter<'e, R> {
             crate::cli::one_line(msg),
             crate::cli::hint_text(msg)
         );
+        self.emit(&text);
+    }
+
+    /// Report and count a line that goes on carrying this tool's `error`
+    /// for `err`, whatever the error (a gate refusal, a failed action, a
+    /// bad line): one line `TOOL: error: ID: MESSAGE` on standard error
+    /// (multi-line text joined with `"; "`: [`crate::cli::join_lines`]),
+    /// then any hints attached to it, and counted as
+    /// [`Filter::line_failed`] counts it (a bad line 65, else 1). The one
+    /// rule of tao-submit: every refused or failed line says why on stderr,
+    /// not only in its `error` object.
+    pub fn line_refused(&mut self, id: &str, err: &Error) {
+        if is_bad_line(err) {
+            self.counts.malformed += 1;
+        }
+        self.failed();
+        let msg = err.to_string();
+        let text = format!(
+            "{}: error: {id}: {}\n{}",
+            self.tool,
+            crate::cli::join_lines(&msg),
+            crate::cli::hint_text(&msg)
+        );
+        self.emit(&text);
+    }
+
+    fn emit(&mut self, text: &str) {
         match self.errors.as_mut() {
             Some(w) => {
                 let _ = w.write_all(text.as_bytes()).and_then(|()| w.flush());
             }
-            None => crate::cli::write_stderr(&text),
+            None => crate::cli::write_stderr(text),
         }
     }
 
@@ -333,6 +360,31 @@ mod tests {
         assert_eq!(c.status_with_failure(69), 65);
         assert_eq!(c.finish("t", fatal()).unwrap(), 65);
         assert_eq!(c.finish("t", None).unwrap(), 65);
+    }
+
+    #[test]
+    fn a_refused_line_says_why_on_stderr_in_one_line() {
+        let mut err = Vec::new();
+        let mut f = Filter::new("tao-x", &b""[..], OnBadLine::Stop).with_errors(&mut err);
+        f.line_refused(
+            "job-1",
+            &Error::Data(
+                "sbatch exited 1: sbatch: error: invalid partition specified: ghost\nsbatch: error: Batch job submission failed\n".into(),
+            ),
+        );
+        f.line_refused(
+            "job-2",
+            &Error::Config("secret \"HF_TOKEN\" is not set".into()),
+        );
+        let c = f.counts();
+        drop(f);
+        let text = String::from_utf8(err).unwrap();
+        assert_eq!(
+            text,
+            "tao-x: error: job-1: sbatch exited 1: sbatch: error: invalid partition specified: ghost; sbatch: error: Batch job submission failed\n\
+             tao-x: error: job-2: secret \"HF_TOKEN\" is not set\n"
+        );
+        assert_eq!((c.failed, c.malformed, c.status()), (2, 0, 1));
     }
 
     #[test]

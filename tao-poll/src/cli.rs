@@ -106,8 +106,11 @@ pub struct Cli {
     pub verbose: u8,
     /// How to reach the login node: libssh2 (default), openssh (the system
     /// ssh over a ControlMaster connection; reuses a master you opened) or
-    /// local (run on the login node itself, no SSH).
-    #[arg(long, env = "TAO_TRANSPORT", global = true, value_name = "NAME", value_parser = ["libssh2", "openssh", "local"])]
+    /// local (run on the login node itself, no SSH). Wins over TAO_TRANSPORT.
+    // No clap `env = "TAO_TRANSPORT"`: the variable is read and checked by
+    // tao-ssh (`SshOptions::from_lookup`, exit 78 naming TAO_TRANSPORT and
+    // its values), never reported as a flag the user did not pass.
+    #[arg(long, global = true, value_name = "NAME", value_parser = ["libssh2", "openssh", "local"])]
     pub transport: Option<String>,
     #[command(subcommand)]
     /// `logs`: print a job's log tail; `report`: an HTML picture of jobs.

@@ -129,7 +129,7 @@ pub fn run<R: BufRead, W: Write>(
                     .is_some_and(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
             });
         if let Err(e) = id_ok {
-            filter.line_failed(&e);
+            filter.line_refused(line.id().unwrap_or("?"), &e);
             line.set_error(TOOL, &e);
             results[i] = Some(line.clone());
             continue;
@@ -141,7 +141,7 @@ pub fn run<R: BufRead, W: Write>(
                     "`slurm.job_id` must be a string of digits; pipe lines from `tao-record list`"
                         .into(),
             };
-            filter.line_failed(&e);
+            filter.line_refused(line.id().unwrap_or("?"), &e);
             line.set_error(TOOL, &e);
             results[i] = Some(line.clone());
             continue;
@@ -167,7 +167,13 @@ pub fn run<R: BufRead, W: Write>(
             Ok(done) => {
                 for (&i, (line, ok)) in idx.iter().zip(done) {
                     if !ok {
-                        filter.failed();
+                        let msg = line
+                            .get_str(&["error", "message"])
+                            .unwrap_or("not cancelled");
+                        filter.line_refused(
+                            line.id().unwrap_or("?"),
+                            &Error::TempFail(msg.to_string()),
+                        );
                     }
                     results[i] = Some(line);
                 }
@@ -176,7 +182,7 @@ pub fn run<R: BufRead, W: Write>(
                 for &i in &idx {
                     let mut line = lines[i].clone();
                     line.set_error(TOOL, &e);
-                    filter.failed();
+                    filter.line_refused(line.id().unwrap_or("?"), &e);
                     results[i] = Some(line);
                 }
                 if matches!(

@@ -16,10 +16,12 @@ pub use crate::conn::ConnArgs;
 use crate::sessions::Sessions;
 
 const AFTER_HELP: &str = "\
-Exit status: 0 every line done; 1 some lines carry an `error` object (the
-others went through); 2 usage; 65 malformed input line (lines before it are
-printed); 69 no login host answered; 74 output lost; 77 host key, key
-permissions or login refused; 78 configuration.
+Exit status: 0 every line done; 1 some lines carry an `error` object (a
+gate refused them or they failed; each also as `tao-submit: error: <id>:
+<why>` on stderr; the others went through); 2 usage; 65 malformed input
+line (lines before it are printed); 69 no login host answered; 74 output
+lost; 77 host key, key permissions or login refused; 78 configuration
+(also an unknown TAO_TRANSPORT).
 
 Secrets named in a line's `secrets` are read from this environment and
 written over SSH stdin into a mode-600 sidecar; they never appear in
@@ -46,11 +48,18 @@ exist: `Socket timed out on send/recv operation`, `Zero Bytes were transmitted o
 received`, `Connection reset by peer`) is reconciled by the job name over the whole \
 --reconcile-wait window: adopted if it appears, submitted again only if it never does; \
 when several Slurm jobs carry one name, the oldest live one is kept and the extras are \
-cancelled, with a warning naming them. Archived records (tao-record gc) are refused; a \
+cancelled, with a warning naming them. When sbatch refuses a job (an unknown partition, \
+say) and no job of its name exists, what this run staged for it (specs, env, meta, \
+sbatch, inputs under jobs/<id>/) is removed, unless a log folder shows that a job of \
+this id ran before; the error says removed, or where the files were left (a retry \
+of the record reuses them); after an unknown outcome nothing is removed. A refused \
+or failed line goes on with an `error` object and is also said on stderr as one line, \
+`tao-submit: error: <id>: <why>` (a gate's refusal, such as a supporting file changed \
+since the record was opened, is exit 1 and the other lines go on). Archived records (tao-record gc) are refused; a \
 resources.exclude host list may expand to at most 65536 node names.
 
 cancel cancels the jobs of the lines on standard input and prints each with state \
-CANCELED. preflight checks the variables, the site profile, the runtime (the rule tao-record \
+CANCELED; it takes no Slurm job ids (`tao-record list --id ID | tao-submit cancel`). preflight checks the variables, the site profile, the runtime (the rule tao-record \
 open applies), the login, the Slurm commands and the storage, says what to fix, and \
 ends a failing run with `error: preflight: N of M checks failed (names)`.";
 
@@ -113,6 +122,9 @@ pub enum Command {
         #[arg(long, default_value_t = 60, value_name = "SECS",
               value_parser = clap::value_parser!(u64).range(0..=3600))]
         wait: u64,
+        /// Not accepted: cancel reads job lines on stdin (tao-record list --id ID | tao-submit cancel); caught only to say so.
+        #[arg(hide = true, value_name = "JOB_ID")]
+        job_ids: Vec<String>,
     },
     /// Check the variables, the login, the Slurm commands, the runtime and the storage.
     Preflight(crate::preflight::PreflightArgs),
@@ -161,12 +173,23 @@ pub fn run(cli: Cli) -> Result<i32> {
 pub fn stdin_example(command: &Option<Command>) -> Option<&'static str> {
     match command {
         None => Some("tao-record show ID | tao-render | tao-redact lint | tao-submit"),
+        Some(Command::Cancel { job_ids, .. }) if !job_ids.is_empty() => None,
         Some(Command::Cancel { .. }) => Some("tao-record show ID | tao-submit cancel"),
         Some(Command::Preflight(a)) if a.lines => {
             Some("tao-record show ID | tao-submit preflight --lines")
         }
         Some(Command::Preflight(_)) => None,
     }
+}
+
+/// The usage error of `tao-submit cancel 17550`: cancel reads job lines on
+/// stdin (so `tao-record mark` can record the cancel), never bare Slurm job
+/// ids; the message gives the pipeline to use.
+fn cancel_ids_error(job_ids: &[String]) -> tao_core::Error {
+    tao_core::Error::Usage(format!(
+        "cancel reads job lines on standard input, not Slurm job ids ({}): run `tao-record list --id RECORD_ID | tao-submit cancel | tao-record mark` (tao-record list shows each record's slurm.job_id)",
+        tao_core::cli::one_line(&job_ids.join(" "))
+    ))
 }
 
 /// [`run`] with explicit input and output (for tests).
@@ -193,7 +216,10 @@ pub fn run_with<R: BufRead, W: std::io::Write>(
             };
             crate::submit::run(input, out, &mut sessions, store.as_ref(), &cfg)
         }
-        Some(Command::Cancel { wait }) => {
+        Some(Command::Cancel { job_ids, .. }) if !job_ids.is_empty() => {
+            Err(cancel_ids_error(job_ids))
+        }
+        Some(Command::Cancel { wait, .. }) => {
             let mut sessions = Sessions::from_result(cli.conn.ssh_options());
             let cfg = crate::cancel::CancelConfig {
                 wait: Duration::from_secs(*wait),
@@ -219,7 +245,25 @@ mod tests {
         .unwrap() else {
             panic!("not parsed")
         };
-        assert!(matches!(c.command, Some(Command::Cancel { wait: 5 })));
+        assert!(matches!(c.command, Some(Command::Cancel { wait: 5, .. })));
         assert_eq!(c.conn.hosts.as_deref(), Some("h:1"));
+    }
+
+    #[test]
+    fn cancel_with_a_job_id_says_to_pipe_job_lines() {
+        let tao_cli::Parsed::Args(c) =
+            parse_args(["tao-submit", "cancel", "17550"].map(OsString::from)).unwrap()
+        else {
+            panic!("not parsed")
+        };
+        let mut out = LineWriter::new(Vec::new());
+        let e = run_with(c, &b""[..], &mut out).unwrap_err();
+        let msg = e.to_string();
+        assert_eq!(e.code(), 2);
+        assert!(!msg.contains('\n'), "{msg}");
+        assert!(
+            msg.contains("17550") && msg.contains("| tao-submit cancel"),
+            "{msg}"
+        );
     }
 }

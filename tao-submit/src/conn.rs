@@ -43,8 +43,11 @@ pub struct ConnArgs {
     /// Add an unknown login-node host key to known_hosts instead of refusing it (a changed key is always refused).
     #[arg(long, global = true)]
     pub accept_new_host_key: bool,
-    /// How to reach the login node: libssh2 (default), openssh (the system ssh over a ControlMaster connection; reuses a master you opened) or local (run on the login node itself, no SSH).
-    #[arg(long, env = "TAO_TRANSPORT", global = true, value_name = "NAME", value_parser = ["libssh2", "openssh", "local"])]
+    /// How to reach the login node: libssh2 (default), openssh (the system ssh over a ControlMaster connection; reuses a master you opened) or local (run on the login node itself, no SSH). Wins over TAO_TRANSPORT.
+    // No clap `env = "TAO_TRANSPORT"`: the variable is read and checked by
+    // tao-ssh (`SshOptions::from_lookup`, exit 78 naming TAO_TRANSPORT and
+    // its values), never reported as a flag the user did not pass.
+    #[arg(long, global = true, value_name = "NAME", value_parser = ["libssh2", "openssh", "local"])]
     pub transport: Option<String>,
 }
 

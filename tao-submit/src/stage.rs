@@ -476,28 +476,25 @@ fn read_helper(line: &JobLine, f: &Value) -> Result<Helper> {
     })?;
     let want = get("sha256")
         .ok_or_else(|| line_err(line, format!("supporting file {source:?} has no `sha256`")))?;
+    // The line is well formed; the file on this host is not the one the
+    // record approved: a gate refusal of this line (exit 1, the other
+    // lines go on, as for the lint gate), not a malformed line (65).
+    let gate = |msg: String| Error::Data(format!("line {}: {msg}", line.line_no));
     let bytes = std::fs::read(local).map_err(|e| {
-        line_err(
-            line,
-            format!("supporting file {source:?}: cannot read {local:?}: {e}"),
-        )
+        gate(format!(
+            "supporting file {source:?}: cannot read {local:?}: {e}; restore it or open a new record"
+        ))
     })?;
     let got = tao_core::sha256_hex(&bytes);
     if got != want {
-        return Err(line_err(
-            line,
-            format!("supporting file {local:?} changed since the record was opened (sha256 {got}, recorded {want}); open a new record"),
-        ));
+        return Err(gate(format!("supporting file {local:?} changed since the record was opened (sha256 {got}, recorded {want}); open a new record")));
     }
     if let Some(size) = f.get("size").and_then(Value::as_u64) {
         if size != bytes.len() as u64 {
-            return Err(line_err(
-                line,
-                format!(
-                    "supporting file {local:?} is {} bytes, recorded {size}; open a new record",
-                    bytes.len()
-                ),
-            ));
+            return Err(gate(format!(
+                "supporting file {local:?} is {} bytes, recorded {size}; open a new record",
+                bytes.len()
+            )));
         }
     }
     Ok(Helper {
@@ -668,6 +665,19 @@ mod tests {
         ] {
             let l = line(json!({"execution": {"supporting_files": [bad.clone()]}}));
             assert!(Plan::from_line(&l).is_err(), "{bad}");
+        }
+        // A file changed (or gone) on this host since the record was
+        // opened: the line is well formed, so the refusal is a gate's
+        // (exit 1, the other lines go on), never a bad line (65, stop).
+        for changed in [
+            json!({"source": "train.py", "local_path": f, "sha256": "0".repeat(64)}),
+            json!({"source": "train.py", "local_path": f, "sha256": sha, "size": 10}),
+            json!({"source": "train.py", "local_path": dir.path().join("missing"), "sha256": sha}),
+        ] {
+            let l = line(json!({"execution": {"supporting_files": [changed.clone()]}}));
+            let e = Plan::from_line(&l).unwrap_err();
+            assert!(!tao_core::filter::is_bad_line(&e), "{changed}: {e:?}");
+            assert!(e.to_string().contains("open a new record"), "{e}");
         }
     }
 

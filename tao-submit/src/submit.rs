@@ -113,6 +113,17 @@ fn gate(
     Ok((plan, since_of(record.created_at()), need))
 }
 
+/// The one rule for every line this tool refuses or fails to submit
+/// (a gate, a missing secret, sbatch's refusal; an error that stopped
+/// every line is said once at the end instead): the line goes on with `error` set, and one line
+/// `tao-submit: error: <id>: <why>` goes to stderr ([`Filter::line_refused`]),
+/// counted for the exit status (1; 65 for a bad line).
+fn refuse<R: BufRead>(lines: &mut Filter<'_, R>, line: &mut JobLine, e: &Error) {
+    let id = line.id().unwrap_or("?").to_string();
+    lines.line_refused(&id, e);
+    line.set_error(TOOL, e);
+}
+
 /// Mark a line submitted: `slurm.{job_id, cluster, login_host}`, `state`,
 /// `observed_at`, `observed_by`, `message`.
 fn annotate(line: &mut JobLine, s: &Submitted) {
@@ -222,8 +233,7 @@ pub fn run<R: BufRead, W: Write>(
             match gate(&line, store) {
                 Ok((plan, since, need)) => Item::Ready(line, Box::new(plan), since, need),
                 Err(e) => {
-                    lines.line_failed(&e);
-                    line.set_error(TOOL, &e);
+                    refuse(&mut lines, &mut line, &e);
                     Item::Done(line)
                 }
             }
@@ -268,6 +278,9 @@ pub fn run<R: BufRead, W: Write>(
             Item::Done(line) => line,
             Item::Ready(mut line, mut plan, since, need) => {
                 if let Some(e) = &fatal {
+                    // An error that stopped every line (no login host,
+                    // login refused, configuration) is said once, with its
+                    // hints, at the end of the run (Counts::finish).
                     lines.failed();
                     line.set_error(TOOL, e);
                     line
@@ -317,10 +330,7 @@ pub fn run<R: BufRead, W: Write>(
                     }
                     match res {
                         Ok(s) => annotate(&mut line, &s),
-                        Err(e) => {
-                            lines.line_failed(&e);
-                            line.set_error(TOOL, &e);
-                        }
+                        Err(e) => refuse(&mut lines, &mut line, &e),
                     }
                     line
                 }

@@ -49,9 +49,10 @@ fn sbatch_refused_after_staging_removes_the_sidecar() {
         "{}",
         got[0]
     );
-    // Staged (the script is there), but no sidecar.
+    // Staged, then removed with everything staged for it (sbatch refused
+    // it and no job of its name exists): no sidecar, no script.
     let jd = line["storage"]["job_dir"].as_str().unwrap();
-    assert!(std::path::Path::new(&format!("{jd}/sbatch")).exists());
+    assert!(!std::path::Path::new(&format!("{jd}/sbatch")).exists());
     assert_eq!(env_listing(&line), Vec::<String>::new());
 }
 

@@ -178,6 +178,15 @@ fn gates_refuse_unrecorded_and_unlinted_lines_and_submit_the_rest() {
         got[3]
     );
     assert_eq!(got[4], earlier);
+    // Every refused line says why on stderr too, one line naming its id.
+    for refused in [&ghost, &tampered_id, &blocked_id] {
+        assert!(
+            stderr
+                .lines()
+                .any(|l| l.starts_with(&format!("tao-submit: error: {refused}: "))),
+            "{refused}: {stderr}"
+        );
+    }
     for refused in [&ghost, &tampered_id, &blocked_id] {
         assert!(
             f.c.jobs_named(refused).is_empty(),
@@ -244,6 +253,14 @@ fn a_missing_secret_variable_is_a_line_error_and_nothing_is_submitted() {
         msg.contains("\"HF_TOKEN\"") && msg.contains("export HF_TOKEN="),
         "{msg}"
     );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.starts_with(&format!("tao-submit: error: {id}: "))
+                && l.contains("export HF_TOKEN=")),
+        "{stderr}"
+    );
     assert!(f.c.jobs_named(&id).is_empty());
     let (_, ls, _) = f.c.ssh(&format!(
         "test -e {}/jobs/{id} && echo staged || echo clean",
@@ -281,12 +298,88 @@ fn sbatch_refusal_is_a_line_error() {
         "--partition=gpu",
         "--partition=nosuchpart",
     );
-    let out = f.run(&[], &[line], 1);
-    let msg = lines_of(&out.stdout)[0]["error"]["message"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = line["id"].as_str().unwrap().to_string();
+    let good = f.line("q", "true");
+    let out = f.run(&[], &[line, good], 1);
+    let got = lines_of(&out.stdout);
+    let msg = got[0]["error"]["message"].as_str().unwrap().to_string();
     assert!(msg.contains("partition"), "{msg}");
+    // sbatch's two `sbatch: error:` lines, joined: no newline, no `\n`.
+    assert!(!msg.contains('\n') && !msg.contains("\\n"), "{msg}");
+    // Said on stderr too, in one line naming the job.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let said: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with(&format!("tao-submit: error: {id}: ")))
+        .collect();
+    assert_eq!(said.len(), 1, "{stderr}");
+    assert!(
+        said[0].contains("partition") && !said[0].contains("\\n"),
+        "{stderr}"
+    );
+    // The next line still went through.
+    assert!(got[1]["slurm"]["job_id"].is_string(), "{}", got[1]);
+    // Nothing of the refused job is left on shared storage: sbatch
+    // refused it and no job of its name exists.
+    assert!(msg.contains("were removed"), "{msg}");
+    let (_, ls, _) = f.c.ssh(&format!(
+        "test -e {}/jobs/{id} && echo staged || echo clean",
+        f.c.var("SLURM_BASE_RESULTS_DIR")
+    ));
+    assert_eq!(ls.trim(), "clean", "{msg}");
+    let _ = f.c.ssh(&format!(
+        "scancel {}",
+        got[1]["slurm"]["job_id"].as_str().unwrap()
+    ));
+}
+
+#[test]
+fn a_changed_supporting_file_is_refused_and_the_next_line_goes_on() {
+    let Some(f) = Fixture::new() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("train.py");
+    std::fs::write(&path, "print(1)\n").unwrap();
+    let mut line = f.line("c", "true");
+    let id = line["id"].as_str().unwrap().to_string();
+    line["execution"] = json!({"supporting_files": [{
+        "source": "train.py", "local_path": path,
+        "sha256": tao_core::sha256_hex(b"print(1)\n"), "size": 9}]});
+    // Changed after the record was opened.
+    std::fs::write(&path, "print(2)\n").unwrap();
+    let good = f.line("n", "true");
+    let out = f.run(&[], &[line, good], 1);
+    let got = lines_of(&out.stdout);
+    assert_eq!(got.len(), 2);
+    let msg = got[0]["error"]["message"].as_str().unwrap();
+    assert!(msg.contains("changed since the record was opened"), "{msg}");
+    assert!(got[1]["slurm"]["job_id"].is_string(), "{}", got[1]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("tao-submit: error: {id}: line 1: supporting file")),
+        "{stderr}"
+    );
+    assert!(f.c.jobs_named(&id).is_empty());
+    let _ = f.c.ssh(&format!(
+        "scancel {}",
+        got[1]["slurm"]["job_id"].as_str().unwrap()
+    ));
+}
+
+#[test]
+fn an_unknown_tao_transport_is_a_configuration_error_naming_it() {
+    let Some(f) = Fixture::new() else { return };
+    let out = f.run_cmd(
+        f.cmd().env("TAO_TRANSPORT", "bogus"),
+        &[f.line("t", "true")],
+        78,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("TAO_TRANSPORT")
+            && stderr.contains("libssh2, openssh, local")
+            && !stderr.contains("--transport <NAME>"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -336,31 +429,33 @@ fn a_different_bundle_is_never_overwritten() {
         json!({"supporting_files": [{"source": "train.py", "local_path": helper,
         "sha256": tao_core::sha256_hex(text.as_bytes()), "size": text.len()}]})
     };
-    // First attempt: staged, then refused by sbatch (no such partition), so no job exists.
+    // First attempt: staged, then refused by sbatch (no such partition),
+    // so no job exists and what it staged is removed.
     let mut line = f.line("bund", "true");
     line["execution"] = files("print('v1')\n");
     let refused = with_script(line.clone(), "--partition=gpu", "--partition=nosuchpart");
     f.run(&[], &[refused], 1);
-    // The same bundle again: reused, and the job goes through.
+    // The same bundle again: staged afresh, and the job goes through.
     let out = f.run(&[], std::slice::from_ref(&line), 0);
     let job_id = lines_of(&out.stdout)[0]["slurm"]["job_id"]
         .as_str()
         .unwrap()
         .to_string();
     f.c.wait_state(&job_id, 180, |s| s == "COMPLETED" || s == "FAILED");
-    // A changed bundle for the same id, on a fresh record whose first try failed the same way.
+    // A changed bundle for the same id, on a fresh record whose first try
+    // was cut off after staging (outcome unknown: nothing is removed
+    // then): the v1 bundle is staged by tao-submit's own staging script.
     let mut other = f.line("bund2", "true");
     other["execution"] = files("print('v1')\n");
-    let out = f
-        .cmd()
-        .write_stdin(stdin_of(&[with_script(
-            other.clone(),
-            "--partition=gpu",
-            "--partition=nosuchpart",
-        )]))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    let plan = tao_submit::stage::Plan::from_line(&tao_core::JobLine::from_map(
+        other.as_object().unwrap().clone(),
+    ))
+    .unwrap();
+    let (code, staged_out, err) = f.c.ssh(&plan.staging_script());
+    assert!(
+        code == 0 && staged_out.contains(tao_submit::stage::STAGED),
+        "{err}"
+    );
     std::fs::write(&helper, "print('v2')\n").unwrap();
     other["execution"] = files("print('v2')\n");
     let out = f.run(&[], std::slice::from_ref(&other), 1);

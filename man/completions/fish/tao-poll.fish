@@ -24,7 +24,7 @@ function __fish_tao_poll_using_subcommand
     contains -- $cmd[1] $argv
 end
 
-complete -c tao-poll -n "__fish_tao_poll_needs_command" -l transport -d 'How to reach the login node: libssh2 (default), openssh (the system ssh over a ControlMaster connection; reuses a master you opened) or local (run on the login node itself, no SSH)' -r -f -a "libssh2\t''
+complete -c tao-poll -n "__fish_tao_poll_needs_command" -l transport -d 'How to reach the login node: libssh2 (default), openssh (the system ssh over a ControlMaster connection; reuses a master you opened) or local (run on the login node itself, no SSH). Wins over TAO_TRANSPORT' -r -f -a "libssh2\t''
 openssh\t''
 local\t''"
 complete -c tao-poll -n "__fish_tao_poll_needs_command" -l interval -d 'Seconds between polls with --watch; 1-86400' -r
@@ -48,7 +48,7 @@ complete -c tao-poll -n "__fish_tao_poll_needs_command" -a "report" -d 'Write on
 complete -c tao-poll -n "__fish_tao_poll_needs_command" -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c tao-poll -n "__fish_tao_poll_using_subcommand logs" -s n -l lines -d 'Number of lines; 0-1000000' -r
 complete -c tao-poll -n "__fish_tao_poll_using_subcommand logs" -l state-dir -d 'Read the record from this store directory instead of TAO_STATE_DIR' -r -F
-complete -c tao-poll -n "__fish_tao_poll_using_subcommand logs" -l transport -d 'How to reach the login node: libssh2 (default), openssh (the system ssh over a ControlMaster connection; reuses a master you opened) or local (run on the login node itself, no SSH)' -r -f -a "libssh2\t''
+complete -c tao-poll -n "__fish_tao_poll_using_subcommand logs" -l transport -d 'How to reach the login node: libssh2 (default), openssh (the system ssh over a ControlMaster connection; reuses a master you opened) or local (run on the login node itself, no SSH). Wins over TAO_TRANSPORT' -r -f -a "libssh2\t''
 openssh\t''
 local\t''"
 complete -c tao-poll -n "__fish_tao_poll_using_subcommand logs" -l err -d 'main.err instead of main.out'
@@ -64,7 +64,7 @@ complete -c tao-poll -n "__fish_tao_poll_using_subcommand report" -l replay-sacc
 complete -c tao-poll -n "__fish_tao_poll_using_subcommand report" -l replay-scontrol -d 'Saved `scontrol show job` output (used when sacct says accounting is disabled); `-` reads stdin' -r -F
 complete -c tao-poll -n "__fish_tao_poll_using_subcommand report" -l replay-squeue-start -d 'Saved `squeue --start -h -o \'%i|%S\'` output (expected starts of pending jobs)' -r -F
 complete -c tao-poll -n "__fish_tao_poll_using_subcommand report" -l replay-root -d 'Local directory standing for the cluster\'s `/` (status.json, completion.json, logs)' -r -F
-complete -c tao-poll -n "__fish_tao_poll_using_subcommand report" -l transport -d 'How to reach the login node: libssh2 (default), openssh (the system ssh over a ControlMaster connection; reuses a master you opened) or local (run on the login node itself, no SSH)' -r -f -a "libssh2\t''
+complete -c tao-poll -n "__fish_tao_poll_using_subcommand report" -l transport -d 'How to reach the login node: libssh2 (default), openssh (the system ssh over a ControlMaster connection; reuses a master you opened) or local (run on the login node itself, no SSH). Wins over TAO_TRANSPORT' -r -f -a "libssh2\t''
 openssh\t''
 local\t''"
 complete -c tao-poll -n "__fish_tao_poll_using_subcommand report" -s q -l quiet -d 'Print no warnings (errors are always printed)'

@@ -30,7 +30,7 @@ complete -c tao-submit -n "__fish_tao_submit_needs_command" -l key -d 'Private k
 complete -c tao-submit -n "__fish_tao_submit_needs_command" -l known-hosts -d 'known_hosts file [default: ~/.ssh/known_hosts]' -r -F
 complete -c tao-submit -n "__fish_tao_submit_needs_command" -l ssh-config -d 'OpenSSH client config for host aliases [default: ~/.ssh/config]' -r -F
 complete -c tao-submit -n "__fish_tao_submit_needs_command" -l site-profile -d 'Site profile: built-in name (`local`, `cs-oci-ord`) or a TOML file' -r
-complete -c tao-submit -n "__fish_tao_submit_needs_command" -l transport -d 'How to reach the login node: libssh2 (default), openssh (the system ssh over a ControlMaster connection; reuses a master you opened) or local (run on the login node itself, no SSH)' -r -f -a "libssh2\t''
+complete -c tao-submit -n "__fish_tao_submit_needs_command" -l transport -d 'How to reach the login node: libssh2 (default), openssh (the system ssh over a ControlMaster connection; reuses a master you opened) or local (run on the login node itself, no SSH). Wins over TAO_TRANSPORT' -r -f -a "libssh2\t''
 openssh\t''
 local\t''"
 complete -c tao-submit -n "__fish_tao_submit_needs_command" -l state-dir -d 'Record store directory, to check each line\'s record exists' -r -F
@@ -57,7 +57,7 @@ complete -c tao-submit -n "__fish_tao_submit_using_subcommand cancel" -l key -d 
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand cancel" -l known-hosts -d 'known_hosts file [default: ~/.ssh/known_hosts]' -r -F
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand cancel" -l ssh-config -d 'OpenSSH client config for host aliases [default: ~/.ssh/config]' -r -F
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand cancel" -l site-profile -d 'Site profile: built-in name (`local`, `cs-oci-ord`) or a TOML file' -r
-complete -c tao-submit -n "__fish_tao_submit_using_subcommand cancel" -l transport -d 'How to reach the login node: libssh2 (default), openssh (the system ssh over a ControlMaster connection; reuses a master you opened) or local (run on the login node itself, no SSH)' -r -f -a "libssh2\t''
+complete -c tao-submit -n "__fish_tao_submit_using_subcommand cancel" -l transport -d 'How to reach the login node: libssh2 (default), openssh (the system ssh over a ControlMaster connection; reuses a master you opened) or local (run on the login node itself, no SSH). Wins over TAO_TRANSPORT' -r -f -a "libssh2\t''
 openssh\t''
 local\t''"
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand cancel" -l state-dir -d 'Record store directory, to check each line\'s record exists' -r -F
@@ -77,7 +77,7 @@ complete -c tao-submit -n "__fish_tao_submit_using_subcommand preflight" -l key 
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand preflight" -l known-hosts -d 'known_hosts file [default: ~/.ssh/known_hosts]' -r -F
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand preflight" -l ssh-config -d 'OpenSSH client config for host aliases [default: ~/.ssh/config]' -r -F
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand preflight" -l site-profile -d 'Site profile: built-in name (`local`, `cs-oci-ord`) or a TOML file' -r
-complete -c tao-submit -n "__fish_tao_submit_using_subcommand preflight" -l transport -d 'How to reach the login node: libssh2 (default), openssh (the system ssh over a ControlMaster connection; reuses a master you opened) or local (run on the login node itself, no SSH)' -r -f -a "libssh2\t''
+complete -c tao-submit -n "__fish_tao_submit_using_subcommand preflight" -l transport -d 'How to reach the login node: libssh2 (default), openssh (the system ssh over a ControlMaster connection; reuses a master you opened) or local (run on the login node itself, no SSH). Wins over TAO_TRANSPORT' -r -f -a "libssh2\t''
 openssh\t''
 local\t''"
 complete -c tao-submit -n "__fish_tao_submit_using_subcommand preflight" -l state-dir -d 'Record store directory, to check each line\'s record exists' -r -F

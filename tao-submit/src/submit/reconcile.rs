@@ -160,6 +160,46 @@ pub(super) fn drop_sidecar(sessions: &mut Sessions, host: &str, plan: &Plan) {
     }
 }
 
+/// Marker printed by [`unstage_command`] when it removed the staging.
+const UNSTAGED: &str = "@@tao-unstaged";
+
+/// The remote command that removes what staging wrote for `plan` (the
+/// `specs`, `env`, `meta`, `sbatch` and `inputs` folders, then the empty
+/// `slurm-logs`, job and results folders), but only when `slurm-logs/`
+/// holds nothing: a log folder means some job of this id was submitted
+/// once, and its files are never touched. Prints [`UNSTAGED`] when done.
+pub(super) fn unstage_command(plan: &Plan) -> String {
+    let l = tao_core::model::Layout::LOGS;
+    format!(
+        "d={d}; if [ -z \"$(ls -A -- \"$d/{l}\" 2>/dev/null)\" ]; then \
+         rm -rf -- \"$d/specs\" \"$d/env\" \"$d/meta\" \"$d/sbatch\" \"$d/inputs\" && \
+         {{ rmdir -- \"$d/{l}\" 2>/dev/null; rmdir -- \"$d\" {r} 2>/dev/null; echo '{UNSTAGED}'; }}; fi",
+        d = shell::quote(&plan.job_dir),
+        r = shell::quote(&plan.results_dir),
+    )
+}
+
+/// After sbatch refused a job (and no job of its name exists): remove what
+/// staging wrote ([`unstage_command`]), secrets sidecar included, so
+/// nothing is left on shared storage for a job that never ran. Returns the
+/// sentence for the error: removed, or where it was left and that a retry
+/// of the same record reuses it (staging overwrites the same files; a
+/// different bundle is refused).
+pub(super) fn drop_staged(sessions: &mut Sessions, host: &str, plan: &Plan) -> String {
+    match sessions.run_on(host, &unstage_command(plan), None) {
+        Ok(o) if o.stdout_text().contains(UNSTAGED) => {
+            format!("the files it staged in {:?} were removed", plan.job_dir)
+        }
+        _ => {
+            drop_sidecar(sessions, host, plan);
+            format!(
+                "its staged files were left in {:?} (a retry of this record reuses them)",
+                plan.job_dir
+            )
+        }
+    }
+}
+
 /// Make the log directory of an adopted job exist, then release it if it
 /// is still held by us.
 pub(super) fn adopt(sessions: &mut Sessions, plan: &Plan, f: &Found) -> Result<()> {

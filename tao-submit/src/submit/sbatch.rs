@@ -7,7 +7,7 @@ use tao_core::{shell, Error, Result};
 
 use super::config::SubmitConfig;
 use super::outcome::Submitted;
-use super::reconcile::{drop_sidecar, lookup_everywhere, reconcile, settle_found};
+use super::reconcile::{drop_sidecar, drop_staged, lookup_everywhere, reconcile, settle_found};
 use crate::sched;
 use crate::sessions::Sessions;
 use crate::stage::{self, Plan};
@@ -104,7 +104,7 @@ pub(super) fn read_reply(stdout: &str, stderr: &str) -> SbatchReply {
     if stdout.lines().any(|l| l == "@@tao-nodir") {
         return SbatchReply::Failed(format!(
             "the job directory is missing on the cluster, sbatch was not run: {}",
-            tao_core::cli::one_line(stderr.trim())
+            tao_core::cli::join_lines(stderr)
         ));
     }
     let Some((_, rest)) = stdout.split_once("@@tao-sbatch-begin\n") else {
@@ -119,13 +119,13 @@ pub(super) fn read_reply(stdout: &str, stderr: &str) -> SbatchReply {
         // sbatch-socket-timeout): reconcile like a cut connection.
         return SbatchReply::Ambiguous(format!(
             "sbatch exited {rc}: {}",
-            tao_core::cli::one_line(stderr.trim())
+            tao_core::cli::join_lines(stderr)
         ));
     }
     if rc != "0" {
         return SbatchReply::Failed(format!(
             "sbatch exited {rc}: {}",
-            tao_core::cli::one_line(stderr.trim())
+            tao_core::cli::join_lines(stderr)
         ));
     }
     match sched::parse_sbatch(body) {
@@ -141,7 +141,7 @@ pub(super) fn read_reply(stdout: &str, stderr: &str) -> SbatchReply {
         }
         Ok(None) => SbatchReply::Ambiguous(format!(
             "sbatch printed no job id ({:?})",
-            tao_core::cli::one_line(body.trim())
+            tao_core::cli::join_lines(body)
         )),
         Err(e) => SbatchReply::Ambiguous(e.to_string()),
     }
@@ -197,10 +197,12 @@ pub(super) fn submit_one(
                 // (a timed-out reply): one look by name before reporting.
                 let found = lookup_everywhere(sessions, plan, since)?;
                 if found.is_empty() {
-                    // sbatch refused the staged job: nothing will source it.
-                    drop_sidecar(sessions, &host, plan);
+                    // sbatch refused the staged job and none of its name
+                    // exists: nothing will read what was staged; remove it
+                    // (never on an unknown outcome: that path reconciles).
+                    let left = drop_staged(sessions, &host, plan);
                     return Err(Error::Data(format!(
-                        "job {:?} was not submitted: {msg}",
+                        "job {:?} was not submitted: {msg}; {left}",
                         plan.id
                     )));
                 }
