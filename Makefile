@@ -1,7 +1,8 @@
 # tao-slurm: the README's commands and the developer targets.
 #   make demo       set up everything on a fresh machine and run the main job end to end
 #   make test       set up everything and run the tests (what CI runs): on Slurm 22.05, then the
-#                   cluster tests again on Slurm 24.11 (TAO_TEST_2411=0 skips that pass)
+#                   cluster tests again on Slurm 24.11 (TAO_TEST_2411=0 skips that pass);
+#                   ends with one FAILED: line per failed test target (scripts/test-failures)
 #   make cluster-up the 22.05 cluster; TAO_CLUSTERS=all also the 24.11 one and cluster b
 #   make bench      every benchmark, each as a ratio against its baseline measured in the same run
 #   make install    PREFIX=/usr/local [DESTDIR=]: binaries, man pages, shell completions
