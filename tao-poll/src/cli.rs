@@ -35,12 +35,15 @@ Examples:
   tao-poll logs tao-20261129-k3f9x2 -n 50 --follow
   tao-poll report tao-20261129-k3f9x2 -o report.html
 
-Exit status: 0 all lines observed (with --watch: all COMPLETE); 1 some lines carry
-a tao-poll `error` (with --watch: not all COMPLETE, or interrupted); 2 usage;
+Exit status: 0 all lines observed (with --watch: every submitted job COMPLETE; lines
+never submitted, with or without a stored submit error, change nothing); 1 some lines
+carry a tao-poll `error` (with --watch: a submitted job did not end COMPLETE); 2 usage;
 65 malformed input line, or (logs, report) an unknown record id; 69 no login host
 answered; 74 local I/O; 75 (logs)
 no log file yet (the job has not started or not written it): try again or use --follow; 77 SSH
-authentication or host key; 78 configuration.";
+authentication or host key; 78 configuration; 130 (--watch) stopped by SIGINT (Ctrl-C),
+143 by SIGTERM: the line being written is finished, every job's last known line is
+printed (on a pipe), nothing is lost.";
 
 /// The DESCRIPTION of `--help` and tao-poll(1).
 const LONG_ABOUT: &str = "\

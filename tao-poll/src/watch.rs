@@ -6,15 +6,18 @@
 //! (state, time in queue, elapsed, nodes) is redrawn instead. SIGINT and
 //! SIGTERM set a flag that is checked between polls and during the wait:
 //! the line being written is finished, the last known line of every job
-//! not printed yet is printed (pipe mode), and the tool exits 1 — nothing
-//! is lost. Lines never submitted (no `slurm.job_id`) are printed once as
-//! they are, with one warning, and left out of the wait and the exit
-//! status. Exit status: 0 when every (submitted) job ended COMPLETE, 1
-//! otherwise; 77 or 78 at once when no line could be polled for an SSH
-//! authentication, host-key or configuration reason (waiting fixes none).
+//! not printed yet is printed (pipe mode), and the tool exits 128 + the
+//! signal's number (130 for SIGINT, 143 for SIGTERM, what shells expect)
+//! — nothing is lost. Lines never submitted (no `slurm.job_id`, whether or
+//! not another tool's `error` says why, e.g. a stored submit error) are
+//! printed once as they are and left out of the wait and the exit status
+//! (the lines without an error with one warning). Exit status: 0 when every
+//! submitted job ended COMPLETE, 1 otherwise; 77 or 78 at once when no line
+//! could be polled for an SSH authentication, host-key or configuration
+//! reason (waiting fixes none); 130/143 when interrupted.
 
 use std::io::IsTerminal;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -156,7 +159,17 @@ pub fn render_table(lines: &[JobLine]) -> String {
     out
 }
 
-/// Run the watch loop; returns the exit status (0: all COMPLETE).
+/// Whether a line is left out of the watch's wait and exit status: it has
+/// no `slurm.job_id` (absent, null or empty), so there is no job to wait
+/// for — a record never submitted, with or without a stored `error` of
+/// another tool (tao-submit's failed submit).
+pub fn not_watched(line: &JobLine) -> bool {
+    line.slurm_job_id().is_none_or(|s| s.trim().is_empty())
+}
+
+/// Run the watch loop; returns the exit status (0: every submitted job
+/// COMPLETE; 1 not all; 128 + signal number when SIGINT or SIGTERM stopped
+/// it).
 ///
 /// Errors: [`Error::Io`] writing stdout; [`Error::Internal`] if the signal
 /// handlers cannot be installed.
@@ -166,19 +179,22 @@ pub fn run(
     opts: &Options,
     interval: u64,
 ) -> Result<i32> {
-    let stop = Arc::new(AtomicBool::new(false));
+    // The number of the signal that stopped the watch (0: none yet).
+    let stop = Arc::new(AtomicUsize::new(0));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(sig, Arc::clone(&stop))
+        signal_hook::flag::register_usize(sig, Arc::clone(&stop), sig as usize)
             .map_err(|e| Error::Internal(format!("installing a signal handler: {e}")))?;
     }
+    let stopped = || stop.load(Ordering::Relaxed) != 0;
     let tty = std::io::stdout().is_terminal();
     let stdout = std::io::stdout();
     let mut w = LineWriter::new(stdout.lock());
     let mut printed: Vec<Option<Signature>> = vec![None; lines.len()];
     // Never-submitted lines are not watchable: printed once as they are,
-    // left out of the wait and of the exit status, one warning.
-    let unsubmitted: Vec<bool> = lines.iter().map(poll::never_submitted).collect();
-    poll::warn_unsubmitted(unsubmitted.iter().filter(|u| **u).count());
+    // left out of the wait and of the exit status; one warning for those
+    // without another tool's error (as a plain poll says).
+    let unsubmitted: Vec<bool> = lines.iter().map(not_watched).collect();
+    poll::warn_unsubmitted(lines.iter().filter(|l| poll::never_submitted(l)).count());
     loop {
         // Poll the live lines only; final ones are done.
         let live: Vec<usize> = (0..lines.len())
@@ -218,18 +234,22 @@ pub fn run(
         if let Some(code) = fatal {
             return Ok(code);
         }
-        if done || stop.load(Ordering::Relaxed) {
+        if done || stopped() {
             break;
         }
         let until = Instant::now() + Duration::from_secs(interval);
-        while Instant::now() < until && !stop.load(Ordering::Relaxed) {
+        while Instant::now() < until && !stopped() {
             std::thread::sleep(
                 Duration::from_millis(100).min(until.saturating_duration_since(Instant::now())),
             );
         }
-        if stop.load(Ordering::Relaxed) {
+        if stopped() {
             break;
         }
+    }
+    let sig = stop.load(Ordering::Relaxed);
+    if sig != 0 {
+        return Ok(128 + sig as i32);
     }
     let all_complete = lines
         .iter()

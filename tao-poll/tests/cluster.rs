@@ -360,7 +360,8 @@ fn watch_stops_on_sigterm_without_losing_lines() {
         );
         std::thread::sleep(Duration::from_millis(100));
     };
-    assert_eq!(status.code(), Some(1));
+    // 128 + SIGTERM.
+    assert_eq!(status.code(), Some(143));
     let mut rest = String::new();
     std::io::Read::read_to_string(&mut reader, &mut rest).unwrap();
     assert!(

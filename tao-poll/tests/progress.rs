@@ -428,7 +428,8 @@ fn watch_table_on_a_terminal() {
     .unwrap();
     let status = child.wait().unwrap();
     let text = String::from_utf8_lossy(&all).into_owned();
-    assert_eq!(status.code(), Some(1), "{text}");
+    // Ctrl-C: 128 + SIGINT, as shells expect (not 1, "a job did not end COMPLETE").
+    assert_eq!(status.code(), Some(130), "{text}");
     for want in [
         "PROGRESS",
         "KPI",

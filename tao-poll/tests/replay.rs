@@ -769,6 +769,37 @@ fn watch_leaves_never_submitted_lines_out_of_the_wait() {
     assert_eq!(out.status.code(), Some(0), "{stderr}");
 }
 
+/// A record whose submit failed (a stored tao-submit `error`, no
+/// `slurm.job_id`) was never submitted: as for a plain poll (exit 0), it
+/// changes nothing in --watch's exit status (tao-poll(1)).
+#[test]
+fn watch_exit_ignores_a_stored_submit_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let rp = Replay::write(dir.path(), "", "6|6|COMPLETED|0:0|n1|1|2|3|00:00:01|None\n");
+    let failed = r#"{"id":"f","state":"PENDING","error":{"tool":"tao-submit","code":"config","message":"export HF_TOKEN"}}"#;
+    let input = format!("{failed}\n{{\"id\":\"s\",\"slurm\":{{\"job_id\":\"6\"}}}}\n");
+    let plain = rp.cmd().write_stdin(input.clone()).output().unwrap();
+    assert_eq!(plain.status.code(), Some(0));
+    let out = rp
+        .cmd()
+        .args(["--watch", "--interval", "1"])
+        .write_stdin(input)
+        .timeout(std::time::Duration::from_secs(30))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let got: Vec<&str> = stdout.lines().collect();
+    assert_eq!(got.len(), 2, "{stdout}");
+    assert_eq!(got[0], failed);
+    assert!(got[1].contains("\"COMPLETE\""), "{}", got[1]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[test]
 fn lines_failed_by_another_tool_pass_through_untouched() {
     let dir = tempfile::tempdir().unwrap();
