@@ -70,7 +70,7 @@ pub enum Command {
     Show(ShowArgs),
     /// Show a record's transitions: at, state, source, message.
     History(ShowArgs),
-    /// Print records as job lines (without history), oldest first.
+    /// Print records: a table on a terminal (oldest first), job lines on a pipe (by id; --sort created: oldest first).
     #[command(long_about = LIST_ABOUT)]
     List(ListArgs),
     /// Archive terminal records older than an age into $TAO_STATE_DIR/archive/.

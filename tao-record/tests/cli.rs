@@ -754,6 +754,21 @@ fn mark_from_stdin_handles_every_kind_of_line() {
     assert_eq!(rec_b["state"], "RUNNING");
 }
 
+/// The one-line summary of `list` in `tao-record --help` says the order that
+/// is true on a pipe (by id, tao-record(1)) and the option for oldest first.
+#[test]
+fn help_states_the_list_order_of_a_pipe() {
+    let env = Env::new();
+    let out = env.cmd().arg("--help").output().unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    // Help wraps lines: compare with the whitespace collapsed.
+    let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("list Print records: a table on a terminal (oldest first), job lines on a pipe (by id; --sort created: oldest first)"),
+        "{help}"
+    );
+}
+
 #[test]
 fn show_and_list_filters() {
     let env = Env::new();
