@@ -252,13 +252,34 @@ fn cmd_open(a: &OpenArgs) -> Result<i32> {
         ),
     );
     let mut out = LineWriter::new(std::io::stdout().lock());
-    if a.print_id {
-        let id = line.id().unwrap_or_default();
-        out.write_raw(format!("{id}\n").as_bytes())?;
+    let id = line.id().unwrap_or_default();
+    let written = if a.print_id {
+        out.write_raw(format!("{id}\n").as_bytes())
     } else {
-        out.write(&line)?;
-    }
+        out.write(&line)
+    };
+    // The record exists by now: a failed write (stdout closed, a broken
+    // pipe) must say so and give its id, or the job is lost to the user.
+    written.map_err(|e| created_but_not_printed(e, id, &store.dir().display().to_string()))?;
     Ok(0)
+}
+
+/// The error of `tao-record open` when the record was written but its line
+/// could not be printed: the I/O error (still exit 74) with a context that
+/// names the created record and how to get its line, e.g. `record tao-… was
+/// created in DIR (print it with: tao-record list --id tao-…), but writing
+/// standard output failed: Broken pipe (os error 32)`. Other errors pass
+/// through unchanged.
+pub fn created_but_not_printed(e: Error, id: &str, dir: &str) -> Error {
+    match e {
+        Error::Io { source, .. } => Error::io(
+            format!(
+                "record {id} was created in {dir} (print it with: tao-record list --id {id}), but writing standard output failed"
+            ),
+            source,
+        ),
+        other => other,
+    }
 }
 
 fn cmd_mark(a: &MarkArgs) -> Result<i32> {

@@ -141,6 +141,43 @@ fn open_with_the_recipe_flags_prints_the_documented_line() {
     assert_eq!(rec["history"][0]["source"], "tao-record");
 }
 
+/// `open` into a pipe nobody reads (the reader gone: EPIPE): exit 74, and the
+/// one error line says the record was created and gives its id, so the job
+/// is not lost; the record is there.
+#[test]
+fn open_into_a_broken_pipe_names_the_created_record() {
+    let env = Env::new();
+    for extra in [&[][..], &["--print-id"][..]] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("tao-record"));
+        c.env_clear();
+        for (k, v) in &env.vars {
+            c.env(k, v);
+        }
+        let out = c
+            .args(["open", "--runtime", "none", "--command", "true"])
+            .args(extra)
+            .stdout(writer)
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(74), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        let id = err
+            .split_whitespace()
+            .find(|w| w.starts_with("tao-2"))
+            .unwrap_or_else(|| panic!("no record id in {err:?}"));
+        assert!(
+            err.starts_with(&format!("tao-record: error: record {id} was created in ")),
+            "{err}"
+        );
+        assert!(err.contains(&format!("tao-record list --id {id}")), "{err}");
+        assert!(err.contains("Broken pipe"), "{err}");
+        assert!(env.record_path(id).exists(), "{err}");
+    }
+}
+
 #[test]
 fn print_id_prints_only_the_id() {
     let env = Env::new();
