@@ -124,8 +124,9 @@ retry yet, and its attempt is below --max-attempts: then the next attempt is ope
 the node the classification blames excluded; tao-submit drops an exclusion that names no \
 node of the cluster). Only the new records' lines are printed, for tao-render | tao-redact \
 lint | tao-submit | tao-record mark. Every other line is dropped: a program fault is never \
-retried, a record already retried is not retried twice (running the stage again opens \
-nothing), and a spent budget is said on stderr and recorded (classification.retry set to \
+retried, an ERROR not classified yet is left for tao-classify, a record already retried is \
+not retried twice (running the stage again opens nothing); with -v one line on stderr per \
+dropped line says why (`ID: skipped: why`); and a spent budget is said on stderr and recorded (classification.retry set to \
 false, so list --live lets the record go). A failure marked retryable whose retry was \
 never opened (the pipeline died between mark and retry) stays in list --live, so the next \
 run of the recipe opens it.\n\n\

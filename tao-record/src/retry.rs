@@ -13,8 +13,9 @@
 //! (`retried_by` naming an existing record), and its `attempt` (1 = the
 //! first try) is below `--max-attempts` (default
 //! [`tao_core::DEFAULT_MAX_ATTEMPTS`], 10). Every other line is dropped
-//! silently (a running job, a program fault, one already retried), except
-//! a spent budget, which is said on stderr and recorded in the store
+//! (a running job, a program fault, an ERROR not classified yet, one
+//! already retried), with one `ID: skipped: why` line on stderr under
+//! `-v`, except a spent budget, which is always said on stderr and recorded in the store
 //! (`classification.retry` set to false, `classification.reason` says
 //! why), so the record leaves `tao-record list --live`.
 //! Running the stage twice over the same lines opens nothing twice: a
@@ -39,8 +40,9 @@ use crate::store::Store;
 pub enum Outcome {
     /// A retry record was opened (its id).
     Opened(String),
-    /// Not a retryable failure (not ERROR, not marked retryable, or unknown to the store).
-    NotRetryable,
+    /// Not a retryable failure (not ERROR, not classified, a program fault,
+    /// or unknown to the store): why, in words for `-v`.
+    NotRetryable(String),
     /// Already retried by this record.
     AlreadyRetried(String),
     /// The budget is spent: (attempt, max_attempts).
@@ -55,16 +57,13 @@ pub use crate::summary::Summary;
 /// under us); [`Error::Usage`] never (no request flags are given).
 pub fn retry_one(store: &Store, id: &str, max_attempts: u32) -> Result<(Outcome, Option<JobLine>)> {
     let Ok(rec) = store.get(id) else {
-        return Ok((Outcome::NotRetryable, None));
+        return Ok((
+            Outcome::NotRetryable("no such record in the store".into()),
+            None,
+        ));
     };
-    if rec.get_str(&["state"]).and_then(State::parse) != Some(State::Error)
-        || rec
-            .fields
-            .get("classification")
-            .and_then(|c| c.get("retry"))
-            != Some(&Value::Bool(true))
-    {
-        return Ok((Outcome::NotRetryable, None));
+    if let Some(why) = not_retryable_reason(&rec) {
+        return Ok((Outcome::NotRetryable(why), None));
     }
     if let Some(by) = store.existing_retry(rec.fields.get("retried_by")) {
         return Ok((Outcome::AlreadyRetried(by.to_string()), None));
@@ -87,6 +86,33 @@ pub fn retry_one(store: &Store, id: &str, max_attempts: u32) -> Result<(Outcome,
     let line = open(store, &args)?;
     let new_id = line.id().unwrap_or_default().to_string();
     Ok((Outcome::Opened(new_id), Some(line)))
+}
+
+/// Why a stored record is not a retryable failure, in words (`None` when
+/// it is one: state ERROR and `classification.retry` true). The rule of
+/// [`retry_one`]; the words are what `tao-record retry -v` prints.
+pub fn not_retryable_reason(rec: &JobLine) -> Option<String> {
+    let state = rec.get_str(&["state"]).unwrap_or("none");
+    if State::parse(state) != Some(State::Error) {
+        return Some(format!("state {state}, not ERROR: only a failed job is retried"));
+    }
+    let Some(c) = rec.fields.get("classification") else {
+        return Some(
+            "ERROR but not classified yet: classify it first (tao-poll --evidence | tao-classify | tao-record mark)".into(),
+        );
+    };
+    if c.get("retry") == Some(&Value::Bool(true)) {
+        return None;
+    }
+    let class = c.get("class").and_then(Value::as_str).unwrap_or("not retryable");
+    let reason = c
+        .get("reason")
+        .and_then(Value::as_str)
+        .map(|r| format!(": {}", tao_core::cli::one_line(r)))
+        .unwrap_or_default();
+    Some(format!(
+        "classified {class}{reason}; not retried (a program fault is never retried: fix the spec)"
+    ))
 }
 
 /// Record in `id`'s classification that its retry budget is spent
@@ -117,7 +143,8 @@ fn record_spent_budget(store: &Store, id: &str, attempt: u32, max_attempts: u32)
 /// their lines to `out`; bad lines (not JSON, no `id`) are reported on
 /// `errors` as `tao-record: error: line N: ...` and the run goes on
 /// (`tao_core::filter`); `warn` gets one line per spent budget or failure,
-/// `note` one per retry opened.
+/// `note` one per retry opened and one per line skipped for another
+/// reason (`ID: skipped: why`; the caller prints notes with `-v`).
 ///
 /// Errors: a write error on `out`, an I/O error reading `input`; per-line
 /// failures are counted in the [`Summary`].
@@ -143,6 +170,7 @@ pub fn retry_stream<R: BufRead, W: Write>(
         };
         if !seen.insert(id.clone()) {
             sum.skipped += 1;
+            note(&format!("{id}: skipped: already read earlier in the input"));
             continue;
         }
         match retry_one(store, &id, max_attempts) {
@@ -160,7 +188,15 @@ pub fn retry_stream<R: BufRead, W: Write>(
                     "{id}: retry budget spent (attempt {a} of {m}); not retried: look at the failure (tao-record show {id}) or raise --max-attempts"
                 ));
             }
-            Ok(_) => sum.skipped += 1,
+            Ok((Outcome::NotRetryable(why), _)) => {
+                sum.skipped += 1;
+                note(&format!("{id}: skipped: {why}"));
+            }
+            Ok((Outcome::AlreadyRetried(by), _)) => {
+                sum.skipped += 1;
+                note(&format!("{id}: skipped: already retried by {by}"));
+            }
+            Ok((Outcome::Opened(_), None)) => sum.skipped += 1,
             Err(e @ Error::Io { .. }) if tao_core::cli::is_broken_pipe(&e) => return Err(e),
             Err(e) => {
                 sum.failed += 1;

@@ -1652,6 +1652,64 @@ fn retry_stage_opens_due_retries_once_within_the_budget() {
     assert!(out.stdout.is_empty());
 }
 
+/// `tao-record retry -v`: every line it drops gets one `ID: skipped: why`
+/// line on stderr (a program fault, an ERROR not classified yet, a running
+/// job, one already retried); without -v it stays quiet (exit 0 both ways).
+#[test]
+fn retry_verbose_says_why_each_line_was_skipped() {
+    let env = Env::new();
+    let open = || env.open(&[]);
+    let (program, unclassified, running) = (open(), open(), open());
+    let mark = |line: Value| {
+        let out = env
+            .cmd()
+            .arg("mark")
+            .write_stdin(format!("{line}\n"))
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let mut input = mark(json!({"id": program, "state": "ERROR", "message": "FAILED",
+        "classification": {"class": "program", "reason": "Traceback in main.err", "retry": false}}));
+    input.push_str(&mark(json!({"id": unclassified, "state": "ERROR", "message": "FAILED"})));
+    input.push_str(&format!("{}\n", json!({"id": running, "state": "RUNNING"})));
+    input.push_str(&format!("{}\n", json!({"id": running, "state": "RUNNING"})));
+    let quiet = env
+        .cmd()
+        .arg("retry")
+        .write_stdin(input.clone())
+        .output()
+        .unwrap();
+    assert!(quiet.status.success() && quiet.stdout.is_empty());
+    assert!(quiet.stderr.is_empty(), "{}", String::from_utf8_lossy(&quiet.stderr));
+    for v in ["-v", "-vv"] {
+        let out = env
+            .cmd()
+            .args(["retry", v])
+            .write_stdin(input.clone())
+            .output()
+            .unwrap();
+        assert!(out.status.success() && out.stdout.is_empty());
+        let err = String::from_utf8(out.stderr).unwrap();
+        let skipped: Vec<&str> = err.lines().filter(|l| l.contains(": skipped: ")).collect();
+        assert_eq!(skipped.len(), 4, "{err}");
+        assert!(
+            skipped[0].starts_with(&format!("tao-record: {program}: skipped: classified program: Traceback in main.err"))
+                && skipped[0].contains("fix the spec"),
+            "{err}"
+        );
+        assert!(
+            skipped[1].starts_with(&format!("tao-record: {unclassified}: skipped: ERROR but not classified yet"))
+                && skipped[1].contains("tao-classify"),
+            "{err}"
+        );
+        // The store is the truth: the record was never marked RUNNING.
+        assert!(skipped[2].contains("state PENDING, not ERROR"), "{err}");
+        assert!(skipped[3].contains("already read earlier in the input"), "{err}");
+    }
+}
+
 /// `--action`: a TAO action missing from tao-record's list opens, with a
 /// one-line note on stderr; a near miss of a known action is refused with
 /// the action meant, and nothing is written.

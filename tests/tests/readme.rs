@@ -256,3 +256,45 @@ fn examples_makefile_usage_errors_name_the_makefile() {
         );
     }
 }
+
+/// The tool and subcommand of each stage of a pipeline (`tao-record list`,
+/// `tao-poll`, ...), flags and variables left out.
+fn stages(pipeline: &str) -> Vec<String> {
+    pipeline
+        .replace("\\\n", " ")
+        .split('|')
+        .map(|s| {
+            let w: Vec<&str> = s.split_whitespace().collect();
+            match (w.first(), w.get(1)) {
+                (Some(t), Some(sub)) if !sub.starts_with('-') => format!("{t} {sub}"),
+                (Some(t), _) => t.to_string(),
+                _ => String::new(),
+            }
+        })
+        .collect()
+}
+
+/// `make -f examples/Makefile retry` ("classify failed jobs not classified
+/// yet, resubmit the retryable ones") runs the README's cron pipeline: the
+/// failures not classified yet are classified before `tao-record retry`
+/// reads them (a retry stage fed unclassified lines skips them all).
+#[test]
+fn examples_makefile_retry_classifies_before_it_retries() {
+    let out = std::process::Command::new("make")
+        .args(["-s", "-n", "-f", "examples/Makefile", "retry"])
+        .current_dir(ROOT)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let make = stages(&text(&out.stdout));
+    let readme = std::fs::read_to_string(format!("{ROOT}/README.md")).unwrap();
+    let at = readme
+        .find("tao-record list --live | tao-poll --evidence")
+        .expect("the README's cron pipeline");
+    let end = readme[at..].find("tao-record mark\n\n").unwrap() + "tao-record mark".len();
+    let cron = stages(&readme[at..at + end]);
+    assert_eq!(make, cron);
+    let classify = make.iter().position(|s| s == "tao-classify").unwrap();
+    let retry = make.iter().position(|s| s == "tao-record retry").unwrap();
+    assert!(classify < retry, "{make:?}");
+}
