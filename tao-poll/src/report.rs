@@ -42,15 +42,27 @@ pub struct ReportArgs {
     /// Record ids (`tao-record` ids); each brings its whole retry chain.
     #[arg(value_name = "ID", required = true)]
     pub ids: Vec<String>,
-    /// The HTML file to write (written whole, then renamed into place).
-    #[arg(short, long, value_name = "FILE", default_value = "tao-report.html")]
-    pub output: PathBuf,
+    /// The HTML file to write (written whole, then renamed into place). Default:
+    /// tao-report.html in the current directory, and then one `tao-poll: wrote PATH`
+    /// line on stderr names it.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
     /// Read the records from this store directory instead of TAO_STATE_DIR.
     #[arg(long, value_name = "DIR", hide = true)]
     pub state_dir: Option<PathBuf>,
     #[command(flatten)]
     /// Saved files to read instead of the cluster (`--replay-root`).
     pub replay: ReplayArgs,
+}
+
+/// Where `report` writes without `-o`: tao-report.html in the current
+/// directory, as an absolute path when the current directory is known (the
+/// path the `wrote` line names).
+pub fn default_output() -> PathBuf {
+    let name = PathBuf::from("tao-report.html");
+    std::env::current_dir()
+        .map(|d| d.join(&name))
+        .unwrap_or(name)
 }
 
 /// One attempt of a chain, as the report draws it.
@@ -512,7 +524,18 @@ pub fn run(args: &ReportArgs, transport: Option<&str>) -> Result<i32> {
         .map(|c| c.into_iter().map(|x| x.0).collect())
         .collect();
     let html = render(&chains, chrono::Utc::now());
-    write_atomic(&args.output, html.as_bytes())?;
+    match &args.output {
+        Some(p) => write_atomic(p, html.as_bytes())?,
+        None => {
+            let p = default_output();
+            write_atomic(&p, html.as_bytes())?;
+            tao_core::cli::write_stderr(&format!(
+                "{}: wrote {}\n",
+                crate::poll::TOOL,
+                tao_core::cli::one_line(&p.display().to_string())
+            ));
+        }
+    }
     Ok(if failed {
         tao_core::exit::SOME_FAILED
     } else {

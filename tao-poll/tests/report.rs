@@ -154,3 +154,41 @@ fn an_unknown_record_id_exits_65_naming_the_fix() {
         );
     }
 }
+
+/// Without `-o` the report goes to tao-report.html in the current directory,
+/// and one `tao-poll: wrote PATH` line on stderr says where (tao-poll(1));
+/// with `-o` nothing more is said.
+#[test]
+fn report_without_output_says_where_it_wrote() {
+    let state = tempfile::tempdir().unwrap();
+    let cwd = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    tao_record(
+        state.path(),
+        json!({"id": "tao-20261201-wrote1", "state": "COMPLETE", "attempt": 1,
+               "history": [{"at": "2026-12-01T10:00:00Z", "state": "PENDING", "source": "tao-record", "message": "opened"}]}),
+    );
+    let run = |extra: &[&str]| {
+        Command::new(assert_cmd::cargo::cargo_bin("tao-poll"))
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .current_dir(cwd.path())
+            .args(["report", "tao-20261201-wrote1", "--state-dir"])
+            .arg(state.path())
+            .arg("--replay-root")
+            .arg(root.path())
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = run(&[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let want = cwd.path().canonicalize().unwrap().join("tao-report.html");
+    assert!(want.exists(), "{err}");
+    assert_eq!(err, format!("tao-poll: wrote {}\n", want.display()));
+    let out = run(&["-o", "named.html"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(cwd.path().join("named.html").exists());
+}
