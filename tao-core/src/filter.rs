@@ -31,6 +31,14 @@
 //!    else 0. A tool's own stronger statuses (a fatal connection error,
 //!    `tao-redact lint`'s 3) come after 65 ([`Counts::finish`]).
 //!
+//! 5. Input that is not job lines at all (a script or a text file piped
+//!    in: its first line is not JSON and does not open an object) gets one
+//!    error, `line N, column C: invalid JSON (...); standard input is not
+//!    job lines ...; FIX`, with the tool's fix ([`Filter::with_not_lines_fix`]),
+//!    instead of one error per line: the lines after it that are not JSON
+//!    either are counted (exit 65) but not reported, until a job line
+//!    comes; from there on every bad line is reported again.
+//!
 //! Read errors of the stream itself (an I/O error on standard input) are
 //! not bad lines: they end the run with [`Error::Io`] (74).
 
@@ -133,7 +141,15 @@ pub struct Filter<'e, R> {
     errors: Option<&'e mut dyn Write>,
     counts: Counts,
     stopped: bool,
+    /// The fix said when the input is not job lines at all.
+    not_lines_fix: &'static str,
+    /// Inside a run of non-JSON lines that began the input (reported once).
+    not_lines: bool,
 }
+
+/// The fix of [`Filter::with_not_lines_fix`] unless a tool gives its own.
+pub const NOT_LINES_FIX: &str =
+    "pipe job lines in (one JSON object a line, tao-jobline(7)), e.g. tao-record list | TOOL";
 
 impl<'e, R: BufRead> Filter<'e, R> {
     /// A driver for `tool` (the `tao-x` prefix of its messages) reading
@@ -151,7 +167,31 @@ impl<'e, R: BufRead> Filter<'e, R> {
             errors: None,
             counts: Counts::default(),
             stopped: false,
+            not_lines_fix: NOT_LINES_FIX,
+            not_lines: false,
         }
+    }
+
+    /// The fix to say when the input is not job lines at all (rule 5 of
+    /// the module doc), e.g. `pass the file as an argument: tao-redact
+    /// lint FILE`.
+    pub fn with_not_lines_fix(mut self, fix: &'static str) -> Self {
+        self.not_lines_fix = fix;
+        self
+    }
+
+    /// Whether a JSON syntax error on the line just read means the input is
+    /// not job lines at all: it is the first line (nothing read or reported
+    /// before it) and its text does not open a JSON object.
+    fn starts_not_lines(&self) -> bool {
+        self.counts.read == 0
+            && self.counts.malformed == 0
+            && !self
+                .reader
+                .last_text()
+                .trim_start_matches('\u{feff}')
+                .trim_start()
+                .starts_with('{')
     }
 
     /// Report bad lines on `errors` instead of standard error (tests, and
@@ -183,9 +223,37 @@ impl<'e, R: BufRead> Filter<'e, R> {
             match self.reader.next_line_with(&mut parse) {
                 Ok(Some(line)) => {
                     self.counts.read += 1;
+                    self.not_lines = false;
                     return Ok(Some(line));
                 }
                 Ok(None) => self.stopped = true,
+                Err(e) if self.not_lines && matches!(e, Error::BadJson { .. }) => {
+                    // Said once at the first line (rule 5): counted only.
+                    self.counts.malformed += 1;
+                    if self.on_bad == OnBadLine::Stop {
+                        self.stopped = true;
+                    }
+                }
+                Err(Error::BadJson {
+                    line,
+                    column,
+                    message,
+                }) if self.starts_not_lines() => {
+                    self.not_lines = true;
+                    let what = message.split(';').next().unwrap_or("invalid JSON");
+                    let start: String = self.reader.last_text().chars().take(40).collect();
+                    let fix = self.not_lines_fix.replace("TOOL", self.tool);
+                    self.bad_line(&Error::BadJson {
+                        line,
+                        column,
+                        message: format!(
+                            "{what}; standard input is not job lines (it starts with {start:?}; the lines after it that are not JSON either are not reported one by one); {fix}"
+                        ),
+                    });
+                    if self.on_bad == OnBadLine::Stop {
+                        self.stopped = true;
+                    }
+                }
                 Err(e) if is_bad_line(&e) => {
                     self.bad_line(&e);
                     if self.on_bad == OnBadLine::Stop {
@@ -321,6 +389,50 @@ mod tests {
         let c = f.counts();
         drop(f);
         (ids, c, String::from_utf8(err).unwrap())
+    }
+
+    /// A script piped in where job lines belong: one error, at line 1, with
+    /// the tool's fix; the other non-JSON lines are counted, not reported;
+    /// a job line after them ends the run, and a bad line after that is
+    /// reported again. serde's own position never appears.
+    #[test]
+    fn input_that_is_not_job_lines_gets_one_error_with_the_fix() {
+        let input: &[u8] =
+            b"#!/bin/bash\n#SBATCH -N 1\nsrun hostname\n{\"id\":\"a\"}\nnot json\n";
+        let mut err = Vec::new();
+        let mut f = Filter::new("tao-x", input, OnBadLine::GoOn)
+            .with_not_lines_fix("pass the file as an argument: tao-x FILE")
+            .with_errors(&mut err);
+        let got = f.read_all().unwrap();
+        let c = f.counts();
+        drop(f);
+        let err = String::from_utf8(err).unwrap();
+        assert_eq!(got.len(), 1);
+        assert_eq!(c.malformed, 4);
+        let lines: Vec<&str> = err.lines().collect();
+        assert_eq!(lines.len(), 2, "{err}");
+        assert!(
+            lines[0].starts_with("tao-x: error: line 1, column 1: invalid JSON (expected value); standard input is not job lines (it starts with \"#!/bin/bash\""),
+            "{err}"
+        );
+        assert!(
+            lines[0].ends_with("pass the file as an argument: tao-x FILE"),
+            "{err}"
+        );
+        assert!(
+            lines[1].starts_with("tao-x: error: line 5, column ") && lines[1].contains(": invalid JSON ("),
+            "{err}"
+        );
+        assert!(!err.contains("at line 1 column"), "{err}");
+        // A first line that opens an object is a broken job line, not a file.
+        let mut err = Vec::new();
+        let mut f = Filter::new("tao-x", &b"{not json\nnot json\n"[..], OnBadLine::GoOn)
+            .with_errors(&mut err);
+        f.read_all().unwrap();
+        drop(f);
+        let err = String::from_utf8(err).unwrap();
+        assert_eq!(err.lines().count(), 2, "{err}");
+        assert!(!err.contains("not job lines"), "{err}");
     }
 
     #[test]

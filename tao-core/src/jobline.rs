@@ -17,6 +17,17 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 
+/// What serde_json says about a syntax error, without its own position
+/// (` at line 1 column 5`): serde parses one input line at a time, so its
+/// line is always 1 and would contradict the input line number the report
+/// names. The one rule for every tool's JSON-line error position: the
+/// input line number and the column ([`Error::BadJson`]), said once.
+pub fn json_error_words(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    text.strip_suffix(&suffix).unwrap_or(&text).to_string()
+}
+
 /// The pipeline order of the job tools (tao-jobline(7)): each stage adds
 /// fields the next one needs.
 pub const PIPELINE: &str = "tao-record open | tao-render | tao-redact lint | tao-submit";
@@ -71,7 +82,10 @@ impl JobLine {
         let value: Value = serde_json::from_str(text).map_err(|e| Error::BadJson {
             line: line_no,
             column: e.column(),
-            message: format!("invalid JSON ({e}); each input line must be one JSON object"),
+            message: format!(
+                "invalid JSON ({}); each input line must be one JSON object",
+                json_error_words(&e)
+            ),
         })?;
         match value {
             Value::Object(fields) => Ok(Self { fields, line_no }),

@@ -202,7 +202,8 @@ fn lint_stdin(reds: &LineRedactors) -> Result<(usize, Counts)> {
         "tao-record show ID | tao-render | tao-redact lint",
         Some("name script files (tao-redact lint job.sbatch)"),
     )?;
-    let mut lines = Filter::new(TOOL, stdin, OnBadLine::GoOn);
+    let mut lines = Filter::new(TOOL, stdin, OnBadLine::GoOn)
+        .with_not_lines_fix("pass the file as an argument: tao-redact lint FILE");
     let mut writer = LineWriter::new(std::io::stdout().lock());
     let mut blocked = 0;
     while let Some(mut line) = lines.next_line()? {

@@ -728,3 +728,29 @@ fn an_unset_secret_env_name_is_warned_about_once() {
         "{err}"
     );
 }
+
+/// A raw sbatch file piped into `lint` (instead of named as an argument):
+/// one error, at line 1 with one position (no second, contradicting one
+/// from the JSON parser), with the fix; exit 65, nothing on stdout.
+#[test]
+fn a_script_piped_in_gets_one_error_with_the_fix() {
+    let o = cmd()
+        .arg("lint")
+        .write_stdin("#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --gpus-per-node=4\nsrun hostname\n")
+        .assert()
+        .code(65)
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("tao-redact: error: line 1, column 1: invalid JSON (expected value); standard input is not job lines"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.trim_end().ends_with("pass the file as an argument: tao-redact lint FILE"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(" at line "), "{stderr}");
+    assert!(o.stdout.is_empty());
+}
