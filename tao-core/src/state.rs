@@ -54,6 +54,18 @@ impl State {
             .find(|st| st.as_str().eq_ignore_ascii_case(s.trim()))
     }
 
+    /// Parse a state given on a command line (`--state`): what [`State::parse`]
+    /// takes, plus Slurm's spelling `CANCELLED` for CANCELED (the tools print
+    /// Slurm's native state in `message`, so users type it). Job lines keep
+    /// the one spelling: this alias is for flags only. Slurm's `COMPLETED`
+    /// is no alias: it is COMPLETE only when the job's verdict says so.
+    pub fn parse_arg(s: &str) -> Option<State> {
+        if s.trim().eq_ignore_ascii_case("CANCELLED") {
+            return Some(State::Canceled);
+        }
+        State::parse(s)
+    }
+
     /// COMPLETE, ERROR and CANCELED are final: no later observation moves
     /// a record out of them.
     pub fn is_final(self) -> bool {
@@ -89,6 +101,10 @@ mod tests {
             assert_eq!(json, format!("\"{}\"", st.as_str()));
         }
         assert_eq!(State::parse("CANCELLED"), None);
+        assert_eq!(State::parse_arg("CANCELLED"), Some(State::Canceled));
+        assert_eq!(State::parse_arg("cancelled"), Some(State::Canceled));
+        assert_eq!(State::parse_arg("ERROR"), Some(State::Error));
+        assert_eq!(State::parse_arg("COMPLETED"), None);
     }
 
     #[test]

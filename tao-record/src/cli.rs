@@ -83,7 +83,7 @@ pub struct MarkArgs {
     /// Record to mark; without it, job lines are read from stdin.
     #[arg(value_name = "ID")]
     pub id: Option<String>,
-    /// New state: PENDING RUNNING COMPLETE ERROR CANCELED UNKNOWN.
+    /// New state: PENDING RUNNING COMPLETE ERROR CANCELED UNKNOWN (Slurm's CANCELLED is taken for CANCELED).
     #[arg(long, value_name = "STATE", requires = "id")]
     pub state: Option<String>,
     /// Slurm job id (sets slurm.job_id).
@@ -167,7 +167,7 @@ pub struct ListArgs {
     /// ERROR records classified retryable whose retry was never opened.
     #[arg(long)]
     pub live: bool,
-    /// Only records in this state; repeatable.
+    /// Only records in this state (PENDING RUNNING COMPLETE ERROR CANCELED UNKNOWN; Slurm's CANCELLED is taken for CANCELED); repeatable.
     #[arg(long = "state", value_name = "STATE")]
     pub states: Vec<String>,
     /// Only this record; repeatable (an unknown id is an error, exit 65).
@@ -323,9 +323,9 @@ fn mark_to<W: Write>(a: &MarkArgs, out: &mut LineWriter<W>) -> Result<i32> {
             let mut line = JobLine::new();
             line.fields.insert("id".into(), json!(id));
             if let Some(s) = &a.state {
-                let st = State::parse(s).ok_or_else(|| {
+                let st = State::parse_arg(s).ok_or_else(|| {
                     Error::Usage(format!(
-                        "--state: {s:?} is not a state; use PENDING RUNNING COMPLETE ERROR CANCELED or UNKNOWN"
+                        "--state: {s:?} is not a state; use PENDING RUNNING COMPLETE ERROR CANCELED (or Slurm's CANCELLED) or UNKNOWN"
                     ))
                 })?;
                 line.fields.insert("state".into(), json!(st.as_str()));
@@ -465,9 +465,9 @@ fn cmd_list(a: &ListArgs) -> Result<i32> {
         ..Default::default()
     };
     for s in &a.states {
-        filter.states.push(State::parse(s).ok_or_else(|| {
+        filter.states.push(State::parse_arg(s).ok_or_else(|| {
             Error::Usage(format!(
-                "--state: {s:?} is not a state; use PENDING RUNNING COMPLETE ERROR CANCELED or UNKNOWN"
+                "--state: {s:?} is not a state; use PENDING RUNNING COMPLETE ERROR CANCELED (or Slurm's CANCELLED) or UNKNOWN"
             ))
         })?);
     }

@@ -806,6 +806,37 @@ fn help_states_the_list_order_of_a_pipe() {
     );
 }
 
+/// `--state` takes Slurm's spelling CANCELLED for CANCELED (the tools print
+/// Slurm's native state, so users type it), for mark and for list.
+#[test]
+fn state_flags_take_slurms_cancelled() {
+    let env = Env::new();
+    let id = env.open(&[]);
+    let out = env
+        .cmd()
+        .args(["mark", &id, "--state", "CANCELLED", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(lines(&out.stdout)[0]["state"], "CANCELED");
+    let out = env
+        .cmd()
+        .args(["list", "--state", "cancelled", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v = lines(&out.stdout);
+    assert_eq!(v.len(), 1);
+    assert_eq!(v[0]["id"], id.as_str());
+    // Slurm's COMPLETED is no alias (COMPLETE needs the job's verdict).
+    let out = env
+        .cmd()
+        .args(["list", "--state", "COMPLETED"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
 #[test]
 fn show_and_list_filters() {
     let env = Env::new();
