@@ -2,8 +2,8 @@
 //!
 //! `tao-poll [JOB_ID...]` reads job lines on stdin (or takes Slurm job ids
 //! as arguments), polls them and prints them. Lines never submitted (no
-//! `slurm.job_id`) pass through unchanged with one warning per run and do
-//! not affect the exit status. Exit status: 0 when every submitted
+//! `slurm.job_id`) pass through unchanged (one note per run with `-v`) and
+//! do not affect the exit status. Exit status: 0 when every submitted
 //! line got an observation; 1 when some lines carry a tao-poll `error`
 //! (they keep their last state); 69/77/78 when no line could be polled for
 //! the same connection reason (unreachable, auth, configuration); 65 for a
@@ -26,7 +26,7 @@ reason ride along in `message` and `slurm.native_state`). COMPLETED is COMPLETE 
 when the job's status.json (last SUCCESS/FAILURE, or TAO's RUNNING \"Train finished
 successfully.\") or completion.json (exit_code 0) says so. A failed query never
 changes a state: the line gets `error` instead.
-Lines never submitted (no slurm.job_id) pass through unchanged, with one warning.
+Lines never submitted (no slurm.job_id) pass through unchanged (with -v, one note says how many).
 
 Examples:
   tao-record list --live | tao-poll | tao-classify | tao-record mark
@@ -62,7 +62,8 @@ only if its own verdict says so: the last SUCCESS or FAILURE in <results_dir>/st
 (written by TAO; current TAO ends a good run with RUNNING \"Train finished successfully.\", \
 which counts as SUCCESS), else the exit_code of the job script's completion.json. A query that \
 fails never changes a state: the line gets an `error` instead. Lines never submitted (no \
-slurm.job_id) pass through unchanged, with one warning.
+slurm.job_id) pass through unchanged; with -v one note on stderr says how many (not a warning: \
+a record left unsubmitted would repeat it on every cron run).
 
 --evidence attaches the redacted tails of main.out and main.err to ERROR lines, for \
 tao-classify. --watch polls every --interval seconds until every job has ended: a live \

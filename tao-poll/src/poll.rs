@@ -113,11 +113,13 @@ pub fn never_submitted(line: &JobLine) -> bool {
     no_id && (!line.has_error() || error_is_ours(line))
 }
 
-/// The one warning per run about never-submitted lines (`n` > 0), on
-/// stderr via `tao_core::cli::warn` (silenced by `-q`).
+/// The one note per run about never-submitted lines (`n` > 0), on stderr
+/// with `-v` only (`tao_core::cli::note`): a record left unsubmitted would
+/// otherwise repeat it on every cron run; the tables of `tao-record list`
+/// and `tao-poll --watch` show such a record as `not submitted`.
 pub fn warn_unsubmitted(n: usize) {
     if n > 0 {
-        tao_core::cli::warn(
+        tao_core::cli::note(
             TOOL,
             &format!("{n} job line(s) were never submitted (no slurm.job_id): submit them with tao-submit, or retire them with tao-record mark ID --state CANCELED"),
         );

@@ -11,7 +11,7 @@
 //! — nothing is lost. Lines never submitted (no `slurm.job_id`, whether or
 //! not another tool's `error` says why, e.g. a stored submit error) are
 //! printed once as they are and left out of the wait and the exit status
-//! (the lines without an error with one warning). Exit status: 0 when every
+//! (with `-v`, one note counts those without an error). Exit status: 0 when every
 //! submitted job ended COMPLETE, 1 otherwise; 77 or 78 at once when no line
 //! could be polled for an SSH authentication, host-key or configuration
 //! reason (waiting fixes none); 130/143 when interrupted.
@@ -191,8 +191,8 @@ pub fn run(
     let mut w = LineWriter::new(stdout.lock());
     let mut printed: Vec<Option<Signature>> = vec![None; lines.len()];
     // Never-submitted lines are not watchable: printed once as they are,
-    // left out of the wait and of the exit status; one warning for those
-    // without another tool's error (as a plain poll says).
+    // left out of the wait and of the exit status; with -v one note counts
+    // those without another tool's error (as a plain poll does).
     let unsubmitted: Vec<bool> = lines.iter().map(not_watched).collect();
     poll::warn_unsubmitted(lines.iter().filter(|l| poll::never_submitted(l)).count());
     loop {
