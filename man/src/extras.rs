@@ -126,6 +126,8 @@ mod tests {
             PROTOCOL,
             NOPERM,
             CONFIG,
+            INTERRUPTED,
+            TERMINATED,
         ];
         let tools = crate::commands::TOOLS;
         for t in tools {

@@ -27,3 +27,11 @@ pub const PROTOCOL: i32 = 76;
 pub const NOPERM: i32 = 77;
 /// Configuration error: a missing or invalid variable or profile (EX_CONFIG).
 pub const CONFIG: i32 = 78;
+
+/// Stopped by a signal: 128 + the signal's number, what shells report for a
+/// process a signal ended (`tao-poll --watch` finishes its output first).
+pub const SIGNAL_BASE: i32 = 128;
+/// Stopped by SIGINT (Ctrl-C): 128 + 2.
+pub const INTERRUPTED: i32 = SIGNAL_BASE + 2;
+/// Stopped by SIGTERM: 128 + 15.
+pub const TERMINATED: i32 = SIGNAL_BASE + 15;

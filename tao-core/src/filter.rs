@@ -397,8 +397,7 @@ mod tests {
     /// reported again. serde's own position never appears.
     #[test]
     fn input_that_is_not_job_lines_gets_one_error_with_the_fix() {
-        let input: &[u8] =
-            b"#!/bin/bash\n#SBATCH -N 1\nsrun hostname\n{\"id\":\"a\"}\nnot json\n";
+        let input: &[u8] = b"#!/bin/bash\n#SBATCH -N 1\nsrun hostname\n{\"id\":\"a\"}\nnot json\n";
         let mut err = Vec::new();
         let mut f = Filter::new("tao-x", input, OnBadLine::GoOn)
             .with_not_lines_fix("pass the file as an argument: tao-x FILE")
@@ -420,7 +419,8 @@ mod tests {
             "{err}"
         );
         assert!(
-            lines[1].starts_with("tao-x: error: line 5, column ") && lines[1].contains(": invalid JSON ("),
+            lines[1].starts_with("tao-x: error: line 5, column ")
+                && lines[1].contains(": invalid JSON ("),
             "{err}"
         );
         assert!(!err.contains("at line 1 column"), "{err}");

@@ -249,7 +249,7 @@ pub fn run(
     }
     let sig = stop.load(Ordering::Relaxed);
     if sig != 0 {
-        return Ok(128 + sig as i32);
+        return Ok(tao_core::exit::SIGNAL_BASE + sig as i32);
     }
     let all_complete = lines
         .iter()

@@ -726,9 +726,18 @@ fn never_submitted_lines_pass_through_with_one_note_under_v() {
     let v: Value = serde_json::from_str(got[1]).unwrap();
     assert_eq!(s(&v, &["state"]), Some("RUNNING"));
     // Not said without -v: a cron run would repeat it every time.
-    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(out.status.code(), Some(0));
-    let out = rp.cmd().arg("-v").write_stdin(input.clone()).output().unwrap();
+    let out = rp
+        .cmd()
+        .arg("-v")
+        .write_stdin(input.clone())
+        .output()
+        .unwrap();
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert_eq!(
         stderr

@@ -189,6 +189,10 @@ fn report_without_output_says_where_it_wrote() {
     assert_eq!(err, format!("tao-poll: wrote {}\n", want.display()));
     let out = run(&["-o", "named.html"]);
     assert_eq!(out.status.code(), Some(0));
-    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(cwd.path().join("named.html").exists());
 }

@@ -94,7 +94,9 @@ pub fn retry_one(store: &Store, id: &str, max_attempts: u32) -> Result<(Outcome,
 pub fn not_retryable_reason(rec: &JobLine) -> Option<String> {
     let state = rec.get_str(&["state"]).unwrap_or("none");
     if State::parse(state) != Some(State::Error) {
-        return Some(format!("state {state}, not ERROR: only a failed job is retried"));
+        return Some(format!(
+            "state {state}, not ERROR: only a failed job is retried"
+        ));
     }
     let Some(c) = rec.fields.get("classification") else {
         return Some(
@@ -104,7 +106,10 @@ pub fn not_retryable_reason(rec: &JobLine) -> Option<String> {
     if c.get("retry") == Some(&Value::Bool(true)) {
         return None;
     }
-    let class = c.get("class").and_then(Value::as_str).unwrap_or("not retryable");
+    let class = c
+        .get("class")
+        .and_then(Value::as_str)
+        .unwrap_or("not retryable");
     let reason = c
         .get("reason")
         .and_then(Value::as_str)

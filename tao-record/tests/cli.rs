@@ -817,14 +817,22 @@ fn state_flags_take_slurms_cancelled() {
         .args(["mark", &id, "--state", "CANCELLED", "--json"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(lines(&out.stdout)[0]["state"], "CANCELED");
     let out = env
         .cmd()
         .args(["list", "--state", "cancelled", "--json"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v = lines(&out.stdout);
     assert_eq!(v.len(), 1);
     assert_eq!(v[0]["id"], id.as_str());
@@ -1703,7 +1711,9 @@ fn retry_verbose_says_why_each_line_was_skipped() {
     };
     let mut input = mark(json!({"id": program, "state": "ERROR", "message": "FAILED",
         "classification": {"class": "program", "reason": "Traceback in main.err", "retry": false}}));
-    input.push_str(&mark(json!({"id": unclassified, "state": "ERROR", "message": "FAILED"})));
+    input.push_str(&mark(
+        json!({"id": unclassified, "state": "ERROR", "message": "FAILED"}),
+    ));
     input.push_str(&format!("{}\n", json!({"id": running, "state": "RUNNING"})));
     input.push_str(&format!("{}\n", json!({"id": running, "state": "RUNNING"})));
     let quiet = env
@@ -1713,7 +1723,11 @@ fn retry_verbose_says_why_each_line_was_skipped() {
         .output()
         .unwrap();
     assert!(quiet.status.success() && quiet.stdout.is_empty());
-    assert!(quiet.stderr.is_empty(), "{}", String::from_utf8_lossy(&quiet.stderr));
+    assert!(
+        quiet.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&quiet.stderr)
+    );
     for v in ["-v", "-vv"] {
         let out = env
             .cmd()
@@ -1726,18 +1740,23 @@ fn retry_verbose_says_why_each_line_was_skipped() {
         let skipped: Vec<&str> = err.lines().filter(|l| l.contains(": skipped: ")).collect();
         assert_eq!(skipped.len(), 4, "{err}");
         assert!(
-            skipped[0].starts_with(&format!("tao-record: {program}: skipped: classified program: Traceback in main.err"))
-                && skipped[0].contains("fix the spec"),
+            skipped[0].starts_with(&format!(
+                "tao-record: {program}: skipped: classified program: Traceback in main.err"
+            )) && skipped[0].contains("fix the spec"),
             "{err}"
         );
         assert!(
-            skipped[1].starts_with(&format!("tao-record: {unclassified}: skipped: ERROR but not classified yet"))
-                && skipped[1].contains("tao-classify"),
+            skipped[1].starts_with(&format!(
+                "tao-record: {unclassified}: skipped: ERROR but not classified yet"
+            )) && skipped[1].contains("tao-classify"),
             "{err}"
         );
         // The store is the truth: the record was never marked RUNNING.
         assert!(skipped[2].contains("state PENDING, not ERROR"), "{err}");
-        assert!(skipped[3].contains("already read earlier in the input"), "{err}");
+        assert!(
+            skipped[3].contains("already read earlier in the input"),
+            "{err}"
+        );
     }
 }
 

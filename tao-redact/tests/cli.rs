@@ -748,7 +748,9 @@ fn a_script_piped_in_gets_one_error_with_the_fix() {
         "{stderr}"
     );
     assert!(
-        stderr.trim_end().ends_with("pass the file as an argument: tao-redact lint FILE"),
+        stderr
+            .trim_end()
+            .ends_with("pass the file as an argument: tao-redact lint FILE"),
         "{stderr}"
     );
     assert!(!stderr.contains(" at line "), "{stderr}");

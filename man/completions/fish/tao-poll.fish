@@ -57,7 +57,7 @@ complete -c tao-poll -n "__fish_tao_poll_using_subcommand logs" -l no-redact -d 
 complete -c tao-poll -n "__fish_tao_poll_using_subcommand logs" -s q -l quiet -d 'Print no warnings (errors are always printed)'
 complete -c tao-poll -n "__fish_tao_poll_using_subcommand logs" -s v -l verbose -d 'Print what the tool does (connections, remote commands); repeatable'
 complete -c tao-poll -n "__fish_tao_poll_using_subcommand logs" -s h -l help -d 'Print help'
-complete -c tao-poll -n "__fish_tao_poll_using_subcommand report" -s o -l output -d 'The HTML file to write (written whole, then renamed into place)' -r -F
+complete -c tao-poll -n "__fish_tao_poll_using_subcommand report" -s o -l output -d 'The HTML file to write (written whole, then renamed into place). Default: tao-report.html in the current directory, and then one `tao-poll: wrote PATH` line on stderr names it' -r -F
 complete -c tao-poll -n "__fish_tao_poll_using_subcommand report" -l state-dir -d 'Read the records from this store directory instead of TAO_STATE_DIR' -r -F
 complete -c tao-poll -n "__fish_tao_poll_using_subcommand report" -l replay-squeue -d 'Saved `squeue` output (ours: `-h -t all -O ...`; or any with its header line); `-` reads stdin' -r -F
 complete -c tao-poll -n "__fish_tao_poll_using_subcommand report" -l replay-sacct -d 'Saved `sacct` output (`-P` with or without header, or a default table); `-` reads stdin' -r -F

@@ -33,7 +33,7 @@ complete -c tao-record -n "__fish_tao_record_needs_command" -f -a "mark" -d 'App
 complete -c tao-record -n "__fish_tao_record_needs_command" -f -a "retry" -d 'Open the retry records of the retryable failures among the job lines on stdin, within the budget, and print them (the cron pipeline\'s retry stage)'
 complete -c tao-record -n "__fish_tao_record_needs_command" -f -a "show" -d 'Show one record (text on a terminal, JSON when piped)'
 complete -c tao-record -n "__fish_tao_record_needs_command" -f -a "history" -d 'Show a record\'s transitions: at, state, source, message'
-complete -c tao-record -n "__fish_tao_record_needs_command" -f -a "list" -d 'Print records as job lines (without history), oldest first'
+complete -c tao-record -n "__fish_tao_record_needs_command" -f -a "list" -d 'Print records: a table on a terminal (oldest first), job lines on a pipe (by id; --sort created: oldest first)'
 complete -c tao-record -n "__fish_tao_record_needs_command" -f -a "gc" -d 'Archive terminal records older than an age into $TAO_STATE_DIR/archive/'
 complete -c tao-record -n "__fish_tao_record_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l platform -d 'Platform; only "slurm" is known' -r
@@ -69,7 +69,7 @@ complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l dry-run -
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -s q -l quiet -d 'Print no warnings (errors are always printed)'
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -s v -l verbose -d 'Print what the tool does (records written, transitions applied); repeatable'
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -s h -l help -d 'Print help'
-complete -c tao-record -n "__fish_tao_record_using_subcommand mark" -l state -d 'New state: PENDING RUNNING COMPLETE ERROR CANCELED UNKNOWN' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand mark" -l state -d 'New state: PENDING RUNNING COMPLETE ERROR CANCELED UNKNOWN (Slurm\'s CANCELLED is taken for CANCELED)' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand mark" -l backend-ref -d 'Slurm job id (sets slurm.job_id)' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand mark" -l source -d 'Who observed it (recorded as the history entry\'s source)' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand mark" -l message -d 'Native sub-state and why' -r
@@ -94,7 +94,7 @@ complete -c tao-record -n "__fish_tao_record_using_subcommand history" -l text -
 complete -c tao-record -n "__fish_tao_record_using_subcommand history" -s q -l quiet -d 'Print no warnings (errors are always printed)'
 complete -c tao-record -n "__fish_tao_record_using_subcommand history" -s v -l verbose -d 'Print what the tool does (records written, transitions applied); repeatable'
 complete -c tao-record -n "__fish_tao_record_using_subcommand history" -s h -l help -d 'Print help'
-complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l state -d 'Only records in this state; repeatable' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l state -d 'Only records in this state (PENDING RUNNING COMPLETE ERROR CANCELED UNKNOWN; Slurm\'s CANCELLED is taken for CANCELED); repeatable' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l id -d 'Only this record; repeatable (an unknown id is an error, exit 65)' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l since -d 'Only records opened since: a duration back from now (30m, 12h, 7d; at most 100 years) or an RFC 3339 time' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand list" -l retry-of -d 'Only the retry chain that contains ID (first attempt first)' -r
@@ -115,6 +115,6 @@ complete -c tao-record -n "__fish_tao_record_using_subcommand help; and not __fi
 complete -c tao-record -n "__fish_tao_record_using_subcommand help; and not __fish_seen_subcommand_from open mark retry show history list gc help" -f -a "retry" -d 'Open the retry records of the retryable failures among the job lines on stdin, within the budget, and print them (the cron pipeline\'s retry stage)'
 complete -c tao-record -n "__fish_tao_record_using_subcommand help; and not __fish_seen_subcommand_from open mark retry show history list gc help" -f -a "show" -d 'Show one record (text on a terminal, JSON when piped)'
 complete -c tao-record -n "__fish_tao_record_using_subcommand help; and not __fish_seen_subcommand_from open mark retry show history list gc help" -f -a "history" -d 'Show a record\'s transitions: at, state, source, message'
-complete -c tao-record -n "__fish_tao_record_using_subcommand help; and not __fish_seen_subcommand_from open mark retry show history list gc help" -f -a "list" -d 'Print records as job lines (without history), oldest first'
+complete -c tao-record -n "__fish_tao_record_using_subcommand help; and not __fish_seen_subcommand_from open mark retry show history list gc help" -f -a "list" -d 'Print records: a table on a terminal (oldest first), job lines on a pipe (by id; --sort created: oldest first)'
 complete -c tao-record -n "__fish_tao_record_using_subcommand help; and not __fish_seen_subcommand_from open mark retry show history list gc help" -f -a "gc" -d 'Archive terminal records older than an age into $TAO_STATE_DIR/archive/'
 complete -c tao-record -n "__fish_tao_record_using_subcommand help; and not __fish_seen_subcommand_from open mark retry show history list gc help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
