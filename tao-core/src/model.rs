@@ -343,7 +343,12 @@ impl Slurm {
     }
 }
 
-fn job_id_text(v: &Value) -> Option<String> {
+/// The text of a `slurm.job_id` value: a string as it is, an unsigned
+/// integer in decimal (tao-submit writes strings; older lines numbers);
+/// `None` for any other JSON value. The one rule behind
+/// [`JobLine::slurm_job_id`], for readers that hold the value without the
+/// line (tao-poll's text lines).
+pub fn job_id_text(v: &Value) -> Option<String> {
     match v {
         Value::String(s) => Some(s.clone()),
         Value::Number(n) => n.as_u64().map(|n| n.to_string()),

@@ -253,28 +253,72 @@ EOF
 printf '#!/bin/sh\nexit 0\n' > "$base/bin/sacct"
 chmod -R a+rX "$base"
 chmod a+x "$base/bin/squeue" "$base/bin/sacct"
-sed "s|^remote_prefix = \"\"|remote_prefix = \"PATH=$base/bin:\$PATH; export PATH;\"|" tao-core/profiles/local.toml > "$work/site.toml"
+# The login host's CPU of each poll: the remote shell's EXIT trap writes
+# `times` (the shell and every child it waited for: squeue, awk, stat,
+# tail, ...) and the sshd session process's /proc stat line (its crypto
+# and channel work, in clock ticks) to a file of its own under $base/cpu.
+mkdir -p "$base/cpu"
+chmod 1777 "$base/cpu"
+trap_cpu="trap 'times > $base/cpu/c.\$\$; cat /proc/\$PPID/stat >> $base/cpu/c.\$\$' EXIT;"
+sed "s|^remote_prefix = \"\"|remote_prefix = \"PATH=$base/bin:\$PATH; export PATH; $trap_cpu\"|" tao-core/profiles/local.toml > "$work/site.toml"
 grep -q "PATH=$base/bin" "$work/site.toml" || { echo "bench: could not set remote_prefix in the site profile" >&2; exit 1; }
 export TAO_SITE_PROFILE=$work/site.toml
 awk -v n="$N" -v b="$base" 'BEGIN{for(i=1;i<=n;i++) printf "{\"id\":\"bench-p%d\",\"storage\":{\"job_dir\":\"%s/j%d\",\"results_dir\":\"%s/j%d\"},\"slurm\":{\"job_id\":\"%d\"}}\n", i, b, i, b, i, 100000+i}' > "$work/lines"
 head -n 1 "$work/lines" > "$work/one"
 
-now() { date +%s.%N; }
-poll() { # poll IN OUT STATS: one poll of IN's lines, output in OUT, its stats line in STATS; prints its wall time
-  local t0 t1
-  t0=$(now)
-  "$bin" --stats < "$1" > "$2" 2> "$work/err"
-  t1=$(now)
-  grep 'stats:' "$work/err" | tail -n 1 > "$3"
-  echo "$t1 - $t0" | bc -l
+# run.py IN OUT ERR CMD...: runs CMD with those files as its stdin,
+# stdout and stderr; prints its wall seconds (monotonic clock, fork to
+# exit) and its CPU seconds (user + sys, getrusage of the child: wait4).
+cat > "$work/run.py" <<'PY'
+import os, sys, time
+inp, out, err, cmd = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+t0 = time.monotonic()
+pid = os.fork()
+if pid == 0:
+    for fd, path, flags in ((0, inp, os.O_RDONLY), (1, out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), (2, err, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)):
+        os.dup2(os.open(path, flags, 0o644), fd)
+    os.execv(cmd[0], cmd)
+_, status, ru = os.wait4(pid, 0)
+t1 = time.monotonic()
+print(f"{t1 - t0:.6f} {ru.ru_utime + ru.ru_stime:.6f}")
+PY
+# remote_cpu: the login host CPU seconds of the poll that just ended (the
+# one file its trap wrote; removed): the shell's and its children's user +
+# sys (`times`), plus the sshd session process's utime + stime.
+remote_cpu() {
+  python3 - "$base/cpu" <<'PY'
+import glob, os, sys
+tick = os.sysconf("SC_CLK_TCK")
+total = 0.0
+for f in glob.glob(sys.argv[1] + "/c.*"):
+    lines = open(f).read().split("\n")
+    for l in lines[:2]:
+        for w in l.split():
+            m, s = w.rstrip("s").split("m")
+            total += int(m) * 60 + float(s)
+    st = lines[2].rsplit(")", 1)[1].split() if len(lines) > 2 and ")" in lines[2] else []
+    if len(st) > 12:
+        total += (int(st[11]) + int(st[12])) / tick
+    os.remove(f)
+print(f"{total:.6f}")
+PY
 }
-pair() { # pair N IN1 OUT1 IN2 OUT2: best of N polls of IN1 and of IN2, alternating (so both see the same load); sets $best1 $best2, stats in $work/best1 $work/best2
-  local d
-  best1="" best2=""
+poll() { # poll IN OUT STATS: one poll of IN's lines, output in OUT, its stats line in STATS; prints its wall time, local CPU and login host CPU (seconds)
+  local r
+  rm -f "$base"/cpu/c.*
+  r=$(python3 "$work/run.py" "$1" "$2" "$work/err" "$bin" --stats)
+  grep 'stats:' "$work/err" | tail -n 1 > "$3"
+  echo "$r $(remote_cpu)"
+}
+pair() { # pair N IN1 OUT1 IN2 OUT2: best of N polls of IN1 and of IN2, alternating (so both see the same load); sets $best1 $best2 (wall), $cpu1 $cpu2 and $rcpu1 $rcpu2 (mean local and login host CPU), stats in $work/best1 $work/best2
+  local d c r
+  best1="" best2="" cpu1=0 cpu2=0 rcpu1=0 rcpu2=0
   for _ in $(seq "$1"); do
-    d=$(poll "$2" "$3" "$work/s1")
+    read -r d c r < <(poll "$2" "$3" "$work/s1")
+    cpu1=$(echo "$cpu1 + $c / $1" | bc -l) rcpu1=$(echo "$rcpu1 + $r / $1" | bc -l)
     if [ -z "$best1" ] || [ "$(echo "$d < $best1" | bc -l)" = 1 ]; then best1=$d; cp "$work/s1" "$work/best1"; fi
-    d=$(poll "$4" "$5" "$work/s2")
+    read -r d c r < <(poll "$4" "$5" "$work/s2")
+    cpu2=$(echo "$cpu2 + $c / $1" | bc -l) rcpu2=$(echo "$rcpu2 + $r / $1" | bc -l)
     if [ -z "$best2" ] || [ "$(echo "$d < $best2" | bc -l)" = 1 ]; then best2=$d; cp "$work/s2" "$work/best2"; fi
   done
 }
@@ -287,6 +331,7 @@ load=$(cut -d' ' -f1-3 /proc/loadavg)
 # Cold: no previous progress on the lines (every file stat'ed and tailed).
 pair "$ROUNDS" "$work/one" "$work/out-one" "$work/lines" "$work/out-cold"
 one=$best1 many=$best2
+c_one=$cpu1 c_many=$cpu2 r_one=$rcpu1 r_many=$rcpu2
 one_execs=$(stat_of execs 1)
 one_remote=$(stat_of remote_s 1)
 many_execs=$(stat_of execs 2)
@@ -308,6 +353,7 @@ for i in range(10, n + 1, 10):
 PY
 pair "$ROUNDS" "$work/out-one" "$work/out-sone" "$work/out-cold" "$work/out-steady"
 s_one=$best1 s_many=$best2
+sc_one=$cpu1 sc_many=$cpu2 sr_one=$rcpu1 sr_many=$rcpu2
 s_one_remote=$(stat_of remote_s 1)
 s_many_execs=$(stat_of execs 2)
 s_many_remote=$(stat_of remote_s 2)
@@ -325,6 +371,13 @@ printf 'BENCH|poll_progress_%d_vs_1_cold|%s|%s|%s|seconds, best of %d alternatin
 printf 'BENCH|poll_progress_%d_vs_1|%s|%s|%s|seconds, best of %d alternating; steady state (the issue 17 goal): the lines of the previous poll, 10%% of status.json grown since, only those read; %d at epoch 21, %d kept at 20; remote command %s s of %s (1 job: %s of %s); target ratio <= 3\n' \
   "$N" "$(fmt "$s_many")" "$(fmt "$s_one")" "$(fmt "$(echo "$s_many / $s_one" | bc -l)")" "$ROUNDS" "$grown" "$kept" \
   "$(fmt "$s_many_remote")" "$(fmt "$s_many")" "$(fmt "$s_one_remote")" "$(fmt "$s_one")"
+cpu_line() { # cpu_line NAME LOCAL_MANY LOGIN_MANY LOCAL_ONE LOGIN_ONE WALL_RATIO WHAT
+  printf 'BENCH|%s|%s|%s|%s|CPU seconds (mean of %d), local tao-poll (getrusage) + login host (the remote shell and its children by `times`, the sshd session by /proc, 10 ms ticks): %s + %s against %s + %s; %s; wall ratio %s; load %s\n' \
+    "$1" "$(fmt "$(echo "$2 + $3" | bc -l)")" "$(fmt "$(echo "$4 + $5" | bc -l)")" \
+    "$(fmt "$(echo "($2 + $3) / ($4 + $5)" | bc -l)")" "$ROUNDS" "$(fmt "$2")" "$(fmt "$3")" "$(fmt "$4")" "$(fmt "$5")" "$7" "$(fmt "$6")" "$(cut -d' ' -f1-3 /proc/loadavg)"
+}
+cpu_line "poll_progress_${N}_vs_1_cpu" "$sc_many" "$sr_many" "$sc_one" "$sr_one" "$(echo "$s_many / $s_one" | bc -l)" "steady state"
+cpu_line "poll_progress_${N}_vs_1_cold_cpu" "$c_many" "$r_many" "$c_one" "$r_one" "$(echo "$many / $one" | bc -l)" "cold"
 load_end=$(cut -d' ' -f1-3 /proc/loadavg)
 printf 'BENCH|poll_progress_round_trips|%s|%s|%s|remote commands per poll (squeue, sacct, squeue --start, status.json stat and tails), 1 login host, cold and steady alike (steady: %s); target 1; load at the end %s\n' \
   "$many_execs" "$one_execs" "$(fmt "$(echo "$many_execs / $one_execs" | bc -l)")" "$s_many_execs" "$load_end"

@@ -1,168 +1,297 @@
-//! Job lines read with their `progress` left as input text (issue 17,
-//! the steady poll): a poll that finds a running job's status.json
-//! unchanged leaves its `progress` as it is, so that value is neither
-//! parsed into maps nor written back from them; it passes through as the
-//! bytes it came in.
+//! Job lines kept as their input text (issue 17, the steady poll): a poll
+//! that finds a running job's status.json unchanged and squeue saying
+//! nothing new about it changes nothing on its line but `observed_at`, so
+//! that line is neither parsed into maps nor written back from them; it
+//! passes through as the bytes it came in, the new `observed_at` in place
+//! of the old one.
 //!
-//! [`parse`] reads a line as [`JobLine::parse`] does, except the value of
-//! a top-level `progress` object: it is kept as its text
-//! ([`serde_json::value::RawValue`]), and the line holds a stand-in object
-//! with only the two fields a poll reads before it knows whether the file
-//! changed (`file_size`, `file_mtime_s`: [`tao_core::progress::FileStamp`]).
-//! A poll that writes `progress` first puts the parsed value back
-//! ([`materialize`]); [`write_line`] writes a line whose stand-in is still
-//! there with the text in its place. For lines as tao-poll writes them
-//! (compact JSON) the output is byte for byte the output of a poll of the
-//! fully parsed line (a property test in `tests/deferred.rs` checks it);
-//! for other input an untouched `progress` keeps its input spelling (the
-//! same JSON value).
+//! [`parse`] reads a line as a [`TextLine`]: its text with an index of its
+//! top-level members and of its `slurm` section's (offsets into the text,
+//! nothing parsed into maps). The poll reads the fields it needs through
+//! [`Fields`] (the same reads for a parsed [`JobLine`] and a text line),
+//! decides every job as for a parsed line, and asks whether its writes
+//! would change the line (`tao_poll::poll`'s observation rule, one place
+//! for both). A line whose writes change more than `observed_at` is
+//! parsed whole first ([`materialize`]) and written from its fields; one
+//! whose writes change nothing else is written by [`write_line`] as its
+//! text with the new stamp spliced in ([`TextLine::set_observed_at`]).
+//!
+//! For lines as tao-poll writes them (compact JSON: `serde_json`'s
+//! spelling, no repeated keys) the output is byte for byte the output of a
+//! poll of the fully parsed line (the property tests in
+//! `tests/deferred.rs` check it); for other input a line passed through
+//! keeps its input spelling (the same JSON value). Text the index does not
+//! take (not a JSON object, a key or string with a `\u` escape, a
+//! repeated top-level or `slurm` key, 128 or more `[`/`{` bytes: deeper
+//! than the full parse allows is possible) is parsed whole at once, with
+//! exactly [`JobLine::parse`]'s errors.
+
+use std::borrow::Cow;
+use std::ops::Range;
 
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use serde_json::{Map, Value};
+use serde_json::Value;
+use tao_core::progress::FileStamp;
 use tao_core::{JobLine, Result};
 
-/// The text of a line's `progress` object, while the line holds its stand-in.
-pub type Deferred = Option<Box<RawValue>>;
+/// A line still held as its text ([`TextLine`]), or `None`: the line is
+/// its parsed [`JobLine`].
+pub type Deferred = Option<Box<TextLine>>;
 
-/// The fields of a line, `progress` kept as text.
-struct Top(Map<String, Value>, Deferred);
+/// One member of a JSON object: the byte ranges of its key (without the
+/// quotes) and of its value, in the line's text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Member {
+    key: Range<usize>,
+    value: Range<usize>,
+}
 
-struct TopVisitor;
+/// A job line as its text, with its top-level members and its `slurm`
+/// section's indexed (byte ranges); see the module docs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TextLine {
+    text: String,
+    top: Vec<Member>,
+    /// The `slurm` section's members (`None`: no `slurm` object).
+    slurm: Option<Vec<Member>>,
+    /// The `observed_at` a poll gave the line, written in place of the
+    /// old one.
+    observed_at: Option<String>,
+}
 
-impl<'de> Visitor<'de> for TopVisitor {
-    type Value = Top;
+/// An object's members, keys and values borrowed from the text.
+struct Members<'a>(Vec<(&'a str, &'a RawValue)>);
 
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a JSON object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> std::result::Result<Top, A::Error> {
-        let mut m = Map::new();
-        let mut raw: Deferred = None;
-        while let Some(k) = a.next_key::<String>()? {
-            if k == "progress" {
-                if m.contains_key("progress") {
-                    // A repeated key: the full parse decides (rare).
-                    return Err(serde::de::Error::custom("repeated progress"));
+impl<'de> Deserialize<'de> for Members<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Members<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> std::result::Result<Members<'de>, A::Error> {
+                let mut v = Vec::with_capacity(16);
+                // A key with an escape is not borrowable: an error here,
+                // and the line is parsed whole.
+                while let Some(k) = a.next_key::<&'de str>()? {
+                    v.push((k, a.next_value::<&'de RawValue>()?));
                 }
-                raw = Some(a.next_value()?);
-                m.insert(k, Value::Null);
-            } else {
-                let v: Value = a.next_value()?;
-                m.insert(k, v);
+                Ok(Members(v))
             }
         }
-        Ok(Top(m, raw))
+        d.deserialize_map(V)
     }
 }
 
-impl<'de> Deserialize<'de> for Top {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        d.deserialize_map(TopVisitor)
+/// The byte range of `part`, a slice of `whole`.
+fn range_in(whole: &str, part: &str) -> Range<usize> {
+    let start = part.as_ptr() as usize - whole.as_ptr() as usize;
+    start..start + part.len()
+}
+
+/// The members of the object `part` (a slice of `whole`), or `None` when
+/// it is not an object or repeats a key.
+fn index_object(whole: &str, part: &str) -> Option<Vec<Member>> {
+    let Members(ms) = serde_json::from_str::<Members>(part).ok()?;
+    let mut out = Vec::with_capacity(ms.len());
+    for (i, (k, v)) in ms.iter().enumerate() {
+        if ms[..i].iter().any(|(k2, _)| k2 == k) {
+            return None;
+        }
+        out.push(Member {
+            key: range_in(whole, k),
+            value: range_in(whole, v.get()),
+        });
+    }
+    Some(out)
+}
+
+impl TextLine {
+    /// Index `text` (one job line without its newline); `None` when the
+    /// index does not take it (see the module docs): parse it whole.
+    pub fn index(text: &str) -> Option<TextLine> {
+        if text.contains("\\u") || text.bytes().filter(|b| matches!(b, b'[' | b'{')).count() >= 128
+        {
+            return None;
+        }
+        let top = index_object(text, text.trim_matches([' ', '\t', '\r']))?;
+        let mut line = TextLine {
+            text: String::new(),
+            top,
+            slurm: None,
+            observed_at: None,
+        };
+        if let Some(r) = line.top_range(text, "slurm") {
+            let v = &text[r];
+            if v.starts_with('{') {
+                line.slurm = Some(index_object(text, v)?);
+            }
+        }
+        line.text = text.to_string();
+        Some(line)
+    }
+
+    fn top_range(&self, text: &str, key: &str) -> Option<Range<usize>> {
+        self.top
+            .iter()
+            .find(|m| &text[m.key.clone()] == key)
+            .map(|m| m.value.clone())
+    }
+
+    /// The text of the value at `path` (object keys), as it stands in the
+    /// line; `None` when a key is missing or a step is not an object.
+    fn raw_at(&self, path: &[&str]) -> Option<&str> {
+        let t = &self.text;
+        let (first, rest) = path.split_first()?;
+        let (mut cur, rest) = match (self.slurm.as_ref(), *first, rest.split_first()) {
+            (Some(s), "slurm", Some((k, rest))) => (
+                &t[s.iter().find(|m| &t[m.key.clone()] == *k)?.value.clone()],
+                rest,
+            ),
+            _ => (&t[self.top_range(t, first)?], rest),
+        };
+        for k in rest {
+            // Off the index (rare: `storage`, `resources`, `error`, the
+            // progress stamp): the object is scanned; the last of
+            // repeated keys wins, as in a parsed map.
+            let Members(ms) = serde_json::from_str::<Members>(cur).ok()?;
+            cur = ms.iter().rev().find(|(mk, _)| mk == k)?.1.get();
+        }
+        Some(cur)
+    }
+
+    /// Whether the line's `slurm` is an object.
+    pub fn has_slurm_object(&self) -> bool {
+        self.slurm.is_some()
+    }
+
+    /// Give the line a new `observed_at` (RFC 3339 UTC), written in place
+    /// of the old one; `false` (nothing set) when the line has no
+    /// `observed_at` string to replace.
+    pub fn set_observed_at(&mut self, at: &str) -> bool {
+        match self.raw_at(&["observed_at"]) {
+            Some(r) if r.starts_with('"') => {
+                self.observed_at = Some(at.to_string());
+                true
+            }
+            _ => false,
+        }
     }
 }
 
-/// The two stamp fields of a `progress` object, read without the rest.
-#[derive(Deserialize)]
-struct StampOnly {
-    file_size: Option<Value>,
-    file_mtime_s: Option<Value>,
+/// The reads a poll makes of a line, for a parsed [`JobLine`] and a
+/// [`TextLine`] alike.
+pub trait Fields {
+    /// The value at a path of object keys (as [`JobLine::get_path`]).
+    fn at(&self, path: &[&str]) -> Option<Cow<'_, Value>>;
+
+    /// The string at a path, if it is a string (as [`JobLine::get_str`]).
+    fn str_at(&self, path: &[&str]) -> Option<Cow<'_, str>> {
+        match self.at(path)? {
+            Cow::Borrowed(Value::String(s)) => Some(Cow::Borrowed(s)),
+            Cow::Owned(Value::String(s)) => Some(Cow::Owned(s)),
+            _ => None,
+        }
+    }
+
+    /// The status.json stamp the line's `progress` was read at
+    /// ([`FileStamp::of_progress`]).
+    fn progress_stamp(&self) -> Option<FileStamp>;
 }
 
-/// The stand-in for a `progress` object's text: an object with its
-/// `file_size` and `file_mtime_s` (those present and not null), or `None`
-/// when the text is not an object whose stamp fields read simply (then
-/// the line holds the parsed value, nothing is deferred).
-fn stand_in(raw: &RawValue) -> Option<Value> {
-    if !raw.get().starts_with('{') {
-        return None;
+impl Fields for JobLine {
+    fn at(&self, path: &[&str]) -> Option<Cow<'_, Value>> {
+        self.get_path(path).map(Cow::Borrowed)
     }
-    let s: StampOnly = serde_json::from_str(raw.get()).ok()?;
-    let mut o = Map::new();
-    if let Some(v) = s.file_size {
-        o.insert("file_size".into(), v);
+
+    fn progress_stamp(&self) -> Option<FileStamp> {
+        FileStamp::of_progress(self.fields.get("progress"))
     }
-    if let Some(v) = s.file_mtime_s {
-        o.insert("file_mtime_s".into(), v);
+}
+
+impl Fields for TextLine {
+    fn at(&self, path: &[&str]) -> Option<Cow<'_, Value>> {
+        let raw = self.raw_at(path)?;
+        // A plain string (no escape) needs no parser.
+        if raw.len() >= 2 && raw.starts_with('"') && !raw[1..raw.len() - 1].contains(['"', '\\']) {
+            return Some(Cow::Owned(Value::String(raw[1..raw.len() - 1].into())));
+        }
+        serde_json::from_str(raw).ok().map(Cow::Owned)
     }
-    Some(Value::Object(o))
+
+    fn progress_stamp(&self) -> Option<FileStamp> {
+        // The rule is FileStamp::of_progress's, on the two fields it reads.
+        let mut o = serde_json::Map::new();
+        for k in ["file_size", "file_mtime_s"] {
+            if let Some(v) = self.at(&["progress", k]) {
+                o.insert(k.into(), v.into_owned());
+            }
+        }
+        FileStamp::of_progress(Some(&Value::Object(o)))
+    }
 }
 
 /// Read one job line (its text without the newline, and its 1-based
-/// number) with its `progress` object kept as text: the line with a
-/// stand-in there, and the text (`None`: nothing deferred, the line is as
-/// [`JobLine::parse`] gives it).
+/// number): kept as its [`TextLine`] when the index takes it (the
+/// [`JobLine`] is then a stand-in holding only `line_no`), else parsed
+/// whole (`None`).
 ///
-/// Errors: exactly those of [`JobLine::parse`] (any text this reader does
+/// Errors: exactly those of [`JobLine::parse`] (any text the index does
 /// not take is handed to it).
 pub fn parse(text: &str, line_no: u64) -> Result<(JobLine, Deferred)> {
-    let Ok(Top(mut fields, raw)) = serde_json::from_str::<Top>(text) else {
-        return JobLine::parse(text, line_no).map(|l| (l, None));
-    };
-    let raw = match raw {
-        Some(r) => match stand_in(&r) {
-            Some(s) => {
-                fields.insert("progress".into(), s);
-                Some(r)
-            }
-            None => match serde_json::from_str::<Value>(r.get()) {
-                Ok(v) => {
-                    fields.insert("progress".into(), v);
-                    None
-                }
-                Err(_) => return JobLine::parse(text, line_no).map(|l| (l, None)),
-            },
-        },
-        None => None,
-    };
-    let mut line = JobLine::from_map(fields);
-    line.line_no = line_no;
-    Ok((line, raw))
+    match TextLine::index(text) {
+        Some(t) => {
+            let mut line = JobLine::new();
+            line.line_no = line_no;
+            Ok((line, Some(Box::new(t))))
+        }
+        None => JobLine::parse(text, line_no).map(|l| (l, None)),
+    }
 }
 
-/// Put a deferred `progress` back as its parsed value, before a poll
-/// reads or writes more of it than its stamp; `deferred` is emptied. A
-/// text that does not parse (it did once) is left deferred and `false`
-/// returned: the caller leaves `progress` alone.
+/// Parse a line kept as text whole, before a poll writes to it;
+/// `deferred` is emptied. A text that does not parse whole (a number
+/// beyond f64's range: the index checks the JSON grammar, not number
+/// ranges) is left as it is and `false` returned: the caller leaves the
+/// line alone.
 pub fn materialize(line: &mut JobLine, deferred: &mut Deferred) -> bool {
-    let Some(r) = deferred.take() else {
+    let Some(t) = deferred.take() else {
         return true;
     };
-    match serde_json::from_str::<Value>(r.get()) {
-        Ok(v) => {
-            line.fields.insert("progress".into(), v);
+    match JobLine::parse(&t.text, line.line_no) {
+        Ok(l) => {
+            *line = l;
             true
         }
         Err(_) => {
-            *deferred = Some(r);
+            *deferred = Some(t);
             false
         }
     }
 }
 
 /// Append a line's JSON (compact, as [`JobLine::to_json`], no newline) to
-/// `buf`, a deferred `progress` written as its text.
-pub fn write_line(buf: &mut Vec<u8>, line: &JobLine, deferred: Option<&RawValue>) {
-    let Some(raw) = deferred else {
+/// `buf`: a line kept as text is written as its text, with the
+/// `observed_at` the poll gave it in place of the old one.
+pub fn write_line(buf: &mut Vec<u8>, line: &JobLine, deferred: Option<&TextLine>) {
+    let Some(t) = deferred else {
         serde_json::to_writer(&mut *buf, &line.fields).expect("a JSON map always serialises");
         return;
     };
-    buf.push(b'{');
-    for (i, (k, v)) in line.fields.iter().enumerate() {
-        if i > 0 {
-            buf.push(b',');
+    match (&t.observed_at, t.top_range(&t.text, "observed_at")) {
+        (Some(at), Some(r)) => {
+            buf.extend_from_slice(&t.text.as_bytes()[..r.start]);
+            serde_json::to_writer(&mut *buf, at).expect("a string always serialises");
+            buf.extend_from_slice(&t.text.as_bytes()[r.end..]);
         }
-        serde_json::to_writer(&mut *buf, k).expect("a string always serialises");
-        buf.push(b':');
-        if k == "progress" {
-            buf.extend_from_slice(raw.get().as_bytes());
-        } else {
-            serde_json::to_writer(&mut *buf, v).expect("a JSON value always serialises");
-        }
+        _ => buf.extend_from_slice(t.text.as_bytes()),
     }
-    buf.push(b'}');
 }
 
 #[cfg(test)]
@@ -170,37 +299,69 @@ mod tests {
     use super::*;
 
     #[test]
-    fn progress_is_kept_as_text_with_a_stamp_stand_in() {
-        let t = r#"{"id":"a","progress":{"epoch":3,"history":{"loss":[0.5,0.25]},"file_size":600,"file_mtime_s":1800000000},"state":"RUNNING"}"#;
-        let (l, raw) = parse(t, 4).unwrap();
+    fn a_line_is_kept_as_text_and_read_like_the_parsed_one() {
+        let t = r#"{"id":"a","slurm":{"job_id":"7","restart_count":0,"x":{"y":1}},"progress":{"epoch":3,"history":{"loss":[0.5,0.25]},"file_size":600,"file_mtime_s":1800000000},"state":"RUNNING","observed_at":"2026-12-01T00:00:00Z","storage":{"job_dir":"/j/a"}}"#;
+        let (l, d) = parse(t, 4).unwrap();
         assert_eq!(l.line_no, 4);
-        assert_eq!(
-            l.fields["progress"],
-            serde_json::json!({"file_size": 600, "file_mtime_s": 1800000000})
-        );
+        let d = d.unwrap();
+        let full = JobLine::parse(t, 4).unwrap();
+        for p in [
+            &["id"][..],
+            &["slurm", "job_id"],
+            &["slurm", "restart_count"],
+            &["slurm", "x", "y"],
+            &["storage", "job_dir"],
+            &["progress", "file_size"],
+            &["state"],
+            &["nope"],
+            &["slurm", "nope"],
+            &["id", "x"],
+        ] {
+            assert_eq!(
+                d.at(p).map(Cow::into_owned),
+                full.at(p).map(Cow::into_owned),
+                "{p:?}"
+            );
+        }
+        assert_eq!(d.progress_stamp(), full.progress_stamp());
+        assert!(d.progress_stamp().is_some());
+        // Written as it came; with a new stamp, only that changes.
         let mut buf = Vec::new();
-        write_line(&mut buf, &l, raw.as_deref());
+        write_line(&mut buf, &l, Some(&d));
         assert_eq!(String::from_utf8(buf).unwrap(), t);
-        // Put back: the line is the fully parsed one.
-        let (mut l, mut raw) = parse(t, 4).unwrap();
-        assert!(materialize(&mut l, &mut raw));
-        assert!(raw.is_none());
-        assert_eq!(l, JobLine::parse(t, 4).unwrap());
+        let mut d2 = d.clone();
+        assert!(d2.set_observed_at("2026-12-02T00:00:00.5Z"));
+        let mut buf = Vec::new();
+        write_line(&mut buf, &l, Some(&d2));
+        assert_eq!(
+            String::from_utf8(buf).unwrap(),
+            t.replace("2026-12-01T00:00:00Z", "2026-12-02T00:00:00.5Z")
+        );
+        // Parsed whole: the fully parsed line.
+        let (mut l, mut d) = (l, Some(d));
+        assert!(materialize(&mut l, &mut d));
+        assert!(d.is_none());
+        assert_eq!(l, full);
     }
 
     #[test]
-    fn what_is_not_a_plain_object_is_parsed_whole() {
+    fn what_the_index_does_not_take_is_parsed_whole() {
         for t in [
-            r#"{"progress":[1,2]}"#,
-            r#"{"progress":null,"a":1}"#,
-            r#"{"progress":{"file_size":1,"file_size":2}}"#,
-            r#"{"progress":{"a":1},"progress":{"b":2}}"#,
+            r#"{"a":1,"a":2}"#,
+            r#"{"slurm":{"job_id":"1","job_id":"2"}}"#,
+            r#"{"k\u00e9":1}"#,
+            r#"{"a":"\u00e9"}"#,
+            r#"{"a\"b":1}"#,
+            &format!("{{\"a\":[{}[]]}}", "[],".repeat(130)),
         ] {
-            let (l, raw) = parse(t, 1).unwrap();
-            assert!(raw.is_none(), "{t}");
+            let (l, d) = parse(t, 1).unwrap_or_else(|e| panic!("{t}: {e}"));
+            assert!(d.is_none(), "{t}");
             assert_eq!(l, JobLine::parse(t, 1).unwrap(), "{t}");
         }
-        for t in ["[1]", "{", "{\"a\":}"] {
+        // No observed_at: nothing to splice, the caller parses it whole.
+        let (_, d) = parse(r#"{"a":1}"#, 1).unwrap();
+        assert!(!d.unwrap().set_observed_at("x"));
+        for t in ["[1]", "{", "{\"a\":}", "1", ""] {
             assert_eq!(
                 parse(t, 2).unwrap_err().to_string(),
                 JobLine::parse(t, 2).unwrap_err().to_string()

@@ -10,14 +10,14 @@
 //! `error = {tool:"tao-poll", code, message}`; a stale tao-poll `error` is
 //! removed once a poll succeeds.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use tao_core::{JobLine, State};
 
 use crate::backend::Backend;
-use crate::deferred::{self, Deferred};
+use crate::deferred::{self, Deferred, Fields, TextLine};
 use crate::observe::{resolve, Answer, JobRef, Observation, Outcome, Previous, QueryFailure};
 use crate::status::{self, FileRecords, FileRequest, Tail, Verdict};
 
@@ -96,10 +96,35 @@ pub struct PollResult {
     /// How many lines were never submitted (no `slurm.job_id`, no `error`
     /// from another tool): passed through unchanged, not failures.
     pub unsubmitted: usize,
-    /// Per line (or empty): the text of a `progress` the poll left as it
-    /// was, to be written in place of the line's stand-in
-    /// ([`crate::deferred`], [`write_lines_deferred`]).
+    /// Per line (or empty): the line as its input text when the poll
+    /// changed nothing on it but `observed_at` (or nothing at all); the
+    /// line in [`PollResult::lines`] is then a stand-in holding only its
+    /// number. Write both with [`write_lines_deferred`]
+    /// ([`crate::deferred`]).
     pub deferred: Vec<Deferred>,
+}
+
+impl PollResult {
+    /// Line `i` as the poll reads it: its text when kept as text, else
+    /// its parsed fields.
+    fn fields(&self, i: usize) -> &dyn Fields {
+        match self.deferred.get(i).and_then(Option::as_deref) {
+            Some(t) => t,
+            None => &self.lines[i],
+        }
+    }
+
+    /// Line `i` for writing: a line kept as text is parsed whole first
+    /// ([`deferred::materialize`]); `None` for a text that does not parse
+    /// whole (the poll then leaves the line as it came).
+    fn writable(&mut self, i: usize) -> Option<&mut JobLine> {
+        if let Some(d) = self.deferred.get_mut(i) {
+            if !deferred::materialize(&mut self.lines[i], d) {
+                return None;
+            }
+        }
+        Some(&mut self.lines[i])
+    }
 }
 
 /// Whether a line was never submitted: its `slurm.job_id` is absent, null
@@ -108,9 +133,17 @@ pub struct PollResult {
 /// counted here: they pass through as that tool's failures.
 ///
 /// Input: one job line. Output: true for a never-submitted line.
-pub fn never_submitted(line: &JobLine) -> bool {
-    let no_id = line.slurm_job_id().is_none_or(|s| s.trim().is_empty());
-    no_id && (!line.has_error() || error_is_ours(line))
+pub fn never_submitted<L: Fields + ?Sized>(line: &L) -> bool {
+    let no_id = line
+        .at(&["slurm", "job_id"])
+        .and_then(|v| tao_core::model::job_id_text(&v))
+        .is_none_or(|s| s.trim().is_empty());
+    no_id && (!has_error(line) || error_is_ours(line))
+}
+
+/// Whether the line carries an `error` object (as [`JobLine::has_error`]).
+fn has_error<L: Fields + ?Sized>(line: &L) -> bool {
+    line.at(&["error"]).is_some_and(|v| !v.is_null())
 }
 
 /// The one note per run about never-submitted lines (`n` > 0), on stderr
@@ -126,8 +159,11 @@ pub fn warn_unsubmitted(n: usize) {
     }
 }
 
-fn prepare(line: &JobLine, requeue_default: bool) -> Result<Prepared, (String, String)> {
-    let Some(raw) = line.slurm_job_id() else {
+fn prepare(line: &dyn Fields, requeue_default: bool) -> Result<Prepared, (String, String)> {
+    let Some(raw) = line
+        .at(&["slurm", "job_id"])
+        .and_then(|v| tao_core::model::job_id_text(&v))
+    else {
         return Err((
             "data".into(),
             "no slurm.job_id: the job was never submitted; pipe lines from `tao-submit` or `tao-record list`".into(),
@@ -136,9 +172,9 @@ fn prepare(line: &JobLine, requeue_default: bool) -> Result<Prepared, (String, S
     // The few fields a poll needs, read where they stand (the typed
     // sections copy every field, unknown ones included: a tenth of a
     // 10,000-line poll).
-    let text = |path: &[&str]| line.get_str(path).map(str::to_string);
-    let cluster = line.get_str(&["slurm", "cluster"]);
-    let jref = JobRef::parse(&raw, cluster).ok_or_else(|| {
+    let text = |path: &[&str]| line.str_at(path).map(Cow::into_owned);
+    let cluster = line.str_at(&["slurm", "cluster"]);
+    let jref = JobRef::parse(&raw, cluster.as_deref()).ok_or_else(|| {
         (
             "data".to_string(),
             format!("slurm.job_id {raw:?} is not a Slurm job id (digits, optionally _index, +offset or ;cluster)"),
@@ -148,24 +184,21 @@ fn prepare(line: &JobLine, requeue_default: bool) -> Result<Prepared, (String, S
         jref,
         host: text(&["slurm", "login_host"]).filter(|h| !h.is_empty()),
         prev: Previous {
-            state: line.state(),
+            state: line.str_at(&["state"]).and_then(|s| State::parse(&s)),
             native: text(&["slurm", "native_state"]),
             restart_count: line
-                .get_path(&["slurm", "restart_count"])
-                .and_then(Value::as_u64)
+                .at(&["slurm", "restart_count"])
+                .and_then(|v| v.as_u64())
                 .map(|n| n as u32),
         },
         requeue: line
-            .get_path(&["resources", "requeue"])
-            .and_then(Value::as_bool)
+            .at(&["resources", "requeue"])
+            .and_then(|v| v.as_bool())
             .unwrap_or(requeue_default),
-        record_id: line
-            .id()
-            .map(str::to_string)
-            .filter(|i| tao_core::id::is_valid(i)),
+        record_id: text(&["id"]).filter(|i| tao_core::id::is_valid(i)),
         job_dir: text(&["storage", "job_dir"]),
         results_dir: text(&["storage", "results_dir"]),
-        known: tao_core::progress::FileStamp::of_progress(line.fields.get("progress")),
+        known: line.progress_stamp(),
     })
 }
 
@@ -271,16 +304,10 @@ fn wants_progress(state: State) -> bool {
 /// record in them (the previous poll's progress stays, its `updated_at`
 /// saying when it was read), and a read that found the file's size and
 /// mtime unchanged since that progress was read
-/// ([`FileRecords::progress_unchanged`]: nothing to parse or write).
-///
-/// `deferred`: the text of the line's `progress` while the line holds its
-/// stand-in ([`crate::deferred`]); it is put back before anything else
-/// is read or written, and stays text when the progress stays as it is.
-fn write_progress(line: &mut JobLine, files: &FileRecords, deferred: &mut Deferred) {
-    if files.class == Some(status::ReadClass::Pending) || files.progress_unchanged {
-        return;
-    }
-    if !deferred::materialize(line, deferred) {
+/// ([`FileRecords::progress_unchanged`]: nothing to parse or write;
+/// [`progress_left`]).
+fn write_progress(line: &mut JobLine, files: &FileRecords) {
+    if progress_left(files) {
         return;
     }
     let prev = line.fields.get("progress").filter(|p| p.is_object());
@@ -302,6 +329,13 @@ fn write_progress(line: &mut JobLine, files: &FileRecords, deferred: &mut Deferr
             && files.progress.is_some() => {}
         None => clear_field(line, "progress"),
     }
+}
+
+/// Whether a read leaves `progress` as it is whatever the line holds: the
+/// file was skipped (the job was pending in the read's squeue) or found
+/// with the stamp the line's progress was read at.
+fn progress_left(files: &FileRecords) -> bool {
+    files.class == Some(status::ReadClass::Pending) || files.progress_unchanged
 }
 
 /// Take a field away: `null` when the line had it (so that tao-record
@@ -356,8 +390,9 @@ fn write_pending(
 }
 
 /// Whether the line names secrets (its job has a sidecar to sweep).
-fn has_secrets(line: &JobLine) -> bool {
-    matches!(line.get_path(&["secrets"]), Some(Value::Array(a)) if !a.is_empty())
+fn has_secrets<L: Fields + ?Sized>(line: &L) -> bool {
+    line.at(&["secrets"])
+        .is_some_and(|v| matches!(&*v, Value::Array(a) if !a.is_empty()))
 }
 
 /// The raw numeric id of the attempt (the `%j` of log paths).
@@ -367,17 +402,92 @@ fn raw_id(p: &Prepared, obs: Option<&Observation>) -> String {
         .unwrap_or_else(|| p.jref.job_id.clone())
 }
 
-fn error_is_ours(line: &JobLine) -> bool {
-    line.fields
-        .get("error")
-        .and_then(|e| e.get("tool"))
-        .and_then(Value::as_str)
-        == Some(TOOL)
+fn error_is_ours<L: Fields + ?Sized>(line: &L) -> bool {
+    line.str_at(&["error", "tool"]).as_deref() == Some(TOOL)
 }
 
 fn clear_own_error(line: &mut JobLine) {
     if error_is_ours(line) {
         line.fields.remove("error");
+    }
+}
+
+/// One field of `slurm` an observation writes (the rule of
+/// [`slurm_writes`]).
+#[derive(Debug, Clone, Copy)]
+enum SlurmWrite<'a> {
+    /// Set to this string (`None`: null).
+    Str(&'static str, Option<&'a str>),
+    /// `restart_count`: set to this number.
+    Count(u32),
+    /// `login_host`: set to this host when it holds no string.
+    Host(&'a str),
+}
+
+impl SlurmWrite<'_> {
+    /// Whether the field's value `cur` already is what this write sets
+    /// (then the write leaves it as it is).
+    fn holds(&self, cur: Option<&Value>) -> bool {
+        match *self {
+            SlurmWrite::Str(_, v) => str_holds(cur, v),
+            SlurmWrite::Count(n) => cur.and_then(Value::as_u64) == Some(u64::from(n)),
+            SlurmWrite::Host(_) => cur.and_then(Value::as_str).is_some(),
+        }
+    }
+
+    fn key(&self) -> &'static str {
+        match self {
+            SlurmWrite::Str(k, _) => k,
+            SlurmWrite::Count(_) => "restart_count",
+            SlurmWrite::Host(_) => "login_host",
+        }
+    }
+}
+
+/// What an observation (`obs`, from the login host `host`) writes in the
+/// line's `slurm` section, in order: squeue's or sacct's fields, the
+/// restart count, the login host when the line names none.
+fn slurm_writes<'a>(obs: Option<&'a Observation>, host: Option<&'a str>) -> Vec<SlurmWrite<'a>> {
+    let mut w = Vec::with_capacity(9);
+    if let Some(o) = obs {
+        let r = &o.row;
+        w.push(SlurmWrite::Str("native_state", Some(&o.native_state)));
+        w.push(SlurmWrite::Str("reason", r.reason.as_deref()));
+        w.push(SlurmWrite::Str("exit_code", r.exit_code.as_deref()));
+        w.push(SlurmWrite::Str("nodes", r.nodes.as_deref()));
+        w.push(SlurmWrite::Str("submit_time", r.submit_time.as_deref()));
+        let state = crate::native::map_state(&o.native_state).state;
+        // ...and for a pending job its StartTime is only the expected start.
+        let started = state != State::Pending;
+        w.push(SlurmWrite::Str(
+            "start_time",
+            r.start_time.as_deref().filter(|_| started),
+        ));
+        // For a live job squeue prints the *expected* end (start + time
+        // limit): not an end time yet.
+        let ended = state.is_final();
+        w.push(SlurmWrite::Str(
+            "end_time",
+            r.end_time.as_deref().filter(|_| ended),
+        ));
+        if let Some(n) = r.restart_count {
+            w.push(SlurmWrite::Count(n));
+        }
+    } else {
+        w.push(SlurmWrite::Str("native_state", None));
+    }
+    if let Some(h) = host {
+        w.push(SlurmWrite::Host(h));
+    }
+    w
+}
+
+/// Whether a string field's value `cur` already is `v` (`None`: null).
+fn str_holds(cur: Option<&Value>, v: Option<&str>) -> bool {
+    match (cur, v) {
+        (Some(Value::String(s)), Some(v)) => s == v,
+        (Some(Value::Null), None) => true,
+        _ => false,
     }
 }
 
@@ -400,56 +510,49 @@ fn write_observation(
         .get_mut("slurm")
         .and_then(Value::as_object_mut)
         .expect("just made an object");
-    if let Some(o) = obs {
-        let r = &o.row;
-        put_str(slurm, "native_state", Some(&o.native_state));
-        put_str(slurm, "reason", r.reason.as_deref());
-        put_str(slurm, "exit_code", r.exit_code.as_deref());
-        put_str(slurm, "nodes", r.nodes.as_deref());
-        put_str(slurm, "submit_time", r.submit_time.as_deref());
-        let state = crate::native::map_state(&o.native_state).state;
-        // ...and for a pending job its StartTime is only the expected start.
-        let started = state != State::Pending;
-        put_str(
-            slurm,
-            "start_time",
-            r.start_time.as_deref().filter(|_| started),
-        );
-        // For a live job squeue prints the *expected* end (start + time
-        // limit): not an end time yet.
-        let ended = state.is_final();
-        put_str(slurm, "end_time", r.end_time.as_deref().filter(|_| ended));
-        if let Some(n) = r.restart_count {
-            if slurm.get("restart_count").and_then(Value::as_u64) != Some(n as u64) {
-                slurm.insert("restart_count".into(), json!(n));
-            }
+    for w in slurm_writes(obs, host) {
+        if w.holds(slurm.get(w.key())) {
+            continue;
         }
-    } else {
-        put_str(slurm, "native_state", None);
-    }
-    if let Some(h) = host {
-        if slurm.get("login_host").and_then(Value::as_str).is_none() {
-            put_str(slurm, "login_host", Some(h));
+        let v = match w {
+            SlurmWrite::Str(_, v) => v.map_or(Value::Null, |s| Value::String(s.into())),
+            SlurmWrite::Count(n) => json!(n),
+            SlurmWrite::Host(h) => Value::String(h.into()),
+        };
+        // In place when the key is there, appended when not.
+        match slurm.get_mut(w.key()) {
+            Some(slot) => *slot = v,
+            None => {
+                slurm.insert(w.key().into(), v);
+            }
         }
     }
 }
 
-/// Set `key` of `map` to the string `v` (`None`: null), in place: a value
-/// already equal is left as it is (a steady poll's usual case: nothing
-/// allocated), another is replaced where it stands, a missing key is
-/// appended.
-fn put_str(map: &mut serde_json::Map<String, Value>, key: &str, v: Option<&str>) {
-    match (map.get_mut(key), v) {
-        (Some(Value::String(s)), Some(v)) if s == v => {}
-        (Some(Value::Null), None) => {}
-        (Some(slot), v) => *slot = v.map_or(Value::Null, |s| Value::String(s.into())),
-        (None, v) => {
-            map.insert(
-                key.into(),
-                v.map_or(Value::Null, |s| Value::String(s.into())),
-            );
-        }
-    }
+/// Whether [`write_observation`] (and [`write_pending`] for a job in
+/// `state`) would change nothing on `line` but its `observed_at`, which
+/// the line has (a string, replaced in place): the poll then keeps the
+/// line as its text ([`crate::deferred`]). The same writes decide as
+/// write them, read through [`Fields`].
+fn observation_holds(
+    line: &TextLine,
+    state: State,
+    message: &str,
+    obs: Option<&Observation>,
+    host: Option<&str>,
+) -> bool {
+    let top = |k: &str, v: &str| str_holds(line.at(&[k]).as_deref(), Some(v));
+    !error_is_ours(line)
+        && top("state", state.as_str())
+        && top("message", message)
+        && top("observed_by", TOOL)
+        && line.str_at(&["observed_at"]).is_some()
+        && line.has_slurm_object()
+        && state != State::Pending
+        && line.at(&["pending"]).is_none_or(|v| v.is_null())
+        && slurm_writes(obs, host)
+            .iter()
+            .all(|w| w.holds(line.at(&["slurm", w.key()]).as_deref()))
 }
 
 /// A tail as evidence JSON; the text is redacted as a whole so multi-line
@@ -499,9 +602,10 @@ pub fn poll(lines: Vec<JobLine>, conn: &mut dyn Connector, opts: &Options) -> Po
 }
 
 /// [`poll`] of lines read by [`crate::deferred::parse`]: `deferred` holds
-/// each line's `progress` text (or is empty). The result's
-/// [`PollResult::deferred`] says which lines still hold a stand-in; write
-/// them with [`write_lines_deferred`].
+/// each line's text where the line is a stand-in (or is empty). A line
+/// the poll writes more than `observed_at` to is parsed whole first; the
+/// result's [`PollResult::deferred`] says which lines are still their
+/// text; write them with [`write_lines_deferred`].
 pub fn poll_deferred(
     lines: Vec<JobLine>,
     deferred: Vec<Deferred>,
@@ -519,11 +623,16 @@ pub fn poll_deferred(
     };
     let mut errors: Vec<Option<(String, String)>> = vec![None; out.lines.len()];
     let mut groups: BTreeMap<Option<String>, Vec<(usize, Prepared)>> = BTreeMap::new();
-    for (i, line) in out.lines.iter_mut().enumerate() {
+    for (i, error) in errors.iter_mut().enumerate() {
+        let line = out.fields(i);
         if never_submitted(line) {
             // Not an observation failure: nothing was asked of Slurm. A
             // `data` error an older tao-poll wrote for it is dropped.
-            clear_own_error(line);
+            if error_is_ours(line) {
+                if let Some(l) = out.writable(i) {
+                    clear_own_error(l);
+                }
+            }
             out.unsubmitted += 1;
             continue;
         }
@@ -531,8 +640,8 @@ pub fn poll_deferred(
             Ok(p) => groups.entry(p.host.clone()).or_default().push((i, p)),
             // A line another tool already failed (e.g. a submit that never
             // reached Slurm) passes through untouched (tao-jobline(7)).
-            Err(_) if line.has_error() && !error_is_ours(line) => {}
-            Err(e) => errors[i] = Some(e),
+            Err(_) if has_error(line) && !error_is_ours(line) => {}
+            Err(e) => *error = Some(e),
         }
     }
     for (host, jobs) in groups {
@@ -649,7 +758,6 @@ pub fn poll_deferred(
         // Job dirs of jobs that ended for good: their sidecars go (below).
         let mut sweep: Vec<String> = Vec::new();
         for (k, ((i, p), o)) in jobs.iter().zip(outcomes).enumerate() {
-            let line = &mut out.lines[*i];
             let fr = req_of[k].map(|r| files.as_ref().map(|v| &v[r]));
             // The verdict's records: settled by the first read, else read
             // whole by the second (when it asked for them).
@@ -663,6 +771,9 @@ pub fn poll_deferred(
                 Outcome::Failed(f) => errors[*i] = Some((f.code, f.message)),
                 Outcome::NotFound { message } => match vfr {
                     Some(Ok(f)) if f.completion.is_some() || f.status_last.is_some() => {
+                        let Some(line) = out.writable(*i) else {
+                            continue;
+                        };
                         let (st, why) = completed_verdict(f, &raw_id(p, None));
                         let msg = format!("finished ({message}); {why}");
                         write_observation(line, st, &msg, None, login.as_deref());
@@ -673,7 +784,17 @@ pub fn poll_deferred(
                         }
                     }
                     Some(Err(f)) => errors[*i] = Some((f.code.clone(), f.message.clone())),
-                    _ => write_observation(line, State::Unknown, &message, None, login.as_deref()),
+                    _ => {
+                        if let Some(line) = out.writable(*i) {
+                            write_observation(
+                                line,
+                                State::Unknown,
+                                &message,
+                                None,
+                                login.as_deref(),
+                            );
+                        }
+                    }
                 },
                 Outcome::Observed(ob) => {
                     let (state, message) = if ob.needs_verdict {
@@ -702,6 +823,31 @@ pub fn poll_deferred(
                     } else {
                         (ob.state, ob.message.clone())
                     };
+                    // Progress from the first read (a failed read leaves it).
+                    let progress_read = (wants_progress(state)
+                        && first_of[k].is_some_and(|r| first[r].progress.is_some()))
+                    .then(|| first_for(k))
+                    .flatten();
+                    let ended = state.is_final() && !ob.provisional;
+                    // A line kept as text whose writes change nothing but
+                    // `observed_at` stays text (evidence: parsed whole).
+                    if let Some(Some(t)) = out.deferred.get_mut(*i) {
+                        if progress_read.is_none_or(progress_left)
+                            && !(state == State::Error && opts.evidence.is_some())
+                            && observation_holds(t, state, &message, Some(&ob), login.as_deref())
+                        {
+                            t.set_observed_at(&tao_core::time::now_rfc3339());
+                            if ended && has_secrets(&**t) {
+                                if let Some(jd) = &p.job_dir {
+                                    sweep.push(jd.clone());
+                                }
+                            }
+                            continue;
+                        }
+                    }
+                    let Some(line) = out.writable(*i) else {
+                        continue;
+                    };
                     write_observation(line, state, &message, Some(&ob), login.as_deref());
                     write_pending(
                         line,
@@ -710,17 +856,10 @@ pub fn poll_deferred(
                         ob.row.reason.as_deref(),
                         starts.get(&p.jref.job_id),
                     );
-                    // Progress from the first read (a failed read leaves it).
-                    if wants_progress(state)
-                        && first_of[k].is_some_and(|r| first[r].progress.is_some())
-                    {
-                        if let Some(f) = first_for(k) {
-                            let mut none = None;
-                            let d = out.deferred.get_mut(*i).unwrap_or(&mut none);
-                            write_progress(line, f, d);
-                        }
+                    if let Some(f) = progress_read {
+                        write_progress(line, f);
                     }
-                    if state.is_final() && !ob.provisional && has_secrets(line) {
+                    if ended && has_secrets(line) {
                         if let Some(jd) = &p.job_dir {
                             sweep.push(jd.clone());
                         }
@@ -754,7 +893,9 @@ pub fn poll_deferred(
     let mut seen: Vec<(String, String, usize)> = Vec::new();
     for (i, e) in errors.into_iter().enumerate() {
         if let Some((code, message)) = e {
-            out.lines[i].set_error_parts(TOOL, &code, &message);
+            if let Some(l) = out.writable(i) {
+                l.set_error_parts(TOOL, &code, &message);
+            }
             out.failed += 1;
             match seen
                 .iter_mut()
@@ -793,8 +934,8 @@ pub fn write_lines(lines: &[JobLine]) -> tao_core::Result<()> {
 }
 
 /// [`write_lines`] of a [`poll_deferred`] result: line `i` with
-/// `deferred[i]` is written with that text as its `progress`
-/// ([`crate::deferred::write_line`]).
+/// `deferred[i]` is written as that text, with the `observed_at` the poll
+/// gave it ([`crate::deferred::write_line`]).
 ///
 /// Errors: as [`write_lines`].
 pub fn write_lines_deferred(lines: &[JobLine], deferred: &[Deferred]) -> tao_core::Result<()> {
@@ -816,8 +957,8 @@ pub fn write_lines_deferred(lines: &[JobLine], deferred: &[Deferred]) -> tao_cor
 }
 
 /// One output line (with its newline) appended to `buf`: the line's JSON,
-/// a deferred `progress` as its text.
-pub fn write_line_to(buf: &mut Vec<u8>, line: &JobLine, deferred: Option<&RawValue>) {
+/// or the text it is kept as ([`crate::deferred::write_line`]).
+pub fn write_line_to(buf: &mut Vec<u8>, line: &JobLine, deferred: Option<&TextLine>) {
     deferred::write_line(buf, line, deferred);
     buf.push(b'\n');
 }
@@ -929,7 +1070,7 @@ mod tests {
     use super::*;
 
     fn wp(line: &mut JobLine, files: &FileRecords) {
-        write_progress(line, files, &mut None);
+        write_progress(line, files);
     }
 
     #[test]

@@ -194,7 +194,7 @@ pub fn run(
     // left out of the wait and of the exit status; with -v one note counts
     // those without another tool's error (as a plain poll does).
     let unsubmitted: Vec<bool> = lines.iter().map(not_watched).collect();
-    poll::warn_unsubmitted(lines.iter().filter(|l| poll::never_submitted(l)).count());
+    poll::warn_unsubmitted(lines.iter().filter(|l| poll::never_submitted(*l)).count());
     loop {
         // Poll the live lines only; final ones are done.
         let live: Vec<usize> = (0..lines.len())

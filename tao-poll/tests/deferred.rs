@@ -1,10 +1,13 @@
-//! The single poll's fast path ([`tao_poll::deferred`]: a line's
-//! `progress` kept as its input text, written back as it came when the
-//! poll leaves it as it is) against the full path (every line parsed
-//! whole, written from its parsed fields): for generated job lines (as
-//! tao-poll writes them: compact JSON) and generated scheduler replies
-//! and status.json files, the two outputs are equal byte for byte, the
-//! poll's own time stamp (`observed_at`, the clock) aside.
+//! The single poll's fast path ([`tao_poll::deferred`]: a line kept as
+//! its input text, written back as it came with only `observed_at`
+//! replaced when the poll changes nothing else on it) against the full
+//! path (every line parsed whole, written from its parsed fields): for
+//! generated job lines (as tao-poll writes them: compact JSON), and for
+//! the lines a first poll of those wrote (the steady state: a second poll
+//! after some status.json files grew and some squeue states moved), with
+//! generated scheduler replies and status.json files, the two outputs are
+//! equal byte for byte, the poll's own time stamp (`observed_at`, the
+//! clock) aside.
 //!
 //! The scheduler replies are replay texts (`ReplayBackend`, the same
 //! parsing as over SSH) and the status.json files real files under a
@@ -187,7 +190,9 @@ fn without_clock(out: &str) -> String {
     s
 }
 
-fn run(root: &std::path::Path, squeue: &str, texts: &[String], fast: bool) -> String {
+/// One poll of `texts` (the fast path or the full one): its output, and
+/// how many lines it wrote as their input text.
+fn run_raw(root: &std::path::Path, squeue: &str, texts: &[String], fast: bool) -> (String, usize) {
     let mut conn = Single(ReplayBackend {
         squeue: Some(squeue.to_string()),
         sacct: Some(String::new()),
@@ -204,6 +209,7 @@ fn run(root: &std::path::Path, squeue: &str, texts: &[String], fast: bool) -> St
         explain: false,
     };
     let mut buf = Vec::new();
+    let mut kept = 0;
     if fast {
         let (lines, texts): (Vec<_>, Vec<_>) = texts
             .iter()
@@ -211,6 +217,7 @@ fn run(root: &std::path::Path, squeue: &str, texts: &[String], fast: bool) -> St
             .map(|(i, t)| deferred::parse(t, i as u64 + 1).unwrap())
             .unzip();
         let res = poll::poll_deferred(lines, texts, &mut conn, &opts);
+        kept = res.deferred.iter().filter(|d| d.is_some()).count();
         for (i, l) in res.lines.iter().enumerate() {
             poll::write_line_to(&mut buf, l, res.deferred[i].as_deref());
         }
@@ -225,7 +232,62 @@ fn run(root: &std::path::Path, squeue: &str, texts: &[String], fast: bool) -> St
             poll::write_line_to(&mut buf, l, None);
         }
     }
-    without_clock(&String::from_utf8(buf).unwrap())
+    (String::from_utf8(buf).unwrap(), kept)
+}
+
+fn run(root: &std::path::Path, squeue: &str, texts: &[String], fast: bool) -> String {
+    without_clock(&run_raw(root, squeue, texts, fast).0)
+}
+
+/// Fields of a polled line another writer may have changed since (a
+/// record store, another tool), each set to a value no poll writes.
+const EDITS: [&[&str]; 9] = [
+    &["message"],
+    &["observed_by"],
+    &["state"],
+    &["observed_at"],
+    &["slurm", "reason"],
+    &["slurm", "restart_count"],
+    &["slurm", "end_time"],
+    &["pending"],
+    &["error"],
+];
+
+/// `line` (compact JSON) with the field at `path` set to another value,
+/// written back compact (the key where it stood, or appended).
+fn edited(line: &str, path: &[&str]) -> String {
+    let mut m: Map<String, Value> = serde_json::from_str(line).unwrap();
+    let v = match path.last().copied() {
+        Some("restart_count") => json!(3),
+        Some("pending") => json!({"reason": "Priority"}),
+        Some("error") => json!({"tool": "tao-poll", "code": "unavailable", "message": "was down"}),
+        Some("observed_at") => Value::Null,
+        _ => json!("set by another tool"),
+    };
+    match path {
+        [k] => {
+            m.insert(k.to_string(), v);
+        }
+        [a, k] => {
+            if let Some(Value::Object(o)) = m.get_mut(*a) {
+                o.insert(k.to_string(), v);
+            }
+        }
+        _ => unreachable!(),
+    }
+    serde_json::to_string(&m).unwrap()
+}
+
+/// One more epoch record at the end of job `i`'s status.json (a new size:
+/// its stamp changes whatever the clock's second).
+fn grow(root: &std::path::Path, i: usize) {
+    use std::io::Write;
+    let path = root.join(format!("r/j{i}/status.json"));
+    let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+    f.write_all(
+        b"{\"epoch\": 7, \"max_epoch\": 9, \"status\": \"RUNNING\", \"kpi\": {\"loss\": 0.0625}}\n",
+    )
+    .unwrap();
 }
 
 proptest! {
@@ -240,14 +302,64 @@ proptest! {
         let fast = run(root.path(), &squeue, &texts, true);
         prop_assert_eq!(fast, full);
     }
+
+    /// The steady state: the lines a first poll wrote, polled again after
+    /// some jobs' status.json grew and some jobs' squeue state moved (or
+    /// did not): the fast path's output is the full path's, byte for byte.
+    #[test]
+    fn a_second_poll_of_polled_lines_is_the_full_parse(
+        mut jobs in prop::collection::vec(job(), 1..7),
+        later in prop::collection::vec(
+            (
+                prop::bool::weighted(0.3),
+                prop::option::weighted(0.2, prop::option::of(prop::sample::select(vec![
+                    "RUNNING", "PENDING", "COMPLETED", "FAILED",
+                ]))),
+                prop::option::weighted(0.3, 0usize..EDITS.len()),
+                prop::bool::weighted(0.6),
+            ),
+            7,
+        ),
+    ) {
+        // Most jobs running with a status.json (the steady poll's case).
+        for (j, l) in jobs.iter_mut().zip(&later) {
+            if l.3 {
+                j.squeue = Some("RUNNING");
+                j.file_epochs.get_or_insert(2);
+            }
+        }
+        let root = tempfile::tempdir().unwrap();
+        let (squeue, texts) = setup(root.path(), &jobs);
+        let (first, _) = run_raw(root.path(), &squeue, &texts, false);
+        let mut polled: Vec<String> = first.lines().map(str::to_string).collect();
+        let mut squeue2 = String::new();
+        for (i, j) in jobs.iter().enumerate() {
+            let (grown, moved, edit, _) = later[i];
+            if let Some(e) = edit {
+                polled[i] = edited(&polled[i], EDITS[e]);
+            }
+            if grown && j.file_epochs.is_some() {
+                grow(root.path(), i);
+            }
+            // `None`: as before; `Some(None)`: gone from squeue.
+            if let Some(st) = moved.unwrap_or(j.squeue) {
+                squeue2.push_str(&squeue_row(i, st));
+            }
+        }
+        let full = run(root.path(), &squeue2, &polled, false);
+        let fast = run(root.path(), &squeue2, &polled, true);
+        prop_assert_eq!(fast, full);
+    }
 }
 
-/// The case the fast path is for: a running job whose status.json still
-/// has the stamp its line's progress was read at passes that progress
-/// through as its input bytes (and the test above is not vacuous: the
-/// stand-in is what was polled).
+/// The case the fast path is for: a running job polled again, its
+/// status.json still with the stamp its line's progress was read at and
+/// squeue saying the same, is written as its input text with only
+/// `observed_at` replaced (and the properties above are not vacuous: the
+/// text is what was kept); after its file grew, it is parsed and written
+/// whole, as the full path writes it.
 #[test]
-fn an_unchanged_running_job_keeps_its_progress_text() {
+fn an_unchanged_running_job_keeps_its_text() {
     let root = tempfile::tempdir().unwrap();
     let j = Job {
         squeue: Some("RUNNING"),
@@ -260,31 +372,31 @@ fn an_unchanged_running_job_keeps_its_progress_text() {
         reversed: false,
     };
     let (squeue, texts) = setup(root.path(), &[j]);
-    let (line, text) = deferred::parse(&texts[0], 1).unwrap();
-    let raw = text.as_ref().unwrap().get().to_string();
-    let mut conn = Single(ReplayBackend {
-        squeue: Some(squeue.clone()),
-        sacct: Some(String::new()),
-        scontrol: None,
-        squeue_start: Some(String::new()),
-        user: None,
-        root: Some(root.path().to_path_buf()),
-    });
-    let redact = |_: &JobLine, t: &str| t.to_string();
-    let opts = Options {
-        requeue: false,
-        evidence: None,
-        redact: &redact,
-        explain: false,
-    };
-    let res = poll::poll_deferred(vec![line], vec![text], &mut conn, &opts);
-    assert_eq!(res.deferred[0].as_deref().map(|r| r.get()), Some(&*raw));
-    let mut buf = Vec::new();
-    poll::write_line_to(&mut buf, &res.lines[0], res.deferred[0].as_deref());
-    let out = String::from_utf8(buf).unwrap();
-    assert!(out.contains(&format!("\"progress\":{raw}")), "{out}");
+    // The first poll writes what squeue says (the line's slurm section
+    // held only part of it): parsed whole.
+    let (first, kept) = run_raw(root.path(), &squeue, &texts, true);
+    assert_eq!(kept, 0, "{first}");
     assert_eq!(
-        without_clock(&out),
+        without_clock(&first),
         run(root.path(), &squeue, &texts, false)
+    );
+    // The second changes nothing but observed_at: kept as text.
+    let polled = vec![first.trim_end().to_string()];
+    let (second, kept) = run_raw(root.path(), &squeue, &polled, true);
+    assert_eq!(kept, 1, "{second}");
+    assert_eq!(without_clock(&second), without_clock(&first));
+    assert_ne!(second, first, "observed_at is the poll's own clock");
+    assert!(
+        second.contains("\"note\":\"a field\u{e9} \\\"quoted\\\""),
+        "{second}"
+    );
+    // The file grew: the progress changes, the line is written whole.
+    grow(root.path(), 0);
+    let (third, kept) = run_raw(root.path(), &squeue, &polled, true);
+    assert_eq!(kept, 0, "{third}");
+    assert!(third.contains("\"epoch\":7"), "{third}");
+    assert_eq!(
+        without_clock(&third),
+        run(root.path(), &squeue, &polled, false)
     );
 }
