@@ -226,11 +226,13 @@ impl Fields for TextLine {
     }
 
     fn progress_stamp(&self) -> Option<FileStamp> {
-        // The rule is FileStamp::of_progress's, on the two fields it reads.
+        // The rule is FileStamp::of_progress's, on the two fields it reads
+        // (one scan of the object; the last of repeated keys wins).
+        let Members(ms) = serde_json::from_str::<Members>(self.raw_at(&["progress"])?).ok()?;
         let mut o = serde_json::Map::new();
         for k in ["file_size", "file_mtime_s"] {
-            if let Some(v) = self.at(&["progress", k]) {
-                o.insert(k.into(), v.into_owned());
+            if let Some((_, v)) = ms.iter().rev().find(|(mk, _)| *mk == k) {
+                o.insert(k.into(), serde_json::from_str(v.get()).ok()?);
             }
         }
         FileStamp::of_progress(Some(&Value::Object(o)))

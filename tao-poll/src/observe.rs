@@ -117,6 +117,13 @@ impl Answer {
 
     /// Add another chunk's rows (or failure) to this answer.
     pub fn merge(&mut self, other: Answer) {
+        // Into an empty answer (the first chunk, one login host's usual
+        // case): `other` is indexed already.
+        if self.parsed.rows.is_empty() && self.parsed.issues.is_empty() && self.failures.is_empty()
+        {
+            *self = other;
+            return;
+        }
         self.parsed.rows.extend(other.parsed.rows);
         self.parsed.issues.extend(other.parsed.issues);
         self.failures.extend(other.failures);
