@@ -65,21 +65,23 @@
 # BENCH_PROGRESS_JOBS (default 10000), BENCH_PROGRESS_ROUNDS (default 5).
 # Needs the cluster env (tests/cluster/up).
 #
-# Measured (2026-12-05 02:13-02:30 UTC, the shared 2-core test machine,
-# `. /var/tmp/tao-cluster/env; bash tao-poll/bench/progress.sh`, three
+# Measured (2026-12-05 02:13-02:45 UTC, the shared 2-core test machine,
+# `. /var/tmp/tao-cluster/env; bash tao-poll/bench/progress.sh`, four
 # runs, best of 5 alternating pairs each, branch progress6: whole-line
-# pass-through, see below), load average 7.3-10.3 the whole time:
+# pass-through, see below), load average 7.3-10.3 for the first three:
 #   steady, wall: 0.704 s / 0.164 s, ratio 4.3 (load 8.0; remote 0.332 s);
 #     0.890 / 0.171, ratio 5.2 (load 10.2); 0.713 / 0.177, ratio 4.0
-#     (load 9.4).
+#     (load 9.4); after the rebase onto main (02:42 UTC, load 5.4-6.2):
+#     0.441 / 0.126, ratio 3.5 (remote 0.222 s), CPU 0.206 + 0.172 against
+#     0.011 + 0.020, ratio 12.3; cold wall 5.2, CPU 20.1.
 #   steady, CPU (local + login host): 0.195 + 0.166 = 0.361 s against
 #     0.010 + 0.022 = 0.032 s, ratio 11.2; 0.194 + 0.170 against 0.011 +
 #     0.022, ratio 11.2; 0.191 + 0.164 against 0.011 + 0.022, ratio 10.7.
 #   cold, wall: 6.6, 8.6, 4.9; CPU: 0.328 + 0.276 = 0.604 s against 0.034
 #     s, ratio 17.6; 20.9; 17.3. 1 remote command each.
-# The wall ratio is the goal and is not met at this load (4.0-5.2;
-# it was 4.6-5.7 at load 6-9 before this change). The CPU ratio is far
-# from 3 and says why: the 1-job poll costs 33 ms of CPU and waits ~150
+# The wall ratio is the goal and is not met (3.5 at load 6,
+# 4.0-5.2 at load 8-10; it was 4.6-5.7 at load 6-9 before this change).
+# The CPU ratio is far from 3 and says why: the 1-job poll costs 33 ms of CPU and waits ~150
 # ms (the SSH handshake's round trips, the remote processes one after
 # another), so its wall is latency, while the 10,000-job poll's wall is
 # mostly its CPU (0.36 s of CPU, 0.7 s of wall at load 8-10 on 2 shared
