@@ -100,7 +100,7 @@ fn input(target: &'static str) -> impl Strategy<Value = Vec<u8>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(384))]
+    #![proptest_config(tao_core::testing::config(384))]
 
     /// `properties::jobline` (tao-core's LineReader and JobLine round trip).
     #[test]

@@ -94,7 +94,7 @@ fn log() -> impl Strategy<Value = Vec<u8>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
+    #![proptest_config(tao_core::testing::config(64))]
 
     /// See the module doc.
     #[test]
@@ -119,7 +119,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(6))]
+    #![proptest_config(tao_core::testing::config(6))]
 
     /// A line longer than the block, with a corpus line after it: no
     /// panic, and the deciding line keeps its number (the over-long line

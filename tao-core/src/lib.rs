@@ -23,6 +23,8 @@ pub mod shell;
 pub mod site;
 pub mod slurm_time;
 pub mod state;
+#[cfg(any(test, feature = "proptest"))]
+pub mod testing;
 pub mod time;
 
 pub use error::{Error, Result};

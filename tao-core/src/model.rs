@@ -1050,6 +1050,7 @@ mod tests {
     }
 
     proptest! {
+        #![proptest_config(crate::testing::config(256))]
         /// A line the model reads (here: FULL with keys dropped, nulled,
         /// and unknown keys added at any place, at the top and in every
         /// section) is written back byte-identical.

@@ -72,7 +72,7 @@ fn toml_string(s: &str) -> String {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
+    #![proptest_config(tao_core::testing::config(512))]
 
     /// An edited site profile parses or is one configuration error naming
     /// the profile.

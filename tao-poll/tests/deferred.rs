@@ -291,7 +291,7 @@ fn grow(root: &std::path::Path, i: usize) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(96))]
+    #![proptest_config(tao_core::testing::config(96))]
 
     /// The fast path's output is the full path's, byte for byte.
     #[test]

@@ -70,7 +70,7 @@ fn script_output() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(tao_core::testing::config(256))]
 
     /// The status script's output, any mix of its pieces: `parse_output`
     /// returns; every log tail keeps at most `TAIL_BYTES` and at most
@@ -206,7 +206,7 @@ fn stat_and_tail() -> impl Strategy<Value = (String, String)> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(tao_core::testing::config(256))]
 
     /// The progress section of the status script's output in its order
     /// (`P`, stat, `PT`, `tail -c` text, `PS`, stat, `PR`, `tail -n`
@@ -295,7 +295,7 @@ fn edited(text: String) -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(48))]
+    #![proptest_config(tao_core::testing::config(48))]
 
     /// The binary on edited replay replies (`--replay-squeue`,
     /// `--replay-sacct`, `--replay-scontrol`, `--replay-squeue-start`,

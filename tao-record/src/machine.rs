@@ -478,15 +478,8 @@ mod tests {
 
     proptest::proptest! {
         // The same cases on every run (repeatable CI) unless
-        // PROPTEST_RNG_SEED asks for others.
-        #![proptest_config(proptest::test_runner::Config {
-            rng_seed: if std::env::var_os("PROPTEST_RNG_SEED").is_some() {
-                proptest::test_runner::Config::default().rng_seed
-            } else {
-                proptest::test_runner::RngSeed::Fixed(0x0007_a052)
-            },
-            ..proptest::test_runner::Config::default()
-        })]
+        // PROPTEST_RNG_SEED asks for others; PROPTEST_CASES for more.
+        #![proptest_config(tao_core::testing::config_fixed_seed(256, 0x0007_a052))]
         /// Any sequence of observations keeps the invariants: a final state
         /// never changes, history times never go back, no two consecutive
         /// entries are the same observation, and the record's state is its

@@ -108,7 +108,7 @@ fn check(store: &Store) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
+    #![proptest_config(tao_core::testing::config(64))]
 
     /// See the module doc.
     #[test]

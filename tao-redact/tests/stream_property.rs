@@ -30,7 +30,7 @@ fn cut_points(len: usize, cuts: &[f64]) -> Vec<usize> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(32))]
+    #![proptest_config(tao_core::testing::config(32))]
 
     /// See the module doc.
     #[test]

@@ -15,16 +15,7 @@ mod common;
 
 use common::*;
 use proptest::prelude::*;
-use proptest::test_runner::RngSeed;
 
-/// The same cases on every run, so that CI is repeatable: a fixed seed
-/// unless PROPTEST_RNG_SEED is set (set it to explore other cases).
-fn seed() -> RngSeed {
-    match std::env::var("PROPTEST_RNG_SEED") {
-        Ok(_) => ProptestConfig::default().rng_seed,
-        Err(_) => RngSeed::Fixed(0x0007_a051),
-    }
-}
 use serde_json::{json, Value};
 use tao_script::escape::DIRECTIVE_CHARS;
 use tao_script::render_line;
@@ -101,7 +92,7 @@ fn env_map(env: &[String]) -> std::collections::HashMap<String, String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, rng_seed: seed(), ..ProptestConfig::default() })]
+    #![proptest_config(tao_core::testing::config_fixed_seed(128, 0x0007_a051))]
 
     #[test]
     fn every_value_arrives_byte_for_byte_and_nothing_else_runs(
@@ -192,7 +183,7 @@ proptest! {
 
 proptest! {
     // shellcheck takes a fraction of a second per script: fewer cases.
-    #![proptest_config(ProptestConfig { cases: 8, rng_seed: seed(), ..ProptestConfig::default() })]
+    #![proptest_config(tao_core::testing::config_fixed_seed(8, 0x0007_a051))]
 
     #[test]
     fn hostile_scripts_still_pass_bash_n_and_shellcheck(

@@ -126,7 +126,7 @@ fn join(lines: &[String], crlf: bool) -> String {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
+    #![proptest_config(tao_core::testing::config(512))]
 
     /// See the module doc: every job of an asked name is found.
     #[test]

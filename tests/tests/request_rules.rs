@@ -31,7 +31,6 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use proptest::prelude::*;
-use proptest::test_runner::RngSeed;
 use serde_json::{json, Map, Value};
 use tao_tests::{bin, text};
 
@@ -68,15 +67,6 @@ cpus = 1
 mem = "512M"
 time = "00:10:00"
 "#;
-
-/// The same cases on every run, so that CI is repeatable: a fixed seed
-/// unless PROPTEST_RNG_SEED is set (set it to explore other cases).
-fn seed() -> RngSeed {
-    match std::env::var("PROPTEST_RNG_SEED") {
-        Ok(_) => ProptestConfig::default().rng_seed,
-        Err(_) => RngSeed::Fixed(0x0007_a053),
-    }
-}
 
 #[derive(Debug, Clone)]
 struct Request {
@@ -442,7 +432,7 @@ fn setup() -> (tempfile::TempDir, Value) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 192, rng_seed: seed(), ..ProptestConfig::default() })]
+    #![proptest_config(tao_core::testing::config_fixed_seed(192, 0x0007_a053))]
 
     #[test]
     fn record_accepts_exactly_what_render_renders(req in request()) {
