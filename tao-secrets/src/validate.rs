@@ -67,7 +67,6 @@ const PLACEHOLDER_WORDS: &[&str] = &[
 /// Fragments that mark a value as a placeholder wherever they appear
 /// (case-insensitive).
 const PLACEHOLDER_PARTS: &[&str] = &[
-    "xxxx",
     "****",
     "....",
     "\u{2026}",
@@ -94,9 +93,13 @@ const PLACEHOLDER_PARTS: &[&str] = &[
 /// References: anything starting with `$` (`$HF_TOKEN`, `${NGC_KEY}`,
 /// `${VAR:-}`, `$(cat file)`) or `%` (`%s`, `%(token)s`), template
 /// expressions (`{{ vault_pw }}`, `{token}`), `<your-key>`-style angle
-/// brackets. Placeholders: the words and fragments above (`xxxx`,
-/// `changeme`, `your-token`, AWS's documented `...EXAMPLE` keys), and values
-/// of six or more bytes made of at most two distinct bytes (`00000000`).
+/// brackets. Placeholders: the words and fragments above (`changeme`,
+/// `your-token`, AWS's documented `...EXAMPLE` keys); a run of `xxxx` (any
+/// case) when `x`s make up at least a third of the value (`hf_xxxx...`,
+/// `xxxx-xxxx`, `AKIAXXXXXXXXXXXXXXXX`: a random 60-character key holds
+/// four `x`s in a row about once in 15,000 keys, and such a key is a secret;
+/// found by tao-secrets' formats property); and values of six or more bytes
+/// made of at most two distinct bytes (`00000000`).
 pub fn is_placeholder(value: &[u8]) -> bool {
     let v = trim_quotes(value);
     if v.is_empty() {
@@ -116,6 +119,11 @@ pub fn is_placeholder(value: &[u8]) -> bool {
     if PLACEHOLDER_PARTS
         .iter()
         .any(|p| memchr::memmem::find(&lower, p.as_bytes()).is_some())
+    {
+        return true;
+    }
+    if memchr::memmem::find(&lower, b"xxxx").is_some()
+        && 3 * lower.iter().filter(|&&b| b == b'x').count() >= lower.len()
     {
         return true;
     }
@@ -405,6 +413,9 @@ mod tests {
             "\"$HF_TOKEN\"",
             "<your-key>",
             "xxxxxxxxxxxx",
+            "hf_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+            "xxxx-xxxx-xxxx",
+            "AKIAXXXXXXXXXXXXXXXX",
             "changeme",
             "%s",
             "{{ vault_password }}",
@@ -415,7 +426,14 @@ mod tests {
         ] {
             assert!(is_placeholder(v.as_bytes()), "{v}");
         }
-        for v in ["hunter2x", "Xk29fQzLm3PwA8rT", "hf_FakeTokenQrStUvWxYz"] {
+        for v in [
+            "hunter2x",
+            "Xk29fQzLm3PwA8rT",
+            "hf_FakeTokenQrStUvWxYz",
+            // A random key with four x's together by chance (the formats
+            // property's seed).
+            "sk-proj-2tCWb2A07jqFS61KIk20a5J92S4xxXXA5zEmDqJxDap1O07ACqrGqPHGLBqMrXy",
+        ] {
             assert!(!is_placeholder(v.as_bytes()), "{v}");
         }
     }
