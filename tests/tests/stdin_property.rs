@@ -8,8 +8,10 @@
 //! stdout. The built binaries run in a cleared environment (no cluster:
 //! nothing here reaches Slurm), on inputs of 0 to 8 lines mixing random
 //! bytes (invalid UTF-8 too), random JSON values, `{}` and lines cut or
-//! edited from a real job line (`tao-record open --dry-run`); the last line
-//! may lack its `\n`. Edited job lines never go to tao-submit (a valid one
+//! edited from a real job line (`tao-record open --dry-run`), and very
+//! long lines (64 KiB to 1 MiB: one byte repeated, or a job line with a
+//! long field); lines end in `\n` or, one input in four, CRLF; the last
+//! line may lack its end. Edited job lines never go to tao-submit (a valid one
 //! would try to submit). 32 cases, each run through every reader but
 //! tao-classify, which takes one case in three (its debug build compiles
 //! the catalogue for 0.3 s per start): about 340 processes, 7 s.
@@ -107,14 +109,14 @@ fn json_value() -> impl Strategy<Value = serde_json::Value> {
 /// One input line (no `\n`): (bytes, derived from a real job line).
 fn line() -> impl Strategy<Value = (Vec<u8>, bool)> {
     prop_oneof![
-        prop::collection::vec(
+        8 => prop::collection::vec(
             any::<u8>().prop_filter("no newline", |b| *b != b'\n'),
             0..80
         )
         .prop_map(|b| (b, false)),
-        json_value().prop_map(|v| (v.to_string().into_bytes(), false)),
-        Just((b"{}".to_vec(), false)),
-        (
+        8 => json_value().prop_map(|v| (v.to_string().into_bytes(), false)),
+        8 => Just((b"{}".to_vec(), false)),
+        8 => (
             0.0..1.0f64,
             0.0..1.0f64,
             prop::collection::vec(any::<u8>(), 0..4)
@@ -128,29 +130,46 @@ fn line() -> impl Strategy<Value = (Vec<u8>, bool)> {
                 l.splice(i..j.min(i + 16), ins);
                 (l, true)
             }),
-        Just((job_line().as_bytes().to_vec(), true)),
+        8 => Just((job_line().as_bytes().to_vec(), true)),
+        // Very long lines (past every read buffer; below LineReader's
+        // 64 MiB bound): one byte repeated, and a real job line with a
+        // long unknown field in front. Rare: a debug build takes a while
+        // to scan a megabyte.
+        1 => (any::<u8>().prop_filter("no newline", |b| *b != b'\n'), 1usize << 16..1 << 20)
+            .prop_map(|(b, n)| (vec![b; n], false)),
+        1 => (1usize << 16..1 << 20).prop_map(|n| {
+            let l = job_line();
+            (format!("{{\"x_pad\":\"{}\",{}", "a".repeat(n), &l[1..]).into_bytes(), true)
+        }),
     ]
 }
 
+/// Lines joined by `\n` or by CRLF (a file edited on Windows).
 fn input() -> impl Strategy<Value = (Vec<u8>, bool)> {
-    (prop::collection::vec(line(), 0..8), any::<bool>()).prop_map(|(lines, last_nl)| {
-        let derived = lines.iter().any(|(_, d)| *d);
-        let mut out = Vec::new();
-        for (i, (l, _)) in lines.iter().enumerate() {
-            if i > 0 {
-                out.push(b'\n');
+    (
+        prop::collection::vec(line(), 0..8),
+        any::<bool>(),
+        prop::bool::weighted(0.25),
+    )
+        .prop_map(|(lines, last_nl, crlf)| {
+            let derived = lines.iter().any(|(_, d)| *d);
+            let end: &[u8] = if crlf { b"\r\n" } else { b"\n" };
+            let mut out = Vec::new();
+            for (i, (l, _)) in lines.iter().enumerate() {
+                if i > 0 {
+                    out.extend_from_slice(end);
+                }
+                out.extend_from_slice(l);
             }
-            out.extend_from_slice(l);
-        }
-        if last_nl && !lines.is_empty() {
-            out.push(b'\n');
-        }
-        (out, derived)
-    })
+            if last_nl && !lines.is_empty() {
+                out.extend_from_slice(end);
+            }
+            (out, derived)
+        })
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(32))]
+    #![proptest_config(tao_core::testing::config(32))]
 
     /// See the module doc.
     #[test]
