@@ -10,6 +10,12 @@
 //! - Seed: [`config`] draws a new seed on every run (proptest's default);
 //!   [`config_fixed_seed`] runs the same cases on every run unless
 //!   `PROPTEST_RNG_SEED` (a u64) asks for others.
+//! - Reject budgets grow with the case count: proptest's defaults (1,024
+//!   `prop_assume!` rejects, 65,536 `prop_filter` rejects in a run) are
+//!   sized for hundreds of cases, and a property that rejects one case in
+//!   ten aborts ("Too many global rejects") at 20,000 cases. The budget is
+//!   the default or 2 (global) and 16 (local) rejects per case, whichever
+//!   is larger, so CI's counts keep proptest's defaults.
 //! - Failures are persisted next to the test's source file: a failure in
 //!   `tao-poll/tests/deferred.rs` appends its seed to
 //!   `tao-poll/tests/deferred.proptest-regressions`, which is committed
@@ -43,16 +49,20 @@ pub fn cases(default_cases: u32) -> u32 {
 }
 
 /// A proptest configuration of [`cases`]`(default_cases)` cases, a fresh
-/// random seed on every run (or `PROPTEST_RNG_SEED`), and failures
-/// persisted in `<test file stem>.proptest-regressions` beside the test's
+/// random seed on every run (or `PROPTEST_RNG_SEED`), reject budgets that
+/// grow with the cases, and failures persisted in `<test file stem>.proptest-regressions` beside the test's
 /// source (see the module docs).
 pub fn config(default_cases: u32) -> Config {
+    let base = Config::default();
+    let cases = cases(default_cases);
     Config {
-        cases: cases(default_cases),
+        cases,
+        max_global_rejects: base.max_global_rejects.max(cases.saturating_mul(2)),
+        max_local_rejects: base.max_local_rejects.max(cases.saturating_mul(16)),
         failure_persistence: Some(Box::new(FileFailurePersistence::WithSource(
             "proptest-regressions",
         ))),
-        ..Config::default()
+        ..base
     }
 }
 

@@ -163,13 +163,19 @@ proptest! {
     fn an_incomplete_lookup_is_never_an_answer(
         jobs in prop::collection::vec(job(), 0..6),
         noise in prop::collection::vec(noise(), 1..6),
-        rc in prop_oneof![
-            Just(("1", "0")), Just(("0", "1")), Just(("0", "")), Just(("130", "0")), Just(("0", "0"))
+        // Something is missing: an exit status not 0 (a marker may be
+        // missing too), or both 0 and a marker missing. Generated, not
+        // filtered: a rejected tenth of the cases would exceed proptest's
+        // 1,024 global rejects at 20,000 cases.
+        (rc, drop_marker) in prop_oneof![
+            4 => (
+                prop::sample::select(vec![("1", "0"), ("0", "1"), ("0", ""), ("130", "0")]),
+                prop::option::of(0usize..3),
+            ),
+            1 => (Just(("0", "0")), (0usize..3).prop_map(Some)),
         ],
-        drop_marker in prop::option::of(0usize..3),
         crlf in any::<bool>(),
     ) {
-        prop_assume!(rc != ("0", "0") || drop_marker.is_some());
         let mut lines = reply(&jobs, &noise, rc);
         if let Some(k) = drop_marker {
             let markers: Vec<usize> = lines
