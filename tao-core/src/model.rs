@@ -604,14 +604,25 @@ impl Layout {
         }
     }
 
+    /// `<base>/jobs`: the folder that holds every job folder (a trailing
+    /// `/` of `base` is dropped).
+    pub fn jobs_root(base: &str) -> String {
+        format!("{}/jobs", base.trim_end_matches('/'))
+    }
+
+    /// `<base>/results`: the folder that holds every results folder.
+    pub fn results_root(base: &str) -> String {
+        format!("{}/results", base.trim_end_matches('/'))
+    }
+
     /// `<base>/jobs/<id>`: where tao-record puts a job's folder.
     pub fn job_dir(base: &str, id: &str) -> String {
-        format!("{}/jobs/{id}", base.trim_end_matches('/'))
+        format!("{}/{id}", Self::jobs_root(base))
     }
 
     /// `<base>/results/<id>`: the job's results folder.
     pub fn results_dir(base: &str, id: &str) -> String {
-        format!("{}/results/{id}", base.trim_end_matches('/'))
+        format!("{}/{id}", Self::results_root(base))
     }
 
     /// `<base>/images`: the image conversion cache.

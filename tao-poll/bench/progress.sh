@@ -290,7 +290,10 @@ N=${BENCH_PROGRESS_JOBS:-10000}
 cargo build --release -q -p tao-poll
 bin=${CARGO_TARGET_DIR:-$PWD/target}/release/tao-poll
 work=$(mktemp -d)
-base=${SLURM_BASE_RESULTS_DIR:?}/results/bench-progress-$$
+# Directly under the root, never under results/: this runs as root, and a
+# results/ it made (when none was there yet) stayed root's after the
+# cleanup, so every later submit failed staging with "Permission denied".
+base=${SLURM_BASE_RESULTS_DIR:?}/bench-progress-$$
 cleanup() { rm -rf "$work" "$base"; }
 trap cleanup EXIT
 

@@ -267,10 +267,23 @@ pub fn run<R: BufRead, W: Write>(
         ));
     }
     if let Some(b) = &base {
+        // The root and the two folders every job writes in (tao-jobline(7),
+        // SHARED STORAGE): a root you own whose jobs/ or results/ another
+        // user made is as unusable as a root you cannot write.
         let q = shell::quote(b);
+        let dirs = [
+            b.clone(),
+            tao_core::model::Layout::jobs_root(b),
+            tao_core::model::Layout::results_root(b),
+        ]
+        .iter()
+        .map(|d| shell::quote(d))
+        .collect::<Vec<_>>()
+        .join(" ");
         script.push_str(&format!(
-            "if mkdir -p -- {q} 2>/dev/null && t=$(mktemp {q2} 2>/dev/null) && rm -f -- \"$t\"; then printf '@@ results-root 1 %s writable\\n' {q}; else printf '@@ results-root 0 %s not writable: choose a SLURM_BASE_RESULTS_DIR you own\\n' {q}; fi; ",
-            q2 = shell::quote(&format!("{b}/.tao-preflight.XXXXXX"))
+            "bad=; for d in {dirs}; do if mkdir -p -- \"$d\" 2>/dev/null && t=$(mktemp \"$d/.tao-preflight.XXXXXX\" 2>/dev/null) && rm -f -- \"$t\"; then :; else bad=$d; break; fi; done; \
+             if [ -z \"$bad\" ]; then printf '@@ results-root 1 %s writable (with jobs/ and results/)\\n' {q}; \
+             else printf '@@ results-root 0 %s not writable: choose a SLURM_BASE_RESULTS_DIR you own (or ask the owner of %s to give it back)\\n' \"$bad\" \"$bad\"; fi; "
         ));
     }
     let res = s.run_on(&host, &script, None)?;

@@ -290,3 +290,43 @@ fn bad_runtime_profile_and_results_root_are_named_and_closed() {
         "{stderr}"
     );
 }
+
+/// A new user's finding: a results root that is writable while its
+/// `results/` is not (another user's test made it) passed preflight as
+/// "writable", and the first submit then failed staging with `mkdir:
+/// Permission denied`. The check now covers the root, `jobs/` and
+/// `results/`, and names the folder that is not writable.
+#[test]
+fn a_results_folder_that_is_not_writable_fails_preflight() {
+    let Some(f) = Fixture::new() else { return };
+    let root = format!(
+        "{}/pf-ro-{}",
+        f.c.var("SLURM_BASE_RESULTS_DIR"),
+        common::unique_id("r")
+    );
+    let q = tao_core::shell::quote(&root);
+    let (code, _, err) = f.c.ssh(&format!(
+        "mkdir -p -- {q}/results {q}/jobs && chmod 555 -- {q}/results"
+    ));
+    assert_eq!(code, 0, "{err}");
+    let out = f
+        .cmd()
+        .env("SLURM_BASE_RESULTS_DIR", &root)
+        .arg("preflight")
+        .output()
+        .unwrap();
+    f.c.ssh(&format!("chmod 755 -- {q}/results; rm -rf -- {q}"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let r = &lines_of(&out.stdout)[0];
+    let rr = check(r, "results-root");
+    assert_eq!(rr["ok"], false, "{r}");
+    assert!(
+        rr["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("{root}/results not writable")),
+        "{rr}"
+    );
+    assert!(stderr.contains("checks failed (results-root)"), "{stderr}");
+}
