@@ -756,3 +756,31 @@ fn a_script_piped_in_gets_one_error_with_the_fix() {
     assert!(!stderr.contains(" at line "), "{stderr}");
     assert!(o.stdout.is_empty());
 }
+
+/// A new user's secrets that passed through unmasked (fake values of the
+/// real formats): a Databricks token, a Docker Hub token, a Discord
+/// webhook, an Azure SAS and an S3 pre-signed URL, and a curl password.
+/// The filter masks each, and lint blocks a script holding any of them.
+#[test]
+fn other_vendors_secrets_are_masked_and_blocked() {
+    let cases = [
+        ("dapi0a1b2c3d4e5f60718293a4b5c6d7e8f9", "databricks host h dapi0a1b2c3d4e5f60718293a4b5c6d7e8f9"),
+        ("dckr_pat_FAKEtaoQ9xLm2Vb7Nc4Kd8Ze1Rt", "docker token dckr_pat_FAKEtaoQ9xLm2Vb7Nc4Kd8Ze1Rt"),
+        ("FAKEtaoWebhook_q8Xv2LmN4pR7tZ1wK9cB3yH6jq8Xv2LmN4pR7tZ1wK9cB3yH6j", "url: https://discord.com/api/webhooks/123456789012345678/FAKEtaoWebhook_q8Xv2LmN4pR7tZ1wK9cB3yH6jq8Xv2LmN4pR7tZ1wK9cB3yH6j"),
+        ("FAKEtaoSig0q8Xv2LmN4pR7tZ1wK9cB3yH6j%2BAbC%3D", "https://a.blob.core.windows.net/c/f?sv=2022-11-02&sp=r&sig=FAKEtaoSig0q8Xv2LmN4pR7tZ1wK9cB3yH6j%2BAbC%3D"),
+        ("0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0", "https://b.s3.amazonaws.com/k?X-Amz-Expires=3600&X-Amz-Signature=0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0"),
+        ("FAKEtaoPw9xLm2Vb", "curl -fsS -u alice:FAKEtaoPw9xLm2Vb https://h/coco.tar"),
+    ];
+    for (secret, text) in cases {
+        let out = cmd().write_stdin(format!("{text}\n")).assert().success();
+        let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+        assert!(!stdout.contains(secret), "{stdout}");
+        assert!(stdout.contains("[REDACTED:"), "{stdout}");
+        let script = format!("#!/bin/bash\n{text}\n");
+        cmd()
+            .arg("lint")
+            .write_stdin(format!("{}\n", job("tao-v", &script)))
+            .assert()
+            .code(3);
+    }
+}

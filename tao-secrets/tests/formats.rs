@@ -117,7 +117,21 @@ fn secret_line() -> impl Strategy<Value = (String, String)> {
         .prop_filter("mixed", |p| mixed(p))
         .prop_map(|p| (format!("redis://:{p}@redis.internal:6379/0"), p));
     prop_oneof![
-        hf, ngc, aws, gh, ghf, slack, openai, gcp, wandb, wandb_env, password, token, secret, url
+        hf,
+        ngc,
+        aws,
+        gh,
+        ghf,
+        slack,
+        openai,
+        gcp,
+        wandb,
+        wandb_env,
+        password,
+        token,
+        secret,
+        url,
+        other_vendor_line()
     ]
     .prop_filter("a secret, not a placeholder", |(_, s)| is_a_secret(s))
 }
@@ -128,6 +142,42 @@ fn secret_line() -> impl Strategy<Value = (String, String)> {
 /// never one; a shrunk one (`AAAA...`) may be.
 fn is_a_secret(s: &str) -> bool {
     !tao_secrets::validate::is_placeholder(s.as_bytes())
+}
+
+/// Formats a new user brought (the first fakes of each were not caught):
+/// Databricks and Docker Hub tokens, Discord and Teams webhooks,
+/// pre-signed URL signatures, and a password on a curl command line. The formats are those cited in rules/builtin.toml.
+fn other_vendor_line() -> impl Strategy<Value = (String, String)> {
+    let databricks = chars(HEX, 32..=32).prop_map(|s| {
+        let t = format!("dapi{s}");
+        (format!("databricks configure --host h {t}"), t)
+    });
+    let docker = chars(URLSAFE, 27..=27).prop_map(|s| {
+        let t = format!("dckr_pat_{s}");
+        (format!("using {t} for hub"), t)
+    });
+    let discord = (chars("0123456789", 17..=19), chars(URLSAFE, 60..=68)).prop_map(|(id, s)| {
+        let t = format!("{id}/{s}");
+        (format!("notify: https://discord.com/api/webhooks/{t}"), t)
+    });
+    let teams = (chars(HEX, 32..=32), chars(HEX, 32..=32)).prop_map(|(a, b)| {
+        let t = format!("webhookb2/{a}@{b}/IncomingWebhook/{a}/{b}");
+        (format!("url https://contoso.webhook.office.com/{t}"), t)
+    });
+    let sig = (
+        prop::sample::select(vec!["sig", "X-Amz-Signature", "X-Goog-Signature"]),
+        chars(ALNUM, 40..=64),
+    )
+        .prop_map(|(k, s)| {
+            (
+                format!("wget 'https://acct.example.net/c/f?sv=2022-11-02&sp=r&{k}={s}&x=1'"),
+                s,
+            )
+        });
+    let curl = chars(PW, 10..=24)
+        .prop_filter("mixed", |p| mixed(p))
+        .prop_map(|p| (format!("curl -sS -u alice:{p} https://h/x"), p));
+    prop_oneof![databricks, docker, discord, teams, sig, curl]
 }
 
 proptest! {
