@@ -178,6 +178,7 @@ pub fn mark_stream<R: BufRead, W: Write>(
             Err(e @ Error::Io { .. }) if tao_core::cli::is_broken_pipe(&e) => return Err(e),
             Err(e) => {
                 sum.failed += 1;
+                sum.io_failed += u64::from(matches!(e, Error::Io { .. }));
                 let mut l = line;
                 let msg = match l.id() {
                     Some(id) => format!("{id}: {e}"),
@@ -453,7 +454,8 @@ mod tests {
                 done: 2,
                 skipped: 0,
                 failed: 2,
-                malformed: 1
+                malformed: 1,
+                io_failed: 0,
             }
         );
         let text = String::from_utf8(out.into_inner()).unwrap();

@@ -205,6 +205,7 @@ pub fn retry_stream<R: BufRead, W: Write>(
             Err(e @ Error::Io { .. }) if tao_core::cli::is_broken_pipe(&e) => return Err(e),
             Err(e) => {
                 sum.failed += 1;
+                sum.io_failed += u64::from(matches!(e, Error::Io { .. }));
                 warn(&format!("{id}: retry not opened: {e}"));
             }
         }

@@ -18,22 +18,36 @@ pub struct Summary {
     pub failed: u64,
     /// Malformed input lines, reported on stderr when read (exit 65).
     pub malformed: u64,
+    /// Of `failed`, the lines whose record could not be read or written
+    /// (a local I/O error: a read-only or full state directory); exit 74,
+    /// not 1, since the store itself needs fixing (tao-record(1), EXIT
+    /// STATUS: 74 is the record store).
+    pub io_failed: u64,
 }
 
 impl Summary {
-    /// The run's result: 65 if any line was malformed, 1 if any failed,
-    /// else 0. `done` names what [`Summary::done`] counts in the messages
+    /// The run's result: 65 if any line was malformed, 74 if a line
+    /// failed on the record store, 1 if any other failed, else 0. `done` names what [`Summary::done`] counts in the messages
     /// ("applied", "retry record(s) opened").
     ///
-    /// Errors: [`tao_core::Error::Data`] / [`tao_core::Error::SomeFailed`]
-    /// with the counts.
+    /// Errors: [`tao_core::Error::Data`] / [`tao_core::Error::Io`] /
+    /// [`tao_core::Error::SomeFailed`] with the counts.
     pub fn into_result(self, done: &str) -> Result<i32> {
         let Summary {
             done: d,
             failed: f,
             malformed: m,
+            io_failed: io,
             ..
         } = self;
+        if m == 0 && io > 0 {
+            return Err(tao_core::Error::io(
+                format!("{f} line(s) failed (see above), {io} of them on the record store; {d} {done}"),
+                std::io::Error::other(
+                    "the state directory (TAO_STATE_DIR) could not be written or read: fix it, then run the same command again",
+                ),
+            ));
+        }
         let counts = Counts {
             malformed: m,
             failed: f,
@@ -57,6 +71,7 @@ mod tests {
             skipped: 0,
             failed: 1,
             malformed: 1,
+            io_failed: 1,
         };
         assert_eq!(s.into_result("applied").unwrap_err().code(), 65);
         let s = Summary {
@@ -65,5 +80,11 @@ mod tests {
         };
         assert_eq!(s.into_result("applied").unwrap_err().code(), 1);
         assert_eq!(Summary::default().into_result("applied").unwrap(), 0);
+        let s = Summary {
+            failed: 2,
+            io_failed: 1,
+            ..Summary::default()
+        };
+        assert_eq!(s.into_result("applied").unwrap_err().code(), 74);
     }
 }

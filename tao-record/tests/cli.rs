@@ -1971,3 +1971,38 @@ fn progress_with_its_file_stamp_round_trips_through_the_store() {
         })
     );
 }
+
+/// A new user's finding: with a state directory that cannot be written (a
+/// read-only mount, a full disk; here a lock path that is a directory, which
+/// fails the same way for root), `mark` after a real submit printed "1
+/// line(s) failed" and exited 1, the status of a refused observation, so a
+/// cron line could not tell that the store itself is broken and the Slurm
+/// job id was not recorded. It exits 74 (tao-record(1): the record store),
+/// and the line still goes on with its `error`.
+#[test]
+fn mark_on_a_store_it_cannot_write_exits_74() {
+    let env = Env::new();
+    let a = env.open(&[]);
+    let b = env.open(&[]);
+    let lock = env.record_path(&a).with_extension("lock");
+    std::fs::create_dir(&lock).unwrap();
+    let input = format!(
+        "{}\n{}\n",
+        json!({"id": a, "state": "PENDING", "observed_by": "tao-submit", "slurm": {"job_id": "7"}}),
+        json!({"id": b, "state": "BOGUS"}),
+    );
+    let out = env.cmd().arg("mark").write_stdin(input).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(74), "{err}");
+    assert!(err.contains(&lock.display().to_string()), "{err}");
+    assert!(
+        err.lines()
+            .last()
+            .unwrap()
+            .contains("2 line(s) failed (see above), 1 of them on the record store"),
+        "{err}"
+    );
+    let echoed = lines(&out.stdout);
+    assert_eq!(echoed.len(), 2);
+    assert_eq!(echoed[0]["error"]["code"], "io");
+}
