@@ -2006,3 +2006,47 @@ fn mark_on_a_store_it_cannot_write_exits_74() {
     assert_eq!(echoed.len(), 2);
     assert_eq!(echoed[0]["error"]["code"], "io");
 }
+
+/// A new user's finding: a record edited by hand (jq, a copy of a record
+/// file to make a new one) with no `id`, another record's `id`, or a
+/// `state` that is no state was listed as it was: a line without an id
+/// (every later tool refuses it), two lines with one id, or a state in
+/// the table that no tool knows, all with exit 0. Each is now named as a
+/// record file that cannot be used (exit 65, the fix on stderr), and the
+/// other records are still listed.
+#[test]
+fn a_record_edited_by_hand_into_an_unusable_one_is_named() {
+    let env = Env::new();
+    let good = env.open(&[]);
+    for (what, edit) in [
+        ("no id", json!({"drop": "id"})),
+        ("another id", json!({"id": good})),
+        ("no state word", json!({"state": "WEIRD"})),
+    ] {
+        let id = env.open(&[]);
+        let path = env.record_path(&id);
+        let mut rec: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        if edit.get("drop").is_some() {
+            rec.as_object_mut().unwrap().remove("id");
+        } else {
+            for (k, v) in edit.as_object().unwrap() {
+                rec[k] = v.clone();
+            }
+        }
+        // As `jq` writes it: pretty-printed, and as a compact line.
+        for text in [serde_json::to_string_pretty(&rec).unwrap(), rec.to_string()] {
+            std::fs::write(&path, &text).unwrap();
+            let out = env.cmd().arg("list").output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(65), "{what}: {err}");
+            assert!(err.contains(&format!("{id}.json")), "{what}: {err}");
+            assert!(err.contains("by hand"), "{what}: {err}");
+            let listed = lines(&out.stdout);
+            assert_eq!(listed.len(), 1, "{what}: only the good record");
+            assert_eq!(listed[0]["id"], good.as_str());
+            let out = env.cmd().args(["show", &id]).output().unwrap();
+            assert_eq!(out.status.code(), Some(65), "{what}");
+        }
+        std::fs::remove_file(&path).unwrap();
+    }
+}

@@ -436,7 +436,7 @@ fn render_part(store: &Store, ids: &[String], explicit: bool, filter: &Filter) -
         }
         let mark = part.out.len();
         let mut created = None;
-        match render_line(store, &bytes, filter, &mut part.out, &mut created) {
+        match render_line(store, id, &bytes, filter, &mut part.out, &mut created) {
             Ok(true) => {
                 part.printed += 1;
                 part.created.push((created, mark, part.out.len()));
@@ -524,9 +524,12 @@ struct At<'a> {
 /// of its first history entry), if any.
 ///
 /// Errors: when the file is not compact JSON (any raw value holding a
-/// newline) or does not parse; the caller then takes the slow path.
+/// newline), does not parse, or is not a usable record of `id` (its `id`
+/// is not `id`, its `state` not a state); the caller then takes the slow
+/// path, whose [`parse_record`] names what is wrong.
 fn render_line(
     store: &Store,
+    id: &str,
     bytes: &[u8],
     filter: &Filter,
     out: &mut Vec<u8>,
@@ -534,13 +537,16 @@ fn render_line(
 ) -> std::result::Result<bool, ()> {
     let text = std::str::from_utf8(bytes).map_err(|_| ())?;
     let top: RawTop = serde_json::from_str(text.trim_end()).map_err(|_| ())?;
-    let state = top
-        .0
-        .iter()
-        .find(|(k, _)| k == "state")
-        .and_then(|(_, v)| serde_json::from_str::<Cow<str>>(v.get()).ok())
-        .and_then(|s| State::parse(&s))
-        .unwrap_or(State::Unknown);
+    let str_of = |key: &str| {
+        top.0
+            .iter()
+            .find(|(k, _)| k == key)
+            .and_then(|(_, v)| serde_json::from_str::<Cow<str>>(v.get()).ok())
+    };
+    if str_of("id").as_deref() != Some(id) {
+        return Err(());
+    }
+    let state = str_of("state").and_then(|s| State::parse(&s)).ok_or(())?;
     if filter.live && !state.is_live() {
         let raw = |key: &str| {
             top.0
@@ -649,6 +655,12 @@ fn sweep_temp_files(store: &Store, now: DateTime<Utc>) -> Result<()> {
 mod tests {
     use super::*;
 
+    /// The `id` of a record's text (its file is `<id>.json`).
+    fn id_of(text: &str) -> String {
+        let v: Value = serde_json::from_str(text).unwrap();
+        v["id"].as_str().unwrap().to_string()
+    }
+
     #[test]
     fn fast_path_prints_what_the_slow_path_prints() {
         let tmp = tempfile::tempdir().unwrap();
@@ -658,6 +670,7 @@ mod tests {
         assert_eq!(
             render_line(
                 &store,
+                "a",
                 text.as_bytes(),
                 &Filter::default(),
                 &mut fast,
@@ -665,7 +678,11 @@ mod tests {
             ),
             Ok(true)
         );
-        let rec = parse_record(text.as_bytes(), std::path::Path::new("x")).unwrap();
+        let rec = parse_record(
+            text.as_bytes(),
+            &std::path::PathBuf::from(format!("{}.json", id_of(text))),
+        )
+        .unwrap();
         let mut slow = serde_json::to_vec(&rec.into_job_line().fields).unwrap();
         slow.push(b'\n');
         assert_eq!(
@@ -678,7 +695,14 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            render_line(&store, text.as_bytes(), &live, &mut out, &mut None),
+            render_line(
+                &store,
+                &id_of(text),
+                text.as_bytes(),
+                &live,
+                &mut out,
+                &mut None
+            ),
             Ok(true)
         );
         let done = Filter {
@@ -686,7 +710,14 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            render_line(&store, text.as_bytes(), &done, &mut out, &mut None),
+            render_line(
+                &store,
+                &id_of(text),
+                text.as_bytes(),
+                &done,
+                &mut out,
+                &mut None
+            ),
             Ok(false)
         );
         let since = Filter {
@@ -694,12 +725,20 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            render_line(&store, text.as_bytes(), &since, &mut out, &mut None),
+            render_line(
+                &store,
+                &id_of(text),
+                text.as_bytes(),
+                &since,
+                &mut out,
+                &mut None
+            ),
             Ok(false)
         );
         // Pretty-printed files go to the slow path.
         assert!(render_line(
             &store,
+            "a",
             b"{\"id\":\n [1,\n 2]}",
             &Filter::default(),
             &mut out,
@@ -832,11 +871,22 @@ mod tests {
         ] {
             let mut out = Vec::new();
             assert_eq!(
-                render_line(&store, text.as_bytes(), &live, &mut out, &mut None),
+                render_line(
+                    &store,
+                    &id_of(&text),
+                    text.as_bytes(),
+                    &live,
+                    &mut out,
+                    &mut None
+                ),
                 Ok(want),
                 "{text}"
             );
-            let rec = parse_record(text.as_bytes(), std::path::Path::new("x")).unwrap();
+            let rec = parse_record(
+                text.as_bytes(),
+                &std::path::PathBuf::from(format!("{}.json", id_of(&text))),
+            )
+            .unwrap();
             assert_eq!(live.matches(&rec, &store), want, "slow path: {text}");
         }
     }
@@ -884,11 +934,22 @@ mod tests {
         for (text, want) in &cases {
             let mut out = Vec::new();
             assert_eq!(
-                render_line(&store, text.as_bytes(), &live, &mut out, &mut None),
+                render_line(
+                    &store,
+                    &id_of(text),
+                    text.as_bytes(),
+                    &live,
+                    &mut out,
+                    &mut None
+                ),
                 Ok(*want),
                 "{text}"
             );
-            let rec = parse_record(text.as_bytes(), std::path::Path::new("x")).unwrap();
+            let rec = parse_record(
+                text.as_bytes(),
+                &std::path::PathBuf::from(format!("{}.json", id_of(text))),
+            )
+            .unwrap();
             assert_eq!(live.matches(&rec, &store), *want, "slow path: {text}");
         }
         // Once the retry exists, the parent leaves --live.
@@ -899,10 +960,21 @@ mod tests {
         .unwrap();
         let text = &cases[2].0;
         assert_eq!(
-            render_line(&store, text.as_bytes(), &live, &mut Vec::new(), &mut None),
+            render_line(
+                &store,
+                &id_of(text),
+                text.as_bytes(),
+                &live,
+                &mut Vec::new(),
+                &mut None
+            ),
             Ok(false)
         );
-        let rec = parse_record(text.as_bytes(), std::path::Path::new("x")).unwrap();
+        let rec = parse_record(
+            text.as_bytes(),
+            &std::path::PathBuf::from(format!("{}.json", id_of(text))),
+        )
+        .unwrap();
         assert!(!live.matches(&rec, &store));
     }
 

@@ -387,9 +387,16 @@ fn read_record(path: &Path) -> Result<Option<Record>> {
     parse_record(&bytes, path).map(Some)
 }
 
-/// Parse the bytes of a record file.
+/// Parse the bytes of a record file `<id>.json`.
 ///
-/// Errors: [`Error::Data`] naming the file when it is not a JSON object.
+/// A record edited by hand (`jq ... > t && mv t ID.json`) is checked for
+/// what every tool relies on: `id` is the file's name (a copied or
+/// renamed file would print a line for another record, or one without
+/// an id), and `state` is a word of the vocabulary (tao-jobline(7)).
+///
+/// Errors: [`Error::Data`] naming the file and the fix when it is not a
+/// JSON object, its `id` is not its file name, or its `state` is missing
+/// or not a state.
 pub fn parse_record(bytes: &[u8], path: &Path) -> Result<Record> {
     let map: Map<String, Value> = serde_json::from_slice(bytes).map_err(|e| {
         Error::Data(format!(
@@ -397,7 +404,27 @@ pub fn parse_record(bytes: &[u8], path: &Path) -> Result<Record> {
             path
         ))
     })?;
-    Ok(Record::from_map(map))
+    let rec = Record::from_map(map);
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+    if rec.id() != stem {
+        return Err(Error::Data(format!(
+            "record file {:?} has \"id\": {}, not its file name {stem:?} (edited, copied or renamed by hand); set \"id\" back to {stem:?}, or move the file aside",
+            path,
+            rec.fields.get("id").map_or_else(|| "missing".to_string(), Value::to_string)
+        )));
+    }
+    if rec.state().is_none() {
+        let words: Vec<&str> = State::ALL.iter().map(|s| s.as_str()).collect();
+        return Err(Error::Data(format!(
+            "record file {:?} has \"state\": {}, not a state (edited by hand); set it to one of {}",
+            path,
+            rec.fields
+                .get("state")
+                .map_or_else(|| "missing".to_string(), Value::to_string),
+            words.join(", ")
+        )));
+    }
+    Ok(rec)
 }
 
 /// The default store directory: `$TAO_STATE_DIR`, else
