@@ -595,3 +595,39 @@ fn probe_verdicts() {
         "{stdout}"
     );
 }
+
+/// A new user's finding: a secret whose value holds newlines (a PEM key, a
+/// service-account JSON, a CRLF value pasted from Windows), printed by the
+/// job, reached main.out and main.err unmasked: the job's masker looked
+/// for the whole value in each output line, which never holds a newline.
+/// It now masks it line by line as tao-redact does (each line of 8 bytes
+/// or more, a trailing CR dropped), so no such line is printed.
+#[test]
+fn a_multi_line_secret_is_masked_line_by_line_in_the_jobs_output() {
+    let value = "-----BEGIN FAKE KEY-----\r\nMIIEfakeNotAKey0123456789abcd\r\nshort\r\nzzFakeTailLine9876543210\n";
+    let job = Job::new(|l| {
+        l["secrets"] = json!(["FAKE_TOKEN"]);
+        l["command"] = json!(
+            "printf '%s\\n' \"$FAKE_TOKEN\"; printf 'err:%s\\n' \"$FAKE_TOKEN\" >&2"
+        );
+    });
+    std::fs::write(
+        job.job_dir.join("env/secrets.env"),
+        format!("FAKE_TOKEN={}\n", tao_core::shell::quote(value)),
+    )
+    .unwrap();
+    let out = job.run(1);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    for part in [
+        "-----BEGIN FAKE KEY-----",
+        "MIIEfakeNotAKey0123456789abcd",
+        "zzFakeTailLine9876543210",
+    ] {
+        assert!(!stdout.contains(part), "{part} in stdout: {stdout}");
+        assert!(!stderr.contains(part), "{part} in stderr: {stderr}");
+    }
+    assert_eq!(stdout.matches("[REDACTED:env:FAKE_TOKEN]").count(), 3, "{stdout}");
+    assert!(stdout.contains("short"), "lines under 8 bytes stay: {stdout}");
+}
