@@ -510,7 +510,7 @@ fn cmd_list(a: &ListArgs) -> Result<i32> {
             .map(|p| format!("{:?}", p.display().to_string()))
             .collect();
         return Err(Error::Data(format!(
-            "{} record file(s) could not be read and were skipped: {}; move each aside and restore it from a backup",
+            "{} record file(s) could not be used and were skipped: {}; fix each as its warning above says, or move it aside and restore it from a backup",
             names.len(),
             tao_core::hostlist::summarize(&names, 5)
         )));
