@@ -1909,7 +1909,7 @@ fn list_names_a_corrupt_record_and_fails() {
         assert!(!stdout.contains(&b), "{args:?}: {stdout}");
         let last = err.lines().last().unwrap_or("");
         assert!(
-            last.starts_with("tao-record: error: 1 record file(s) could not be read")
+            last.starts_with("tao-record: error: 1 record file(s) could not be used")
                 && last.contains(&path.display().to_string()),
             "{args:?}: {err}"
         );
