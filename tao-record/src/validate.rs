@@ -159,6 +159,44 @@ pub fn slurm_names(s: &str, list: bool, what: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The node names of `--exclude` values, each a node name or a Slurm host
+/// list as sbatch `--exclude` takes it (`n1,n2`, `gpu[01-04,07]`),
+/// expanded by [`tao_core::hostlist::expand`] (at most
+/// [`tao_core::hostlist::MAX_NAMES`] names in all), in order, without
+/// repeats.
+///
+/// Errors: a one-line reason (for `--exclude`) when a value is empty, a
+/// name is not `[A-Za-z0-9_.-]` after expansion, or the lists pass the bound.
+pub fn exclude_nodes(values: &[String]) -> Result<Vec<String>, String> {
+    let mut out: Vec<String> = Vec::new();
+    for v in values {
+        let names = tao_core::hostlist::expand(v, tao_core::hostlist::MAX_NAMES)
+            .map_err(|e| format!("{v:?}: {e}"))?;
+        if names.is_empty() {
+            return Err(format!(
+                "{v:?} names no node; give a node name or a host list such as n[1-4]"
+            ));
+        }
+        for n in names {
+            slurm_names(&n, false, "node name").map_err(|_| {
+                format!(
+                    "{v:?} is not a node name or a Slurm host list ({n:?} is no node name); use [A-Za-z0-9_.-], several as n1,n2 or n[1-4]"
+                )
+            })?;
+            if !out.contains(&n) {
+                if out.len() >= tao_core::hostlist::MAX_NAMES {
+                    return Err(format!(
+                        "more than {} node names in all; name fewer nodes",
+                        tao_core::hostlist::MAX_NAMES
+                    ));
+                }
+                out.push(n);
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Parse a boolean setting (`SLURM_USE_REQUEUE`): true/false, 1/0, yes/no,
 /// on/off, case-insensitive.
 pub fn parse_bool(s: &str) -> Option<bool> {

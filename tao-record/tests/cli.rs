@@ -2050,3 +2050,48 @@ fn a_record_edited_by_hand_into_an_unusable_one_is_named() {
         std::fs::remove_file(&path).unwrap();
     }
 }
+
+/// A new user's finding: `--exclude` says "sbatch --exclude", but refused
+/// the forms sbatch takes (`n1,n2`, `n[1-2]`) as "not a valid node name".
+/// It now takes a Slurm host list, expanded into the record's node names
+/// (tao_core::hostlist, the rule tao-submit uses), and still refuses what
+/// is no node name, naming the form to use.
+#[test]
+fn exclude_takes_a_slurm_host_list() {
+    let env = Env::new();
+    let out = env
+        .cmd()
+        .args([
+            "open",
+            "--dry-run",
+            "--command",
+            "true",
+            "--exclude",
+            "gpu[01-03,7],n1",
+            "--exclude",
+            "n1",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = lines(&out.stdout);
+    assert_eq!(
+        v[0]["resources"]["exclude"],
+        json!(["gpu01", "gpu02", "gpu03", "gpu7", "n1"])
+    );
+    for bad in ["n[1-2", "n 1", "n[1-99999999]"] {
+        let out = env
+            .cmd()
+            .args(["open", "--dry-run", "--command", "true", "--exclude", bad])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {err}");
+        assert!(err.starts_with("tao-record: error: --exclude: "), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+}

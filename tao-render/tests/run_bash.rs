@@ -607,9 +607,8 @@ fn a_multi_line_secret_is_masked_line_by_line_in_the_jobs_output() {
     let value = "-----BEGIN FAKE KEY-----\r\nMIIEfakeNotAKey0123456789abcd\r\nshort\r\nzzFakeTailLine9876543210\n";
     let job = Job::new(|l| {
         l["secrets"] = json!(["FAKE_TOKEN"]);
-        l["command"] = json!(
-            "printf '%s\\n' \"$FAKE_TOKEN\"; printf 'err:%s\\n' \"$FAKE_TOKEN\" >&2"
-        );
+        l["command"] =
+            json!("printf '%s\\n' \"$FAKE_TOKEN\"; printf 'err:%s\\n' \"$FAKE_TOKEN\" >&2");
     });
     std::fs::write(
         job.job_dir.join("env/secrets.env"),
@@ -628,6 +627,13 @@ fn a_multi_line_secret_is_masked_line_by_line_in_the_jobs_output() {
         assert!(!stdout.contains(part), "{part} in stdout: {stdout}");
         assert!(!stderr.contains(part), "{part} in stderr: {stderr}");
     }
-    assert_eq!(stdout.matches("[REDACTED:env:FAKE_TOKEN]").count(), 3, "{stdout}");
-    assert!(stdout.contains("short"), "lines under 8 bytes stay: {stdout}");
+    assert_eq!(
+        stdout.matches("[REDACTED:env:FAKE_TOKEN]").count(),
+        3,
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("short"),
+        "lines under 8 bytes stay: {stdout}"
+    );
 }

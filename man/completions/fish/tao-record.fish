@@ -50,7 +50,7 @@ complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l time -d '
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l child-timeout -d 'Time after which the job\'s command is stopped so the job can finish cleanly; below --time [default: 95% of --time; none under an unlimited --time]' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l partition -d 'Partition, or a comma-separated list; one the site profile lists, when it lists any [env: SLURM_PARTITION; default: the site profile\'s]' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l account -d 'Account to charge [env: SLURM_ACCOUNT]' -r
-complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l exclude -d 'Node to avoid (sbatch --exclude); repeatable' -r
+complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l exclude -d 'Node to avoid: a name or a Slurm host list, as sbatch --exclude takes it (n1,n2, gpu[01-04]); repeatable' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l mem -d 'Memory per node, sbatch --mem form: digits and an optional K, M, G or T in either case (64G, 64g, 7200M)' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l storage-tier -d 'Storage tier name [default: lustre]' -r
 complete -c tao-record -n "__fish_tao_record_using_subcommand open" -l results-root -d 'Results root on the cluster: /abs or lustre:///abs [env: SLURM_BASE_RESULTS_DIR]' -r -F

@@ -75,8 +75,8 @@ pub struct OpenArgs {
     /// Do not let Slurm requeue the job [default from SLURM_USE_REQUEUE, else requeue].
     #[arg(long)]
     pub no_requeue: bool,
-    /// Node to avoid (sbatch --exclude); repeatable.
-    #[arg(long = "exclude", value_name = "NODE")]
+    /// Node to avoid: a name or a Slurm host list, as sbatch --exclude takes it (n1,n2, gpu[01-04]); repeatable.
+    #[arg(long = "exclude", value_name = "NODES")]
     pub exclude: Vec<String>,
     /// Memory per node, sbatch --mem form: digits and an optional K, M, G or T in either
     /// case (64G, 64g, 7200M).

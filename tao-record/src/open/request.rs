@@ -250,13 +250,7 @@ pub(super) fn build_resources(
             })?,
         }
     };
-    let mut exclude: Vec<String> = Vec::new();
-    for n in &args.exclude {
-        validate::slurm_names(n, false, "node name").map_err(|e| usage("--exclude", e))?;
-        if !exclude.contains(n) {
-            exclude.push(n.clone());
-        }
-    }
+    let exclude = validate::exclude_nodes(&args.exclude).map_err(|e| usage("--exclude", e))?;
     if let Some(m) = &args.mem {
         request::mem(m).map_err(|e| usage("--mem", e))?;
     }

@@ -95,11 +95,8 @@ pub(super) fn open_retry(store: &Store, args: &OpenArgs, parent_id: &str) -> Res
         ));
     }
     tao_core::id::validate(parent_id).map_err(|e| usage("--retry-of", e))?;
-    let mut extra_exclude = Vec::new();
-    for n in &args.exclude {
-        validate::slurm_names(n, false, "node name").map_err(|e| usage("--exclude", e))?;
-        extra_exclude.push(n.clone());
-    }
+    let extra_exclude =
+        validate::exclude_nodes(&args.exclude).map_err(|e| usage("--exclude", e))?;
     let now = tao_core::time::now_rfc3339();
     let child = store.update_then(
         parent_id,
