@@ -2095,3 +2095,27 @@ fn exclude_takes_a_slurm_host_list() {
         assert_eq!(err.lines().count(), 1, "{err}");
     }
 }
+
+/// A new user's finding: `--spec /dev/null` (or a file of blanks, or an
+/// `<(envsubst ...)` of an empty template) was recorded and submitted; the
+/// job then started and TAO stopped on no settings. An empty spec is
+/// refused (exit 65, a spec file that cannot be used), nothing recorded.
+#[test]
+fn an_empty_spec_is_refused_and_nothing_is_recorded() {
+    let env = Env::new();
+    for text in ["", " \n\r\n\t\n"] {
+        let spec = env.file("empty.yaml", text);
+        let out = env
+            .cmd()
+            .args(["open", "--command", "x -e {config_path}", "--spec"])
+            .arg(&spec)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(65), "{err:?}");
+        assert!(err.contains("is empty"), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    let out = env.cmd().arg("list").output().unwrap();
+    assert!(out.stdout.is_empty(), "nothing recorded");
+}

@@ -410,6 +410,13 @@ pub(super) fn read_spec(path: &PathBuf) -> Result<Value> {
         ))
     })?;
     validate::no_nul(&text).map_err(|e| Error::Data(format!("--spec {path:?} {e}")))?;
+    if text.trim().is_empty() {
+        // `--spec /dev/null`, an unset variable's `<(envsubst ...)`, a file
+        // not saved yet: the job would start and TAO stop on no settings.
+        return Err(Error::Data(format!(
+            "--spec {path:?} is empty; give the experiment spec file (the job reads its settings from it), or leave --spec out"
+        )));
+    }
     let sha = tao_core::sha256_hex(text.as_bytes());
     Ok(json!({"name": name, "text": text, "sha256": sha}))
 }
