@@ -5,7 +5,8 @@
 //! when a property fails.
 //!
 //! - [`jobline`]: any bytes into `tao_core::LineReader`: no panic; every
-//!   non-blank input line is reported once, as a job line or an error,
+//!   non-blank input line (a UTF-8 byte-order mark opening the input is
+//!   not part of line 1) is reported once, as a job line or an error,
 //!   under its own 1-based number (nothing lost); every
 //!   line it returns re-serialises (`JobLine::to_json`) to one line that
 //!   parses back to the same fields (pass-through is lossless); line
@@ -64,6 +65,11 @@ pub fn jobline(data: &[u8]) {
         let (line, tail) = rest.split_at(end);
         rest = tail;
         no += 1;
+        // A byte-order mark opening the input is not part of line 1.
+        let line = match line.strip_prefix(tao_core::jobline::UTF8_BOM) {
+            Some(rest) if no == 1 => rest,
+            _ => line,
+        };
         match std::str::from_utf8(line) {
             Ok(t) if t.trim().is_empty() => {}
             _ => expected.push(no),
@@ -129,7 +135,14 @@ pub fn line_reader(data: &[u8]) {
             expected.push((no, None));
             continue;
         }
-        let mut single = LineReader::new(line);
+        // Read as line `no` is: only line 1 may open with a byte-order
+        // mark to skip, so a later line follows a blank line 1 here.
+        let alone = if no == 1 {
+            line.to_vec()
+        } else {
+            [b"\n", line].concat()
+        };
+        let mut single = LineReader::new(&alone[..]);
         match single.next_line() {
             Ok(Some(_)) => expected.push((no, Some(true))),
             Ok(None) => {}

@@ -77,15 +77,22 @@ impl JobLine {
     /// Parse one line of text (without its newline).
     ///
     /// Errors: [`Error::BadLine`] naming `line_no` for invalid JSON (with the
-    /// column) or for JSON that is not an object.
+    /// column) or for JSON that is not an object; a line starting with a
+    /// UTF-8 byte-order mark ([`UTF8_BOM`]; [`LineReader`] skips one at the
+    /// start of the input, so this is a file joined after the first) is
+    /// said to be one, with the fix.
     pub fn parse(text: &str, line_no: u64) -> Result<Self> {
         let value: Value = serde_json::from_str(text).map_err(|e| Error::BadJson {
             line: line_no,
             column: e.column(),
-            message: format!(
-                "invalid JSON ({}); each input line must be one JSON object",
-                json_error_words(&e)
-            ),
+            message: if text.starts_with('\u{FEFF}') {
+                "invalid JSON (a UTF-8 byte-order mark at the start of the line, from a file joined after the first?); remove it (e.g. sed 's/^\\xEF\\xBB\\xBF//')".into()
+            } else {
+                format!(
+                    "invalid JSON ({}); each input line must be one JSON object",
+                    json_error_words(&e)
+                )
+            },
         })?;
         match value {
             Value::Object(fields) => Ok(Self { fields, line_no }),
@@ -206,8 +213,16 @@ fn kind_name(v: &Value) -> &'static str {
 /// and the lines after it are still read.
 pub const MAX_LINE_BYTES: usize = 64 << 20;
 
+/// The UTF-8 byte-order mark (U+FEFF as bytes). Editors on Windows (and
+/// PowerShell's `Out-File`) start a UTF-8 file with it; JSON forbids it
+/// (RFC 8259 §8.1) but allows a parser to ignore it, as many Unix tools do.
+pub const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
 /// Reads job lines from any `BufRead` with a reused buffer and a 1-based
-/// line counter. Blank lines are skipped (they still count). Lines longer
+/// line counter. Blank lines are skipped (they still count). A UTF-8
+/// byte-order mark ([`UTF8_BOM`]) at the very start of the input (line 1)
+/// is skipped, as RFC 8259 §8.1 allows; one anywhere else is a bad line
+/// (invalid JSON). Lines longer
 /// than the reader's bound ([`MAX_LINE_BYTES`] unless set with
 /// [`LineReader::with_max_line`]) are errors, read past in bounded memory.
 pub struct LineReader<R> {
@@ -321,6 +336,10 @@ impl<R: BufRead> LineReader<R> {
                         self.max_line
                     ),
                 });
+            }
+            if self.line_no == 1 && self.buf.starts_with(UTF8_BOM) {
+                // Not part of the line: the file's encoding mark.
+                self.buf.drain(..UTF8_BOM.len());
             }
             let text = std::str::from_utf8(&self.buf).map_err(|e| Error::BadLine {
                 line: self.line_no,
@@ -476,6 +495,25 @@ mod tests {
         );
         let (lines, err) = LineReader::new(&input[..11]).read_until_error();
         assert_eq!((lines.len(), err.is_none()), (1, true));
+    }
+
+    #[test]
+    fn a_leading_byte_order_mark_is_skipped_and_a_later_one_named() {
+        // Notepad / PowerShell `Out-File -Encoding utf8` start a file so.
+        let input = b"\xEF\xBB\xBF{\"id\":\"a\"}\r\n\xEF\xBB\xBF{\"id\":\"b\"}\n";
+        let mut r = LineReader::new(&input[..]);
+        let a = r.next_line().unwrap().unwrap();
+        assert_eq!((a.id(), a.line_no), (Some("a"), 1));
+        assert_eq!(r.last_text(), "{\"id\":\"a\"}");
+        let msg = r.next_line().unwrap_err().to_string();
+        assert!(
+            msg.starts_with("line 2, column 1: invalid JSON (a UTF-8 byte-order mark"),
+            "{msg}"
+        );
+        assert!(msg.contains("sed 's/^\\xEF\\xBB\\xBF//'"), "{msg}");
+        // A line of only the mark is blank.
+        let mut r = LineReader::new(&b"\xEF\xBB\xBF\n{\"id\":\"c\"}"[..]);
+        assert_eq!(r.next_line().unwrap().unwrap().line_no, 2);
     }
 
     #[test]

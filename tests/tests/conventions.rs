@@ -120,6 +120,25 @@ fn a_line_that_is_not_json_is_bad_data_everywhere() {
     assert_eq!(out.status.code(), Some(65), "{}", text(&out.stderr));
 }
 
+/// A new user's finding: a job-line file saved by Notepad or PowerShell
+/// starts with a UTF-8 byte-order mark, and every tool said only "invalid
+/// JSON". The one reader (`tao_core::LineReader`) skips a mark opening the
+/// input: each tool answers exactly as it does without one.
+#[test]
+fn a_byte_order_mark_opening_the_input_is_skipped_everywhere() {
+    let home = tempfile::tempdir().unwrap();
+    for (name, args) in READERS {
+        let what = format!("{name} {}", args.join(" "));
+        let plain = feed(name, args, "{}\n", home.path());
+        let marked = feed(name, args, "\u{FEFF}{}\n", home.path());
+        let err = text(&marked.stderr);
+        assert!(!err.contains("invalid JSON"), "{what}: {err}");
+        assert_eq!(marked.status.code(), plain.status.code(), "{what}: {err}");
+        assert_eq!(err, text(&plain.stderr), "{what}");
+        assert_eq!(text(&marked.stdout), text(&plain.stdout), "{what}");
+    }
+}
+
 #[test]
 fn a_line_missing_a_required_field_is_bad_data_everywhere() {
     let home = tempfile::tempdir().unwrap();
