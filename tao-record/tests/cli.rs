@@ -2119,3 +2119,58 @@ fn an_empty_spec_is_refused_and_nothing_is_recorded() {
     let out = env.cmd().arg("list").output().unwrap();
     assert!(out.stdout.is_empty(), "nothing recorded");
 }
+
+/// A new user's finding: `--env A=1 --env A=2` kept the last value without
+/// a word. Two values for one name are refused (exit 2, one line naming
+/// the name and the fix, no value echoed); the same K=V twice is one.
+#[test]
+fn an_env_name_given_twice_with_different_values_is_refused() {
+    let env = Env::new();
+    let out = env
+        .cmd()
+        .args([
+            "open",
+            "--command",
+            "x",
+            "--env",
+            "MODE=fast_7q",
+            "--env",
+            "MODE=slow_9z",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err:?}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--env: MODE is given twice with different values; give --env MODE=... once"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("fast_7q") && !err.contains("slow_9z"),
+        "values echoed: {err}"
+    );
+    let out = env.cmd().arg("list").output().unwrap();
+    assert!(out.stdout.is_empty(), "nothing recorded");
+    let out = env
+        .cmd()
+        .args([
+            "open",
+            "--dry-run",
+            "--command",
+            "x",
+            "--env",
+            "MODE=fast",
+            "--env",
+            "MODE=fast",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains(r#""env":{"MODE":"fast"}"#));
+}

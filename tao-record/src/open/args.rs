@@ -98,6 +98,7 @@ pub struct OpenArgs {
     /// refused (the job script's own, rendezvous, SLURM_*, BASH*, LD_*, tao_*, PATH, IFS, ...:
     /// tao-jobline(7)), and so are names that look like secrets (use --secret). The value
     /// reaches the job byte for byte: newlines, tabs, CR and ESC are kept (only NUL is refused).
+    /// A name given twice with different values is refused (exit 2), not last-wins.
     #[arg(long = "env", value_name = "K=V")]
     pub env: Vec<String>,
     /// Name of a secret read from the environment at submit time; repeatable. Names only;

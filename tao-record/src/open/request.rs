@@ -355,7 +355,21 @@ pub(super) fn build_env(flags: &[String]) -> Result<Map<String, Value>> {
         // Never echo the value: it may be a real secret.
         request::env_name(k).map_err(|e| usage("--env", e))?;
         validate::no_nul(v).map_err(|e| usage("--env", format!("value of {k} {e}")))?;
-        env.insert(k.into(), Value::String(v.into()));
+        match env.get(k) {
+            // The same K=V twice (a script's list and a shell alias) is one.
+            Some(Value::String(old)) if old == v => {}
+            // Two values: which one the job should get is the user's call,
+            // not a silent last-wins. The values are never echoed.
+            Some(_) => {
+                return Err(usage(
+                    "--env",
+                    format!("{k} is given twice with different values; give --env {k}=... once"),
+                ))
+            }
+            None => {
+                env.insert(k.into(), Value::String(v.into()));
+            }
+        }
     }
     Ok(env)
 }
