@@ -171,7 +171,8 @@ section! {
 section! {
     /// `spec`: the job's config file.
     pub struct Spec {
-        /// File name, staged to `<job_dir>/specs/<name>`.
+        /// File name, staged to `<job_dir>/specs/<name>`
+        /// ([`Layout::DEFAULT_SPEC`] for a spec read from a pipe or `/dev/fd`).
         name: String,
         /// The file's text.
         text: String,
@@ -582,6 +583,11 @@ pub struct Layout {
 impl Layout {
     /// Staged specs, relative to the job folder.
     pub const SPECS: &'static str = "specs";
+    /// The name a spec without a file name of its own is staged under
+    /// (`specs/spec.yaml`): one read from a pipe or a `/dev/fd/N` path
+    /// (`--spec <(envsubst < spec.yaml)`), whose name (`63`) says nothing
+    /// and lacks the `.yaml` TAO and Hydra look for. docs/CONTRACT.md.
+    pub const DEFAULT_SPEC: &'static str = "spec.yaml";
     /// The folder of the secrets sidecar (mode 700), relative.
     pub const ENV: &'static str = "env";
     /// The secrets sidecar, relative.

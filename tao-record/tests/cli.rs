@@ -2174,3 +2174,35 @@ fn an_env_name_given_twice_with_different_values_is_refused() {
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains(r#""env":{"MODE":"fast"}"#));
 }
+
+/// A new user's finding: `--spec <(envsubst < spec.yaml)` staged the spec
+/// as `specs/63` (the /dev/fd name, no `.yaml`), which TAO and Hydra do
+/// not take for a YAML file. A spec read from a pipe or a /dev/fd path is
+/// staged as `spec.yaml` (`Layout::DEFAULT_SPEC`); a file keeps its name.
+#[test]
+fn a_spec_from_a_pipe_is_staged_as_spec_yaml() {
+    let env = Env::new();
+    let spec = env.file("dino_train.yaml", "train:\n  num_epochs: 1\n");
+    let bin = assert_cmd::cargo::cargo_bin("tao-record");
+    let cases = [
+        ("<(cat \"$1\")", "spec.yaml"),
+        ("/dev/stdin < \"$1\"", "spec.yaml"),
+        ("\"$1\"", "dino_train.yaml"),
+    ];
+    for (arg, staged) in cases {
+        let script = format!(
+            "\"$0\" open --dry-run --runtime none --command 'x -e {{config_path}}' --spec {arg}"
+        );
+        let mut cmd = std::process::Command::new("bash");
+        cmd.env_clear().args(["-c", &script]).arg(&bin).arg(&spec);
+        for (k, v) in &env.vars {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{arg}: {err}");
+        let line: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(line["spec"]["name"], staged, "{arg}");
+        assert_eq!(line["spec"]["text"], "train:\n  num_epochs: 1\n", "{arg}");
+    }
+}

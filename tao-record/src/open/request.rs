@@ -1,9 +1,10 @@
 //! The request of a new record from flags, environment and site profile:
 //! resources, storage root, mounts, env, secrets and the spec.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
+use tao_core::model::Layout;
 use tao_core::request::{self, defaults};
 use tao_core::site::SiteProfile;
 use tao_core::slurm_time::format_hms;
@@ -394,22 +395,45 @@ pub(super) fn build_secrets(flags: &[String]) -> Result<Vec<String>> {
     Ok(out)
 }
 
+/// Whether `path` names an open file descriptor rather than a file:
+/// `/dev/fd/N`, `/dev/stdin`, `/proc/<pid or self>/fd/N` (what bash and
+/// zsh pass for `<(...)`, and `--spec /dev/stdin`).
+fn is_fd_path(path: &Path) -> bool {
+    let parent = path.parent().and_then(|p| p.to_str()).unwrap_or("");
+    path == Path::new("/dev/stdin")
+        || parent == "/dev/fd"
+        || (parent.starts_with("/proc/") && parent.ends_with("/fd"))
+}
+
+/// Reads `--spec FILE` into the `spec` section `{name, text, sha256}`.
+/// `name` is the file's own name, or [`Layout::DEFAULT_SPEC`] when the spec
+/// is read from a pipe, a device or a `/dev/fd` path (`<(envsubst < x)`
+/// would stage as `63`, which TAO and Hydra do not take for a YAML file).
+///
+/// Errors: usage (exit 2) for a directory, an unreadable path or a bad
+/// file name; data (exit 65) for a spec over [`MAX_SPEC_BYTES`], not UTF-8,
+/// with a NUL, or empty.
 pub(super) fn read_spec(path: &PathBuf) -> Result<Value> {
     validate::not_a_directory(path).map_err(|e| usage("--spec", e))?;
-    let name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .ok_or_else(|| {
-            usage(
-                "--spec",
-                format!("{path:?} has no file name; give a spec file"),
-            )
-        })?
-        .to_string();
-    validate::slurm_names(&name, false, "file name")
-        .map_err(|e| usage("--spec", format!("{e}; rename the spec file")))?;
     let meta = std::fs::metadata(path)
         .map_err(|e| usage("--spec", format!("{path:?}: {e}; give a readable file")))?;
+    let name = if !meta.is_file() || is_fd_path(path) {
+        Layout::DEFAULT_SPEC.to_string()
+    } else {
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .ok_or_else(|| {
+                usage(
+                    "--spec",
+                    format!("{path:?} has no file name; give a spec file"),
+                )
+            })?
+            .to_string();
+        validate::slurm_names(&name, false, "file name")
+            .map_err(|e| usage("--spec", format!("{e}; rename the spec file")))?;
+        name
+    };
     if meta.len() > MAX_SPEC_BYTES {
         return Err(Error::Data(format!(
             "--spec {path:?} is {} bytes, more than {MAX_SPEC_BYTES}; a spec is a small YAML file",
