@@ -415,9 +415,18 @@ pub(crate) fn lowercase_into(src: &[u8], dst: &mut Vec<u8>) {
 }
 
 /// Anchors are keyword windows of at most this many bytes: short enough
-/// that the built-in keywords give few distinct anchors (at most 64 lets
-/// aho-corasick use its packed SIMD searcher, Teddy).
+/// that keywords share anchors (`oken=` serves `token=` and `_token=`).
 const ANCHOR_LEN: usize = 5;
+
+/// Most anchors one packed (Teddy) searcher takes: aho-corasick 1.1's
+/// Teddy builder declines more than 64 patterns (`packed/teddy/builder.rs`,
+/// "too many patterns will overwhelm Teddy") and falls back to its DFA.
+/// More anchors are spread over more packed searchers of at most this many
+/// each ([`Prefilter::new`]), one pass each over the line. On the
+/// tao-redact bench log (1 GiB, `bench/genlog.py`) with 60 keywords added by
+/// `--rules`, three packed passes ran 902 to 967 MB/s per CPU second, one
+/// DFA over the 116 long anchors 820 to 887 (2026-12-05).
+const TEDDY_MAX: usize = 64;
 
 /// The window of `k` used as its anchor: the `ANCHOR_LEN`-byte window with
 /// the most bytes that are not lowercase letters (`oken=` for `token=`),
@@ -452,22 +461,24 @@ fn starts_with_at(hay: &[u8], at: usize, needle: &[u8]) -> bool {
 /// Every rule keyword and every exact secret value, ASCII-lowercased, is a
 /// *keyword*. Each keyword has an *anchor*: one window of at most
 /// [`ANCHOR_LEN`] of its bytes ([`anchor_offset`]). Leftmost-first
-/// searches over the distinct anchors (about 54 for the built-in rules,
-/// split by length into two sets the packed SIMD searcher takes) run over
-/// a lowercased copy of the input. An anchor match is only a candidate: at each match
+/// searches over the distinct anchors (72 for the built-in rules, split by
+/// length into groups of at most [`TEDDY_MAX`], each a packed SIMD searcher;
+/// there is no limit on the number of keywords) run over a lowercased copy
+/// of the input, their matches merged in order of start. An anchor match is only a candidate: at each match
 /// `[s, e)`, every anchor that occurs at any position in `[s, e)` is
 /// checked, and for each, the keywords around it byte by byte. Every
 /// keyword occurrence contains its anchor, and an anchor occurrence is
-/// either reported or starts inside a match reported by the same search
-/// (that is all a non-overlapping search can hide), so no keyword is
+/// either reported or starts inside a match reported by the search of its
+/// group (that is all a non-overlapping search can hide), so no keyword is
 /// missed.
 #[derive(Debug)]
 pub(crate) struct Prefilter {
-    /// Finder for the anchors of 4 or more bytes (Teddy compares 4-byte
-    /// masks, so few false candidates) and for the shorter ones: two passes
-    /// of the packed searcher beat one over all anchors with 3-byte masks.
-    long: Option<Finder>,
-    short: Option<Finder>,
+    /// One finder per group of anchors: those of 4 or more bytes (Teddy
+    /// compares 4-byte masks, so few false candidates) apart from the
+    /// shorter ones (two passes of the packed searcher beat one over all
+    /// anchors with 3-byte masks), each split into groups of at most
+    /// [`TEDDY_MAX`].
+    finders: Vec<Finder>,
     /// Distinct anchors.
     anchors: Vec<Vec<u8>>,
     /// Per first byte: indices of the anchors starting with it.
@@ -538,24 +549,29 @@ impl Finder {
     }
 }
 
-/// Two match streams, each in order of start, merged in order of start.
-struct Merge<A: Iterator<Item = aho_corasick::Match>, B: Iterator<Item = aho_corasick::Match>> {
-    a: std::iter::Peekable<A>,
-    b: std::iter::Peekable<B>,
+/// Match streams, each in order of start, merged in order of start (ties
+/// to the earlier stream). There are few streams (two for the built-in
+/// rules), so the smallest head is found by a linear scan.
+struct Merge<'a> {
+    heads: Vec<Option<aho_corasick::Match>>,
+    streams: Vec<Box<dyn Iterator<Item = aho_corasick::Match> + 'a>>,
 }
 
-impl<A, B> Iterator for Merge<A, B>
-where
-    A: Iterator<Item = aho_corasick::Match>,
-    B: Iterator<Item = aho_corasick::Match>,
-{
+impl Iterator for Merge<'_> {
     type Item = aho_corasick::Match;
     fn next(&mut self) -> Option<aho_corasick::Match> {
-        match (self.a.peek(), self.b.peek()) {
-            (Some(x), Some(y)) if y.start() < x.start() => self.b.next(),
-            (Some(_), _) => self.a.next(),
-            (None, _) => self.b.next(),
+        let mut best: Option<usize> = None;
+        for (i, h) in self.heads.iter().enumerate() {
+            if let Some(m) = h {
+                if best.is_none_or(|b| self.heads[b].is_some_and(|x| m.start() < x.start())) {
+                    best = Some(i);
+                }
+            }
         }
+        let i = best?;
+        let m = self.heads[i].take();
+        self.heads[i] = self.streams[i].next();
+        m
     }
 }
 
@@ -610,9 +626,17 @@ impl Prefilter {
         }
         let (long, short): (Vec<&Vec<u8>>, Vec<&Vec<u8>>) =
             anchors.iter().partition(|a| a.len() >= 4);
+        let mut finders = Vec::new();
+        for class in [long, short] {
+            // ceil(n / TEDDY_MAX) groups of nearly equal size.
+            let groups = class.len().div_ceil(TEDDY_MAX);
+            for g in 0..groups {
+                let part = &class[g * class.len() / groups..(g + 1) * class.len() / groups];
+                finders.extend(Finder::build(part)?);
+            }
+        }
         Ok(Prefilter {
-            long: Finder::build(&long)?,
-            short: Finder::build(&short)?,
+            finders,
             anchors,
             by_first,
             keywords_of,
@@ -621,10 +645,19 @@ impl Prefilter {
         })
     }
 
-    /// Number of distinct anchors (the packed searcher needs at most 64).
+    /// Number of distinct anchors.
     #[cfg(test)]
     pub(crate) fn anchor_count(&self) -> usize {
         self.anchors.len()
+    }
+
+    /// Per finder: whether it is the packed (SIMD) searcher.
+    #[cfg(test)]
+    pub(crate) fn finders_packed(&self) -> Vec<bool> {
+        self.finders
+            .iter()
+            .map(|f| matches!(f, Finder::Packed(_)))
+            .collect()
     }
 
     /// Anchor matches in `low[span]` (an ASCII-lowercased haystack; `span`
@@ -635,12 +668,13 @@ impl Prefilter {
         span: std::ops::Range<usize>,
     ) -> impl Iterator<Item = aho_corasick::Match> + 'a {
         debug_assert_eq!(span.end, low.len());
-        let a = self.long.as_ref().map(|f| f.iter(low, span.start));
-        let b = self.short.as_ref().map(|f| f.iter(low, span.start));
-        Merge {
-            a: a.into_iter().flatten().peekable(),
-            b: b.into_iter().flatten().peekable(),
-        }
+        let mut streams: Vec<_> = self
+            .finders
+            .iter()
+            .map(|f| f.iter(low, span.start))
+            .collect();
+        let heads = streams.iter_mut().map(|s| s.next()).collect();
+        Merge { heads, streams }
     }
 
     /// With `positions`, also record (rule, keyword start) for each rule.
@@ -736,14 +770,42 @@ mod tests {
         assert_eq!(anchor_offset(b"token="), 1);
         assert_eq!(anchor_offset(b"hf_"), 0);
         assert_eq!(anchor_offset(b"private key"), 3);
-        assert!(
-            r.prefilter.anchor_count() <= 64,
-            "{}",
-            r.prefilter.anchor_count()
-        );
+        // The built-in anchors outgrew the old total of 64; every group
+        // still gets the packed searcher.
+        assert!(r.prefilter.anchor_count() > TEDDY_MAX);
+        let packed = r.prefilter.finders_packed();
+        assert!(packed.len() >= 2 && packed.iter().all(|&p| p), "{packed:?}");
         let mut low = Vec::new();
         lowercase_into(b"AbZ[`@\xff", &mut low);
         assert_eq!(low, b"abz[`@\xff");
+    }
+
+    /// No keyword budget: 300 extra rules, one keyword each (anchors in
+    /// five packed groups), are each found, alone on a line, next to
+    /// another keyword, and in one line that holds them all.
+    #[test]
+    fn many_keywords_each_trigger_their_rule() {
+        let mut toml = String::new();
+        for i in 0..300 {
+            toml.push_str(&format!(
+                "[[rule]]\nid = \"k{i}\"\nkeywords = [\"kw{i:03}q\"]\nregex = 'kw{i:03}q=(?P<secret>[0-9]+)'\n"
+            ));
+        }
+        let extra = crate::rules::parse_catalogue(&toml, "t.toml").unwrap();
+        let r = Redactor::builder().rules(extra).build().unwrap();
+        assert!(r.prefilter.anchor_count() >= 300);
+        let packed = r.prefilter.finders_packed();
+        assert!(packed.len() >= 6 && packed.iter().all(|&p| p), "{packed:?}");
+        let mut all = String::new();
+        for i in 0..300 {
+            let line = format!("x kw{i:03}q=123 y");
+            assert_eq!(masked(&r, &line), format!("x kw{i:03}q=[REDACTED:k{i}] y"));
+            let line = format!("hf_ kw{i:03}q=123");
+            assert_eq!(masked(&r, &line), format!("hf_ kw{i:03}q=[REDACTED:k{i}]"));
+            all.push_str(&format!("kw{i:03}q=1 "));
+        }
+        let out = masked(&r, &all);
+        assert_eq!(out.matches("[REDACTED:k").count(), 300, "{out}");
     }
 
     #[test]
