@@ -363,6 +363,86 @@ fn lint_blocks_a_script_with_http_authorization_credentials() {
         .success();
 }
 
+/// Fake values of the real formats of the Stripe, npm, Vault, sshpass and
+/// MySQL rules (rules/builtin.toml), with the line each is on.
+const MORE_VENDORS: [(&str, &str, &str); 5] = [
+    (
+        "stripe-secret-key",
+        "sk_live_51FAKEtaoRedactTestKeyQwErTy0123456789AbCd",
+        "export STRIPE_API_KEY=",
+    ),
+    (
+        "npm-access-token",
+        "npm_FAKEtaoRedactTest0123456789abcdEFGHi",
+        "echo //registry.npmjs.org/:_authToken=",
+    ),
+    (
+        "vault-token",
+        "hvs.CAESIFAKEtaoRedactTestQw3rTy_uI0pAsDfGhJkL-zXcVbNmQw3rTy_uI0pAsDfGhJkL-zXcVbNmQw3rTy_uI0pAsDfGh",
+        "vault login ",
+    ),
+    ("sshpass-password", "FAKEs3cr3t!Pw", "sshpass -p "),
+    ("mysql-password", "FAKEr00tPw42", "mysqldump -uroot -p"),
+];
+
+#[test]
+fn stripe_npm_vault_sshpass_and_mysql_secrets_are_masked_and_blocked() {
+    let mut script = String::from("#!/bin/bash\n#SBATCH --job-name=tao-x\n");
+    let mut want = String::new();
+    for (rule, secret, before) in MORE_VENDORS {
+        script.push_str(&format!("{before}{secret} x\n"));
+        want.push_str(&format!("{before}[REDACTED:{rule}] x\n"));
+    }
+    let o = cmd()
+        .write_stdin(script.clone())
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    assert_eq!(
+        String::from_utf8(o.stdout).unwrap(),
+        format!("#!/bin/bash\n#SBATCH --job-name=tao-x\n{want}")
+    );
+    let o = cmd()
+        .arg("lint")
+        .write_stdin(format!("{}\n", job("tao-more", &script)))
+        .assert()
+        .code(3)
+        .get_output()
+        .clone();
+    let lines = stdout_lines(&o.stdout);
+    let found: Vec<(&str, u64)> = lines[0]["lint"]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["rule"].as_str().unwrap(), f["line"].as_u64().unwrap()))
+        .collect();
+    let expected: Vec<(&str, u64)> = MORE_VENDORS
+        .iter()
+        .enumerate()
+        .map(|(i, (rule, _, _))| (*rule, i as u64 + 3))
+        .collect();
+    assert_eq!(found, expected);
+    // The job line passes through as it came; the findings and the
+    // warnings hold no secret.
+    let out = format!(
+        "{}{}",
+        lines[0]["lint"]["findings"],
+        String::from_utf8_lossy(&o.stderr)
+    );
+    for (_, secret, _) in MORE_VENDORS {
+        assert!(!out.contains(secret), "{out}");
+    }
+    // The near misses: a prompt (`-p` then a space), ssh's port after
+    // sshpass's options, a compiler's `-pthread`, a public Stripe key.
+    let clean = "#!/bin/bash\nmysql -u tao -p taodb\nsshpass -f ~/.pw ssh -p 2222 dtn01 true\ngcc -I/usr/include/mysql -pthread app.c\necho pk_live_51FAKEtaoRedactPublishableKey0123456789\nsshpass -p \"$SSHPASS\" ssh dtn01\n";
+    cmd()
+        .arg("lint")
+        .write_stdin(format!("{}\n", job("tao-ok", clean)))
+        .assert()
+        .success();
+}
+
 #[test]
 fn filter_secret_env_option_and_short_value_warning() {
     let o = cmd()

@@ -131,7 +131,8 @@ fn secret_line() -> impl Strategy<Value = (String, String)> {
         token,
         secret,
         url,
-        other_vendor_line()
+        other_vendor_line(),
+        command_line_vendor_line()
     ]
     .prop_filter("a secret, not a placeholder", |(_, s)| is_a_secret(s))
 }
@@ -178,6 +179,67 @@ fn other_vendor_line() -> impl Strategy<Value = (String, String)> {
         .prop_filter("mixed", |p| mixed(p))
         .prop_map(|p| (format!("curl -sS -u alice:{p} https://h/x"), p));
     prop_oneof![databricks, docker, discord, teams, sig, curl]
+}
+
+/// A generated token `prefix` + `body` that is above `floor`, the rule's
+/// entropy floor (`min_entropy` in rules/builtin.toml): a random token is
+/// far above it, a shrunk one (`npm_AAAA...`) may not be.
+fn above_floor(t: &str, floor: f64) -> bool {
+    tao_secrets::validate::shannon_entropy(t.as_bytes()) >= floor
+}
+
+/// Stripe, npm and Vault tokens and passwords on sshpass and MySQL/MariaDB
+/// command lines (rules `stripe-secret-key`, `npm-access-token`,
+/// `vault-token`, `sshpass-password`, `mysql-password`; formats as cited
+/// there).
+fn command_line_vendor_line() -> impl Strategy<Value = (String, String)> {
+    let stripe = (
+        prop::sample::select(vec!["sk_live_", "rk_live_"]),
+        chars(ALNUM, 24..=99),
+    )
+        .prop_map(|(p, s)| {
+            let t = format!("{p}{s}");
+            (format!("STRIPE_KEY {t} loaded"), t)
+        })
+        .prop_filter("above the rule's entropy floor", |(_, t)| {
+            above_floor(t, 3.0)
+        });
+    let npm = chars(ALNUM, 36..=36)
+        .prop_map(|s| {
+            let t = format!("npm_{s}");
+            (format!("//registry.npmjs.org/:_authToken={t}"), t)
+        })
+        .prop_filter("above the rule's entropy floor", |(_, t)| {
+            above_floor(t, 3.0)
+        });
+    let vault = (
+        prop::sample::select(vec!["hvs.", "hvb."]),
+        chars(URLSAFE, 90..=160),
+    )
+        .prop_map(|(p, s)| {
+            let t = format!("{p}{s}");
+            (format!("vault login {t}"), t)
+        })
+        .prop_filter("above the rule's entropy floor", |(_, t)| {
+            above_floor(t, 3.0)
+        });
+    let sshpass = (
+        prop::sample::select(vec!["-p ", "-p", "-v -p ", "-f /dev/null -P pw: -p"]),
+        chars(PW, 8..=24),
+    )
+        .prop_filter("mixed", |(_, p)| mixed(p))
+        .prop_map(|(o, p)| (format!("sshpass {o}{p} ssh -p 2222 dtn01 true"), p));
+    let mysql = (
+        prop::sample::select(vec![
+            "mysql -u tao -p",
+            "/usr/bin/mysqldump -h db --password=",
+            "mariadb -uroot -p",
+        ]),
+        chars(PW, 8..=24),
+    )
+        .prop_filter("mixed", |(_, p)| mixed(p))
+        .prop_map(|(c, p)| (format!("{c}{p} taodb"), p));
+    prop_oneof![stripe, npm, vault, sshpass, mysql]
 }
 
 proptest! {
