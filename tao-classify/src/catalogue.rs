@@ -7,15 +7,32 @@
 //! capture group whose name starts with `node` extracts the node the line
 //! blames.
 //!
-//! Matching has a fast path, as gitleaks and ripgrep do: one Aho-Corasick
-//! automaton over every rule's keywords finds the few lines worth a closer
-//! look, and only the rules whose keywords occur in such a line run their
-//! regex on it. A line without any keyword costs one SIMD scan.
+//! Matching has a fast path, as gitleaks and ripgrep do: one SIMD
+//! multi-literal searcher (aho-corasick's packed Teddy, up to
+//! [`KEYWORD_BUDGET`] literals) over every rule's keywords finds the few
+//! lines worth a closer look, and only the rules whose keywords occur in
+//! such a line run their regex on it. A line without any keyword costs one
+//! SIMD scan.
+//!
+//! A rule with `refines` is a *context* rule: it never decides a line by
+//! itself; it narrows another rule's reading when its own line occurs
+//! anywhere in the same evidence (the job's own ranks sharing an
+//! exclusive-process GPU, the job's own library cache under a stale file
+//! handle). See [`RuleSpec::refines`].
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use aho_corasick::{packed, AhoCorasick, AhoCorasickBuilder, MatchKind};
 use regex::bytes::{Regex, RegexSet};
 use serde::Deserialize;
 use tao_core::{Error, Result};
+
+/// Most distinct keywords the fast path takes: the hard limit of
+/// aho-corasick's packed (SIMD Teddy) searcher (`packed::api::PATTERN_LIMIT`,
+/// 128 in aho-corasick 1.1). The crate's own heuristic stops at 64 and
+/// then falls back to a DFA about 3x slower; [`Catalogue::from_specs`]
+/// turns that heuristic off, so up to 128 literals keep the SIMD searcher
+/// (`bash tao-classify/bench/run.sh` checks the speed against `grep -E -f`).
+/// Beyond it, or on a CPU without SSSE3, the fast path is the DFA.
+pub const KEYWORD_BUDGET: usize = 128;
 
 /// The built-in catalogue text (TOML), compiled into the binary.
 pub const BUILTIN_RULES: &str = include_str!("../rules/builtin.toml");
@@ -69,6 +86,14 @@ pub struct RuleSpec {
     /// Where the message format and its meaning come from.
     #[serde(default)]
     pub source: String,
+    /// Ids of the rules this one narrows. Non-empty makes this a *context*
+    /// rule: it never decides a line by itself; when the evidence's best
+    /// line was matched by one of these rules and any line of the same
+    /// evidence (any file, before or after) matches this rule's pattern,
+    /// this rule's class, subclass and reason decide instead, the best line
+    /// staying the evidence. Errors: an id that names no rule (exit 78).
+    #[serde(default)]
+    pub refines: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -85,9 +110,17 @@ pub struct Rule {
     pub spec: RuleSpec,
     regex: Regex,
     node_groups: Vec<usize>,
+    /// Indices of the rules named by `spec.refines`.
+    refines: Vec<usize>,
 }
 
 impl Rule {
+    /// Whether this is a context rule (non-empty `refines`): it never
+    /// decides a line by itself.
+    pub fn is_context(&self) -> bool {
+        !self.refines.is_empty()
+    }
+
     /// Whether the rule's regex alone matches `line` (keywords not consulted;
     /// used to check that every match contains a keyword).
     pub fn regex_matches(&self, line: &[u8]) -> bool {
@@ -118,7 +151,11 @@ pub struct LineMatch {
 #[derive(Debug, Clone)]
 pub struct Catalogue {
     rules: Vec<Rule>,
-    /// Leftmost-first automaton over all keywords: finds lines worth a look.
+    /// Leftmost-first SIMD searcher over all keywords (packed Teddy, at most
+    /// [`KEYWORD_BUDGET`] of them): finds lines worth a look.
+    teddy: Option<packed::Searcher>,
+    /// The same as an automaton: used when Teddy cannot be built (too many
+    /// keywords, no SIMD) and for haystacks shorter than Teddy's minimum.
     finder: Option<AhoCorasick>,
     /// Overlapping automaton over the same keywords: every rule a line may match.
     overlap: Option<AhoCorasick>,
@@ -218,8 +255,38 @@ impl Catalogue {
                 spec,
                 regex,
                 node_groups,
+                refines: Vec::new(),
             });
         }
+        for i in 0..rules.len() {
+            let mut refines = Vec::new();
+            for id in &rules[i].spec.refines {
+                let Some(t) = rules.iter().position(|r| &r.spec.id == id) else {
+                    return Err(Error::Config(format!(
+                        "rule {:?} refines {id:?}, which names no rule; give the id of an existing rule",
+                        rules[i].spec.id
+                    )));
+                };
+                if !rules[t].spec.refines.is_empty() {
+                    return Err(Error::Config(format!(
+                        "rule {:?} refines {id:?}, itself a context rule; refine the rule that decides",
+                        rules[i].spec.id
+                    )));
+                }
+                refines.push(t);
+            }
+            rules[i].refines = refines;
+        }
+        let teddy = if keywords.is_empty() {
+            None
+        } else {
+            packed::Config::new()
+                .match_kind(packed::MatchKind::LeftmostFirst)
+                .heuristic_pattern_limits(false)
+                .builder()
+                .extend(&keywords)
+                .build()
+        };
         let (finder, overlap) = if keywords.is_empty() {
             (None, None)
         } else {
@@ -241,6 +308,7 @@ impl Catalogue {
         })?;
         Ok(Self {
             rules,
+            teddy,
             finder,
             overlap,
             keyword_rules,
@@ -263,15 +331,45 @@ impl Catalogue {
     /// (`None`: no keyword there). Used by the streaming scanner to skip
     /// uninteresting lines in bulk.
     pub fn find_keyword(&self, haystack: &[u8], from: usize) -> Option<usize> {
+        if let Some(teddy) = &self.teddy {
+            let span = aho_corasick::Span::from(from..haystack.len());
+            return teddy.find_in(haystack, span).map(|m| m.start());
+        }
         let finder = self.finder.as_ref()?;
         let input = aho_corasick::Input::new(haystack).span(from..haystack.len());
         finder.find(input).map(|m| m.start())
     }
 
+    /// Whether the fast path's keyword search runs on the SIMD searcher
+    /// (packed Teddy) rather than the automaton.
+    pub fn keyword_search_is_simd(&self) -> bool {
+        self.teddy.is_some()
+    }
+
+    /// The context rule that narrows `rule` given the context rules `seen`
+    /// in the same evidence: the first in catalogue order whose `refines`
+    /// names `rule`, or `None`.
+    pub fn refinement(&self, rule: usize, seen: &[usize]) -> Option<usize> {
+        let mut hits: Vec<usize> = seen
+            .iter()
+            .copied()
+            .filter(|&c| self.rules[c].refines.contains(&rule))
+            .collect();
+        hits.sort_unstable();
+        hits.first().copied()
+    }
+
     /// The best rule matching one line (without its newline): the
     /// highest-priority rule whose keywords occur in the line and whose
-    /// regex matches; ties go to the rule listed first.
+    /// regex matches; ties go to the rule listed first. Context rules
+    /// (`refines`) never decide a line; see [`Catalogue::match_line_with`].
     pub fn match_line(&self, line: &[u8]) -> Option<LineMatch> {
+        self.match_line_with(line, &mut Vec::new())
+    }
+
+    /// [`Catalogue::match_line`], also adding to `context` (no duplicates)
+    /// the index of every context rule whose pattern matches the line.
+    pub fn match_line_with(&self, line: &[u8], context: &mut Vec<usize>) -> Option<LineMatch> {
         let mut candidates: Vec<usize> = self.always.clone();
         if let Some(overlap) = &self.overlap {
             for m in overlap.find_overlapping_iter(line) {
@@ -289,6 +387,7 @@ impl Catalogue {
         // than a few candidates, one pass of the set says which match.
         candidates.sort_by_key(|&ri| (std::cmp::Reverse(self.rules[ri].spec.priority), ri));
         let matched = (candidates.len() > 2).then(|| self.set.matches(line));
+        let mut found = None;
         for ri in candidates {
             let rule = &self.rules[ri];
             if let Some(m) = &matched {
@@ -296,9 +395,18 @@ impl Catalogue {
                     continue;
                 }
             }
+            if rule.is_context() {
+                if !context.contains(&ri) && (matched.is_some() || rule.regex.is_match(line)) {
+                    context.push(ri);
+                }
+                continue;
+            }
+            if found.is_some() {
+                continue;
+            }
             if rule.node_groups.is_empty() {
                 if matched.is_some() || rule.regex.is_match(line) {
-                    return Some(LineMatch {
+                    found = Some(LineMatch {
                         rule: ri,
                         node: None,
                     });
@@ -311,10 +419,10 @@ impl Catalogue {
                     .iter()
                     .find_map(|&gi| caps.get(gi))
                     .map(|m| String::from_utf8_lossy(m.as_bytes()).into_owned());
-                return Some(LineMatch { rule: ri, node });
+                found = Some(LineMatch { rule: ri, node });
             }
         }
-        None
+        found
     }
 }
 
@@ -437,8 +545,11 @@ reason = "GPFS unmounted"
         assert!(err.to_string().contains("bad.toml"), "{err}");
     }
 
-    /// aho-corasick's SIMD searcher (Teddy) takes at most 64 literals;
-    /// beyond that the fast path drops to DFA speed (about 3x slower here).
+    /// aho-corasick's packed SIMD searcher (Teddy) takes at most 128
+    /// literals (its own heuristic stops at 64; the catalogue turns that
+    /// off); beyond that the fast path drops to DFA speed (about 3x slower
+    /// here). Keywords of 3 bytes or more keep Teddy's fingerprint (its
+    /// first up to 4 bytes) selective.
     #[test]
     fn builtin_keywords_fit_the_simd_searcher() {
         let cat = Catalogue::builtin().unwrap();
@@ -450,10 +561,16 @@ reason = "GPFS unmounted"
         kws.sort_unstable();
         kws.dedup();
         assert!(
-            kws.len() <= 64,
+            kws.len() <= KEYWORD_BUDGET,
             "{} distinct keywords; share more of them between rules",
             kws.len()
         );
+        for k in &kws {
+            assert!(k.len() >= 2, "keyword {k:?} is too short for the fast path");
+        }
+        if cfg!(target_arch = "x86_64") && std::is_x86_feature_detected!("ssse3") {
+            assert!(cat.keyword_search_is_simd(), "{} keywords", kws.len());
+        }
     }
 
     #[test]

@@ -226,7 +226,7 @@ pub fn classify(
         },
     };
     // Evidence: --log files win over the line's tails.
-    let (mut best, kind) = if !opts.logs.is_empty() {
+    let (best, kind) = if !opts.logs.is_empty() {
         let (best, any) = opts.scan_logs(cat)?;
         (
             best,
@@ -239,6 +239,8 @@ pub fn classify(
     } else {
         scan_tails(line, cat)?
     };
+    // A context line elsewhere in the same evidence may narrow the reading.
+    let mut best = best.refined(cat);
     // The scheduler's own words, for launch failures.
     let mut reason_hit = Best::default();
     for (file, path) in [

@@ -15,6 +15,14 @@
 //!   to CANCELED, and tao-classify passes non-ERROR lines through
 //!   untouched; should one arrive as ERROR anyway it is classed
 //!   `scheduler`, never retried.
+//! - Except: for TIMEOUT, CANCELLED, PREEMPTED and REVOKED the log is read
+//!   first. Specific hardware, network and runtime evidence (an infra rule
+//!   of priority [`SPECIFIC_INFRA_PRIORITY`] or more: GPU hardware, node,
+//!   fabric, runtime, shared filesystem, cloud reclaim, or a Slurm banner
+//!   naming a node failure) outranks the state, which is the consequence
+//!   (issue 14: such evidence outranks Slurm's cancellation banners; the
+//!   first cause in time outranks its consequences). The job is then
+//!   classified by that line (infra, retried).
 //! - A log that matches no rule at all is the program's to look at
 //!   (class `program`, rule `evidence.no_match`): surfaced at once, never
 //!   retried, UNLESS the evidence fallback ([`crate::fallback`]) scores the
@@ -27,6 +35,13 @@
 
 use crate::catalogue::{Catalogue, Class};
 use crate::scan::{clean_text, Hit};
+
+/// The lowest priority of the "specific hardware, network and runtime"
+/// bands of `rules/builtin.toml`'s precedence (node, network and runtime
+/// 86-94, GPU hardware 95-99, Slurm's node-failure banner 100): an infra
+/// line at or above it decides even when the native state is TIMEOUT,
+/// CANCELLED, PREEMPTED or REVOKED.
+pub const SPECIFIC_INFRA_PRIORITY: u8 = 86;
 
 /// Default for `--max-attempts`: the project's retry budget
 /// ([`tao_core::DEFAULT_MAX_ATTEMPTS`], a first try plus nine retries), the
@@ -193,7 +208,18 @@ pub fn decide(cat: &Catalogue, f: &Facts) -> Classification {
             .filter(|h| cat.rules()[h.rule].spec.class == class)
             .map(|h| (hit_ev(h), h.node.clone()))
     };
+    let specific_infra = f.best.as_ref().is_some_and(|h| {
+        h.priority >= SPECIFIC_INFRA_PRIORITY && cat.rules()[h.rule].spec.class == Class::Infra
+    });
     let mut c = match state.as_str() {
+        "TIMEOUT" | "CANCELLED" | "PREEMPTED" | "REVOKED" if specific_infra => {
+            let mut c = evidence_decides(cat, f, &state, best_ev, best_node);
+            c.reason = format!(
+                "Slurm reports {state}, but the log names the cause first: {}",
+                c.reason
+            );
+            c
+        }
         "NODE_FAIL" | "BOOT_FAIL" => {
             let what = if state == "NODE_FAIL" { "a node of the job failed" } else { "a node failed to boot" };
             let (evidence, node) = agreeing(Class::Infra).unzip();

@@ -42,14 +42,17 @@ pub struct Hit {
     pub node: Option<String>,
 }
 
-/// Keeps the best hit: highest priority wins, ties keep the earlier one.
+/// Keeps the best hit (highest priority wins, ties keep the earlier one)
+/// and the context rules ([`crate::catalogue::RuleSpec::refines`]) whose
+/// lines occurred anywhere in the same evidence (catalogue indices, no
+/// duplicates, in the order first seen).
 #[derive(Debug, Default, Clone)]
-pub struct Best(pub Option<Hit>);
+pub struct Best(pub Option<Hit>, pub Vec<usize>);
 
 impl Best {
     /// Offer `line` (1-based `line_no` in `file`) to the catalogue and keep it if it beats the current best.
     pub fn offer(&mut self, cat: &Catalogue, file: &str, line_no: u64, line: &[u8]) {
-        let Some(m) = cat.match_line(line) else {
+        let Some(m) = cat.match_line_with(line, &mut self.1) else {
             return;
         };
         let priority = cat.rules()[m.rule].spec.priority;
@@ -68,11 +71,34 @@ impl Best {
 
     /// Merge another scan's result (same rule: higher priority wins, ties keep `self`).
     pub fn merge(&mut self, other: Best) {
+        for c in other.1 {
+            if !self.1.contains(&c) {
+                self.1.push(c);
+            }
+        }
         if let Some(o) = other.0 {
             if self.0.as_ref().is_none_or(|b| o.priority > b.priority) {
                 self.0 = Some(o);
             }
         }
+    }
+}
+
+impl Best {
+    /// The best hit as its context narrows it: when a context rule seen in
+    /// the same evidence refines the best hit's rule
+    /// ([`Catalogue::refinement`]), the hit is that rule's (same line,
+    /// same priority; the node kept only when the context rule is infra).
+    pub fn refined(mut self, cat: &Catalogue) -> Best {
+        if let Some(hit) = self.0.as_mut() {
+            if let Some(c) = cat.refinement(hit.rule, &self.1) {
+                hit.rule = c;
+                if cat.rules()[c].spec.class != crate::catalogue::Class::Infra {
+                    hit.node = None;
+                }
+            }
+        }
+        self
     }
 }
 
