@@ -573,6 +573,57 @@ reason = "GPFS unmounted"
         }
     }
 
+    /// With the crate's 64-pattern heuristic off, the packed searcher takes
+    /// up to KEYWORD_BUDGET literals and finds the same first keyword as a
+    /// plain search, at every start offset.
+    #[test]
+    fn fast_path_past_64_keywords_finds_what_a_plain_search_finds() {
+        let mut text = String::new();
+        for i in 0..KEYWORD_BUDGET {
+            text.push_str(&format!(
+                "[[rule]]\nid='k{i}'\nclass='infra'\nsubclass='s'\npriority=1\nkeywords=['kw{i:03}x']\npattern='kw{i:03}x'\nreason='r'\n"
+            ));
+        }
+        let cat = Catalogue::from_specs(parse_rules(&text, "t").unwrap()).unwrap();
+        if cfg!(target_arch = "x86_64") && std::is_x86_feature_detected!("ssse3") {
+            assert!(cat.keyword_search_is_simd());
+        }
+        let mut hay = "filler line without any of them, kw12 kw1000x\n".repeat(40);
+        hay.push_str("xx kw127x then kw005x and kw064x\n");
+        hay.push_str(&"more filler\n".repeat(40));
+        let hay = hay.as_bytes();
+        let plain = |from: usize| {
+            (from..hay.len()).find(|&i| {
+                (0..KEYWORD_BUDGET).any(|k| hay[i..].starts_with(format!("kw{k:03}x").as_bytes()))
+            })
+        };
+        for from in (0..hay.len()).step_by(7) {
+            assert_eq!(cat.find_keyword(hay, from), plain(from), "from {from}");
+        }
+    }
+
+    #[test]
+    fn a_context_rule_must_refine_an_existing_deciding_rule() {
+        let base = "[[rule]]\nid='a'\nclass='infra'\nsubclass='s'\npriority=1\nkeywords=['a']\npattern='a'\nreason='r'\n";
+        let ctx = |target: &str| {
+            format!("{base}[[rule]]\nid='c'\nclass='program'\nsubclass='s'\npriority=1\nkeywords=['c']\npattern='c'\nreason='r'\nrefines=['{target}']\n")
+        };
+        let cat = Catalogue::from_specs(parse_rules(&ctx("a"), "t").unwrap()).unwrap();
+        // The context rule never decides a line itself, and is reported as seen.
+        let mut seen = Vec::new();
+        let m = cat.match_line_with(b"c and a", &mut seen).unwrap();
+        assert_eq!(cat.rules()[m.rule].spec.id, "a");
+        assert_eq!(seen, vec![1]);
+        assert!(cat.match_line(b"c only").is_none());
+        assert_eq!(cat.refinement(0, &seen), Some(1));
+        assert_eq!(cat.refinement(0, &[]), None);
+        let err = Catalogue::from_specs(parse_rules(&ctx("nope"), "t").unwrap()).unwrap_err();
+        assert_eq!(err.code(), tao_core::exit::CONFIG);
+        assert!(err.to_string().contains("refines \"nope\""), "{err}");
+        let err = Catalogue::from_specs(parse_rules(&ctx("c"), "t").unwrap()).unwrap_err();
+        assert!(err.to_string().contains("itself a context rule"), "{err}");
+    }
+
     #[test]
     fn priority_decides_between_rules_on_one_line() {
         let cat = Catalogue::builtin().unwrap();

@@ -558,7 +558,7 @@ fn unspecified_launch_failure_alone_and_a_remote_invalid_request_are_not_retried
     );
     assert_rule(
         &["OSError: [Errno 116] Stale file handle: '/lustre/data/train/shard-0001.tar'"],
-        "fs.io_error",
+        "fs.stale_handle",
     );
     // retry counter exceeded stays the fabric's
     assert_rule(
