@@ -22,7 +22,11 @@
 //!   naming a node failure) outranks the state, which is the consequence
 //!   (issue 14: such evidence outranks Slurm's cancellation banners; the
 //!   first cause in time outranks its consequences). The job is then
-//!   classified by that line (infra, retried).
+//!   classified by that line (infra, retried). A TIMEOUT whose log shows
+//!   the program's own specific error first (priority
+//!   [`SPECIFIC_PROGRAM_PRIORITY`] or more: a CUDA OOM, a bad spec, a
+//!   missing dataset; not a generic exception line) is the program's: the
+//!   job hung on its own fault until the limit (not retried either way).
 //! - A log that matches no rule at all is the program's to look at
 //!   (class `program`, rule `evidence.no_match`): surfaced at once, never
 //!   retried, UNLESS the evidence fallback ([`crate::fallback`]) scores the
@@ -42,6 +46,11 @@ use crate::scan::{clean_text, Hit};
 /// line at or above it decides even when the native state is TIMEOUT,
 /// CANCELLED, PREEMPTED or REVOKED.
 pub const SPECIFIC_INFRA_PRIORITY: u8 = 86;
+
+/// The lowest priority of the program's own specific errors in
+/// `rules/builtin.toml`'s precedence (75-89): such a line decides a TIMEOUT
+/// (the job hung on its own fault until the limit), never a cancellation.
+pub const SPECIFIC_PROGRAM_PRIORITY: u8 = 75;
 
 /// Default for `--max-attempts`: the project's retry budget
 /// ([`tao_core::DEFAULT_MAX_ATTEMPTS`], a first try plus nine retries), the
@@ -211,7 +220,18 @@ pub fn decide(cat: &Catalogue, f: &Facts) -> Classification {
     let specific_infra = f.best.as_ref().is_some_and(|h| {
         h.priority >= SPECIFIC_INFRA_PRIORITY && cat.rules()[h.rule].spec.class == Class::Infra
     });
+    let specific_program = f.best.as_ref().is_some_and(|h| {
+        h.priority >= SPECIFIC_PROGRAM_PRIORITY && cat.rules()[h.rule].spec.class == Class::Program
+    });
     let mut c = match state.as_str() {
+        "TIMEOUT" if specific_program => {
+            let mut c = evidence_decides(cat, f, &state, best_ev, best_node);
+            c.reason = format!(
+                "Slurm reports TIMEOUT, but the log shows the program's own error first (the job hung on it until the limit): {}",
+                c.reason
+            );
+            c
+        }
         "TIMEOUT" | "CANCELLED" | "PREEMPTED" | "REVOKED" if specific_infra => {
             let mut c = evidence_decides(cat, f, &state, best_ev, best_node);
             c.reason = format!(

@@ -139,6 +139,15 @@ fn states_that_end_a_job_read_specific_infra_evidence_first() {
         ),
         ("k8s.node_shutdown".into(), Class::Infra, true)
     );
+    // A TIMEOUT whose log shows the program's own specific error first is the program's.
+    assert_eq!(
+        run(
+            "TIMEOUT",
+            &["alloc.h:58 NCCL WARN Cuda failure 'out of memory'"],
+            &[]
+        ),
+        ("cuda.oom".into(), Class::Program, false)
+    );
     // Slurm's own preemption banner, generic lines and program lines leave the state deciding.
     for (state, line, want) in [
         ("PREEMPTED", "slurmstepd: error: *** JOB 7 ON n1 CANCELLED AT 2026-12-05T02:00:00 DUE TO PREEMPTION ***", "state.preempted"),
@@ -206,5 +215,118 @@ fn kinds_from_their_sources() {
     assert_ne!(
         rule(&["srun: unrecognized option '--foo'"]),
         "submit.rejected"
+    );
+}
+
+#[test]
+fn kinds_of_the_g8_g9_records_from_their_sources() {
+    let rule = |lines: &[&str]| failed(lines).0;
+    // HTTP 5xx as the clients print them: the service's side, retried
+    for line in [
+        "requests.exceptions.HTTPError: 503 Server Error: Service Unavailable for url: https://huggingface.co/api/models/x",
+        "CondaHTTPError: HTTP 502 BAD GATEWAY for url <https://conda.anaconda.org/conda-forge/noarch/repodata.json>",
+        "  HTTP error 503 while getting https://files.pythonhosted.org/packages/x.tar.gz",
+        "urllib.error.HTTPError: HTTP Error 503: Slow Down",
+        "Error response from daemon: received unexpected HTTP status: 502 Bad Gateway",
+        "ERROR: failed to copy: httpReadSeeker: failed open: unexpected status code https://registry-1.docker.io/v2/library/x/manifests/latest: 503 Service Unavailable",
+        "Failed to copy: googleapi: Error 503: Backend Error, backendError",
+        "botocore.exceptions.ConnectionClosedError: Connection was closed before we received a valid response from endpoint URL: \"https://s3.amazonaws.com/b/k\"",
+    ] {
+        assert_eq!(failed(&[line]), ("net.remote_server_error".into(), Class::Infra, true), "{line}");
+    }
+    // 4xx (rate limits included) are not this rule's
+    assert_ne!(rule(&["requests.exceptions.HTTPError: 429 Client Error: Too Many Requests for url: https://huggingface.co/x"]), "net.remote_server_error");
+    // an image that ships the driver's libraries: the image's, above the runtime rule
+    assert_eq!(
+        failed(&["nvidia-container-cli: mount error: file creation failed: /var/lib/docker/overlay2/abc/merged/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1: file exists: unknown."]),
+        ("container.image_has_driver_libs".into(), Class::Program, false)
+    );
+    assert_eq!(rule(&["nvidia-container-cli: mount error: stat failed: /dev/nvidia3: no such file or directory"]), "container.runtime_node");
+    // UCX's table of link speeds
+    assert_eq!(
+        failed(&["[1731632081.707655] [gpu46:69078:0]        ib_iface.c:1674 UCX  ERROR Invalid active_speed on mlx5_0:1: 128"]),
+        ("ucx.unknown_link_speed".into(), Class::Program, false)
+    );
+    // nvidia-smi -q pending remap / retirement
+    assert_eq!(
+        rule(&[
+            "    Remapped Rows",
+            "        Pending                           : Yes"
+        ]),
+        "gpu.reset_pending"
+    );
+    assert_eq!(
+        rule(&["        Pending Page Blacklist          : Yes"]),
+        "gpu.reset_pending"
+    );
+    assert_eq!(
+        failed(&["        Pending                           : No"]).0,
+        "evidence.no_match"
+    );
+    // peermem, ibstatus, Singularity's session directory, TCPX, mcelog, RCU stalls
+    assert_eq!(rule(&["[25033.266922] nvidia-peermem nv_get_p2p_free_callback:127 ERROR detected invalid context, skipping further processing"]), "ib.peermem_driver");
+    assert_eq!(
+        rule(&[
+            "nv_mem nv_get_p2p_free_callback:144 nv_get_p2p_free_callback -- invalid page_table"
+        ]),
+        "ib.peermem_driver"
+    );
+    assert_eq!(
+        rule(&["Fatal error:  device '*': sys files not found (/sys/class/infiniband/*/ports)"]),
+        "ib.no_ports"
+    );
+    assert_eq!(rule(&["FATAL:   container creation failed: hook function for tag sessiondir returns error: failed to create /opt/apptainer/var/apptainer/mnt/session/rootfs directory"]), "container.singularity_sessiondir");
+    assert_eq!(rule(&["tcpxResult_t tcpxCommProgress(tcpxComm*):1231 NCCL WARN 0x1:0x2, nic 0, eth1, 10.0.0.1<1><-10.0.0.2<2> rx rx ctrl timeout cnt 5, nanos 10000000000"]), "nccl.tcpx_ctrl_timeout");
+    assert_eq!(
+        rule(&["mcelog[808]: Hardware event. This is not a software error."]),
+        "host.machine_check"
+    );
+    assert_eq!(rule(&["rcu: INFO: rcu_sched detected expedited stalls on CPUs/tasks: { 2-.... } 21 jiffies s: 1137 root: 0x1/."]), "host.kernel_lockup");
+    assert_eq!(
+        rule(&["rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:"]),
+        "host.kernel_lockup"
+    );
+}
+
+#[test]
+fn mixed_kinds_that_name_no_cause_are_not_retried() {
+    // an internet download whose name did not resolve: the line, or the traceback
+    let dl = (Class::Program, false);
+    let (rule, class, retry) = failed(&["MaxRetryError: HTTPSConnectionPool(host='huggingface.co', port=443): Max retries exceeded with url: /x/resolve/main/config.json (Caused by NameResolutionError(\"<urllib3.connection.HTTPSConnection object at 0x7f>: Failed to resolve 'huggingface.co' ([Errno -3] Temporary failure in name resolution)\"))"]);
+    assert_eq!(
+        (rule.as_str(), (class, retry)),
+        ("net.dns_internet_download", dl)
+    );
+    let (rule, class, retry) = failed(&[
+        "  File \"/usr/lib/python3.10/urllib/request.py\", line 1351, in do_open",
+        "socket.gaierror: [Errno -3] Temporary failure in name resolution",
+    ]);
+    assert_eq!(
+        (rule.as_str(), (class, retry)),
+        ("net.dns_internet_download_context", dl)
+    );
+    // the job's own peers' names stay the cluster's DNS
+    assert_eq!(
+        failed(&["[W socket.cpp:601] [c10d] The IPv6 network addresses of (node009, 29500) cannot be retrieved (gai error: -3 - Temporary failure in name resolution)."]),
+        ("net.dns_temporary".into(), Class::Infra, true)
+    );
+    // rank 0 never published the NCCL unique id
+    assert_eq!(
+        failed(&["torch.distributed.DistBackendError: [1] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: Socket Timeout"]),
+        ("dist.nccl_unique_id_timeout".into(), Class::Program, false)
+    );
+    // a connect reset by the peer's host; a connect that timed out stays the network's
+    assert_eq!(
+        failed(&["node001:1:2 [3] misc/socket.cc:456 NCCL WARN Net : Connect to 10.0.0.2<40537> failed : Connection reset by peer"]),
+        ("nccl.connect_reset".into(), Class::Program, false)
+    );
+    assert_eq!(
+        failed(&["node001:1:2 [3] misc/socket.cc:456 NCCL WARN Net : Connect to 10.0.0.2<40537> failed : No route to host"]).0,
+        "nccl.socket_connect"
+    );
+    // enroot-mount's EACCES names the job's own mount
+    assert_eq!(
+        failed(&["slurmstepd: error: pyxis:     enroot-mount: failed to mount: /home/user/data at /tmp/enroot-data/user-0/pyxis_1/data: Permission denied"]),
+        ("container.mount_arg".into(), Class::Program, false)
     );
 }
