@@ -232,10 +232,10 @@ fn kinds_of_the_g8_g9_records_from_their_sources() {
         "Failed to copy: googleapi: Error 503: Backend Error, backendError",
         "botocore.exceptions.ConnectionClosedError: Connection was closed before we received a valid response from endpoint URL: \"https://s3.amazonaws.com/b/k\"",
     ] {
-        assert_eq!(failed(&[line]), ("net.remote_server_error".into(), Class::Infra, true), "{line}");
+        assert_eq!(failed(&[line]), ("net.service_transient".into(), Class::Infra, true), "{line}");
     }
     // 4xx (rate limits included) are not this rule's
-    assert_ne!(rule(&["requests.exceptions.HTTPError: 429 Client Error: Too Many Requests for url: https://huggingface.co/x"]), "net.remote_server_error");
+    assert_ne!(rule(&["requests.exceptions.HTTPError: 429 Client Error: Too Many Requests for url: https://huggingface.co/x"]), "net.service_transient");
     // an image that ships the driver's libraries: the image's, above the runtime rule
     assert_eq!(
         failed(&["nvidia-container-cli: mount error: file creation failed: /var/lib/docker/overlay2/abc/merged/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1: file exists: unknown."]),
