@@ -99,6 +99,10 @@ pattern, reason, source) and exit.",
   TIMEOUT                         scheduler, not retried (longer partition/time or resume)
   CANCELLED, PREEMPTED            tao-poll maps them to CANCELED, which passes through;
                                   as ERROR they are classed scheduler, not retried
+  ... but the log first           for TIMEOUT, CANCELLED, PREEMPTED, REVOKED a specific
+                                  hardware/network/runtime line (rule priority >= 86)
+                                  decides: infra, retried; for TIMEOUT also the
+                                  program's own specific error (>= 75): program
   ERROR set by an earlier tool    (an `error` object, no slurm.native_state) passes through
   budget                          infra retries only while attempt < --max-attempts
                                   (attempt 1 = first try; default 10); then
