@@ -32,6 +32,19 @@ pub enum Error {
         /// What is wrong and how to fix it.
         message: String,
     },
+    /// A job line without a field an earlier stage of the pipeline writes
+    /// (`script.text` when tao-render was skipped, ...); exit 65 like
+    /// [`Error::BadLine`], but its `error.code` is `missing_stage`, not
+    /// `data`: the request itself is fine, so the same record goes through
+    /// again once the line passes every stage (the message names the stage,
+    /// [`crate::jobline::stage_writing`]).
+    #[error("line {line}: {message}")]
+    MissingStage {
+        /// 1-based line number in the input stream.
+        line: u64,
+        /// The missing field and the stage that writes it.
+        message: String,
+    },
     /// A malformed input that is not a numbered line (a file, an argument value); exit 65.
     #[error("{0}")]
     Data(String),
@@ -75,7 +88,10 @@ impl Error {
     pub fn code(&self) -> i32 {
         match self {
             Error::Usage(_) => exit::USAGE,
-            Error::BadLine { .. } | Error::BadJson { .. } | Error::Data(_) => exit::DATAERR,
+            Error::BadLine { .. }
+            | Error::BadJson { .. }
+            | Error::MissingStage { .. }
+            | Error::Data(_) => exit::DATAERR,
             Error::Config(_) => exit::CONFIG,
             Error::Unavailable(_) => exit::UNAVAILABLE,
             Error::NoPerm(_) => exit::NOPERM,
@@ -89,11 +105,12 @@ impl Error {
     }
 
     /// A short stable code for the `error.code` field of a job line,
-    /// e.g. `"unavailable"`, `"noperm"`.
+    /// e.g. `"unavailable"`, `"noperm"`, `"missing_stage"`.
     pub fn kind(&self) -> &'static str {
         match self {
             Error::Usage(_) => "usage",
             Error::BadLine { .. } | Error::BadJson { .. } | Error::Data(_) => "data",
+            Error::MissingStage { .. } => "missing_stage",
             Error::Config(_) => "config",
             Error::Unavailable(_) => "unavailable",
             Error::NoPerm(_) => "noperm",

@@ -125,10 +125,14 @@ impl Counts {
     }
 }
 
-/// Whether `err` is a bad line (a line error naming its number, exit 65)
-/// rather than an error of the run.
+/// Whether `err` is a bad line (a line error naming its number, exit 65:
+/// malformed, not JSON, or missing a pipeline stage's field) rather than an
+/// error of the run.
 pub fn is_bad_line(err: &Error) -> bool {
-    matches!(err, Error::BadLine { .. } | Error::BadJson { .. })
+    matches!(
+        err,
+        Error::BadLine { .. } | Error::BadJson { .. } | Error::MissingStage { .. }
+    )
 }
 
 /// Reads job lines for a tool under the bad-line policy of the module doc:
@@ -504,7 +508,10 @@ mod tests {
         let mut err = Vec::new();
         let mut f = Filter::new("tao-x", &b"{}\n"[..], OnBadLine::GoOn).with_errors(&mut err);
         let l = f.next_line().unwrap().unwrap();
-        f.bad_line(&l.require_str(&["id"]).unwrap_err());
+        // A skipped stage's field is a bad line too (exit 65).
+        let e = l.require_str(&["id"]).unwrap_err();
+        assert!(is_bad_line(&e), "{e:?}");
+        f.bad_line(&e);
         f.failed();
         assert_eq!(f.status(), 65);
         drop(f);

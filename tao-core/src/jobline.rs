@@ -154,10 +154,11 @@ impl JobLine {
 
     /// A required string field at `path`.
     ///
-    /// Errors: [`Error::BadLine`] "missing string field `a.b`" naming this
-    /// line and the pipeline stage that writes the field ([`stage_writing`]).
+    /// Errors: [`Error::MissingStage`] "missing string field `a.b`" naming
+    /// this line and the pipeline stage that writes the field
+    /// ([`stage_writing`]).
     pub fn require_str(&self, path: &[&str]) -> Result<&str> {
-        self.get_str(path).ok_or_else(|| Error::BadLine {
+        self.get_str(path).ok_or_else(|| Error::MissingStage {
             line: self.line_no,
             message: format!(
                 "missing string field `{}`; {}",
@@ -550,6 +551,10 @@ mod tests {
         assert!(msg(&["lint", "ok"]).contains("`tao-redact lint`"));
         assert!(msg(&["slurm", "job_id"]).contains("tao-submit"));
         assert!(msg(&["storage", "job_dir"]).contains("`tao-record open`"));
+        // Its own code, not `data`: the request is fine, a stage was skipped.
+        let e = line.require_str(&["script", "text"]).unwrap_err();
+        assert_eq!(e.kind(), "missing_stage");
+        assert_eq!(e.code(), crate::exit::DATAERR);
     }
 
     #[test]

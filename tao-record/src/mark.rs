@@ -169,7 +169,7 @@ pub fn mark_stream<R: BufRead, W: Write>(
                 }
                 out.write(&echo)?;
             }
-            Err(e @ Error::BadLine { .. }) => {
+            Err(e) if tao_core::filter::is_bad_line(&e) => {
                 lines.bad_line(&e);
                 let mut l = line;
                 l.set_error(TOOL, &e);
@@ -203,6 +203,12 @@ pub fn new_error_hint(echo: &JobLine) -> String {
     let tool = echo.get_str(&["error", "tool"]).unwrap_or("a tool");
     let msg = echo.get_str(&["error", "message"]).unwrap_or("");
     let msg = tao_core::cli::one_line(msg);
+    if echo.fields.get("error").is_some_and(stage_skipped) {
+        return format!(
+            "{id}: recorded the error from {tool}: {msg}; the record itself is fine, its line skipped a stage of the pipeline: run `tao-record mark {id} --clear-error`, then submit it through every stage: `{}`",
+            resubmit_pipeline(id)
+        );
+    }
     if echo.fields.get("error").is_some_and(request_refused) {
         return format!(
             "{id}: recorded the error from {tool}: {msg}; the request itself was refused, so submitting this record again fails the same way: open a new record with the change the message names (`tao-record list` shows this one until it is cleared or retired: `tao-record mark {id} --state CANCELED`)"
@@ -226,6 +232,22 @@ pub fn request_refused(error: &Value) -> bool {
     )
 }
 
+/// The pipeline that submits record `id` again through every stage, for
+/// advice: `tao-record list --id ID | tao-render | ... | tao-record mark`.
+fn resubmit_pipeline(id: &str) -> String {
+    format!(
+        "tao-record list --id {id} | tao-render | tao-redact lint | tao-submit | tao-record mark"
+    )
+}
+
+/// Whether an `error` object says the line skipped a stage of the pipeline
+/// (its `code` is `missing_stage`, `tao_core::Error::MissingStage`: a field
+/// an earlier stage writes was missing): the request is fine, and the same
+/// record goes through once its line passes every stage.
+pub fn stage_skipped(error: &Value) -> bool {
+    error.get("code").and_then(Value::as_str) == Some("missing_stage")
+}
+
 /// The one line `mark ID --clear-error` prints on a terminal (on a pipe it
 /// prints the job line): what was cleared and what to do next. `old` is
 /// the error the record held (if any), `state` and `job_id` the record's.
@@ -243,7 +265,10 @@ pub fn clear_confirmation(
     let next = if request_refused(e) {
         "the request itself was refused, so submitting it again fails the same way: open a new record with the change the message named".to_string()
     } else if job_id.is_none_or(|j| j.trim().is_empty()) {
-        format!("not submitted yet: submit it again with `tao-record list --id {id} | tao-render | tao-redact lint | tao-submit | tao-record mark`")
+        format!(
+            "not submitted yet: submit it again with `{}`",
+            resubmit_pipeline(id)
+        )
     } else {
         format!("Slurm job {}", job_id.unwrap_or_default())
     };
@@ -392,6 +417,20 @@ mod tests {
         );
         let h = new_error_hint(&l);
         assert!(h.contains("tao-record mark tao-a --clear-error"), "{h}");
+        // A skipped stage: the request is fine, the advice is the whole pipeline.
+        l.fields.insert(
+            "error".into(),
+            json!({"tool": "tao-submit", "code": "missing_stage", "message": "no `script.text`"}),
+        );
+        let h = new_error_hint(&l);
+        assert!(
+            !h.contains("open a new record")
+                && h.contains("tao-record mark tao-a --clear-error")
+                && h.contains(
+                    "tao-record list --id tao-a | tao-render | tao-redact lint | tao-submit"
+                ),
+            "{h}"
+        );
         let e = json!({"tool": "tao-submit", "code": "config", "message": "export X"});
         let c = clear_confirmation("tao-a", Some(&e), "PENDING", None);
         assert!(

@@ -195,7 +195,8 @@ fn report(source: &str, lint: &Lint) {
 
 /// Lint job lines from stdin (`tao_core::filter`, going on after a bad
 /// line: a line that is not JSON is reported and dropped, a line without
-/// `script.text` is reported and goes on with `error.code = "data"`);
+/// `script.text` is reported and goes on with `error.code =
+/// "missing_stage"`);
 /// returns the number of blocked scripts and the counts.
 fn lint_stdin(reds: &LineRedactors) -> Result<(usize, Counts)> {
     let stdin = tao_core::cli::piped_stdin(
@@ -212,7 +213,7 @@ fn lint_stdin(reds: &LineRedactors) -> Result<(usize, Counts)> {
             continue;
         }
         if line.get_str(&["script", "text"]).is_none() {
-            let e = Error::BadLine {
+            let e = Error::MissingStage {
                 line: line.line_no,
                 message: "missing string field `script.text`; pipe the job line through `tao-render` first"
                     .into(),

@@ -96,7 +96,7 @@ printed per file.",
   3   lint blocked at least one script: a literal secret, xtrace on a job
       with secrets, or a shell syntax error (the lines still went out)
   65  bad input: a job line that is not JSON (reported, dropped) or has no
-      `script.text` (reported, goes on with error.code \"data\": pipe it
+      `script.text` (reported, goes on with error.code \"missing_stage\": pipe it
       through tao-render first; lint goes on with the next line; 65 comes
       before 3), a script file that is not UTF-8
   74  local I/O error

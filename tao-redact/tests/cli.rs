@@ -151,7 +151,7 @@ fn lint_finds_the_exact_value_of_a_named_secret() {
 #[test]
 fn lint_line_without_script_text_is_bad_input_and_the_other_lines_go_on() {
     // tao_core::filter, OnBadLine::GoOn: the bad line is reported and goes
-    // on with error.code "data"; the line after it is still linted.
+    // on with error.code "missing_stage"; the line after it is still linted.
     let input = format!(
         "{}\n{{\"id\":\"tao-y\"}}\n{}\n",
         job("tao-a", "echo\n"),
@@ -175,7 +175,7 @@ fn lint_line_without_script_text_is_bad_input_and_the_other_lines_go_on() {
     assert_eq!(lines[0]["id"], "tao-a");
     assert_eq!(lines[0]["lint"]["ok"], true);
     assert_eq!(lines[1]["id"], "tao-y");
-    assert_eq!(lines[1]["error"]["code"], "data");
+    assert_eq!(lines[1]["error"]["code"], "missing_stage");
     assert!(lines[1].get("lint").is_none());
     assert_eq!(lines[2]["id"], "tao-c");
     assert_eq!(lines[2]["lint"]["ok"], true);

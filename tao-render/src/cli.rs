@@ -6,7 +6,8 @@
 //! `error = {tool: "tao-render", code: "refused", message}`; 2 usage;
 //! 65 malformed input (a line that is not a JSON object, or lacks a required
 //! field: reported on stderr with its line number; a JSON object goes on with
-//! `error.code = "data"`, a non-JSON line cannot be printed and is dropped
+//! `error.code = "data"`, or `"missing_stage"` for a field tao-record open
+//! writes, a non-JSON line cannot be printed and is dropped
 //! after the report; every other line is still rendered); 74 output failed;
 //! 78 site profile unusable.
 //!
@@ -188,7 +189,7 @@ fn render_one<R: BufRead>(
             line.fields.insert("script".into(), value);
             Ok(Outcome::Rendered(line, text))
         }
-        Err(e @ Error::BadLine { .. }) => {
+        Err(e) if tao_core::filter::is_bad_line(&e) => {
             filter.bad_line(&e);
             line.set_error(TOOL, &e);
             Ok(Outcome::Malformed(line))

@@ -333,7 +333,8 @@ fn malformed_lines_exit_65_and_lose_nothing_else() {
         "the non-JSON line is reported, every other line printed"
     );
     assert!(got[0].get("script").is_some() && got[3].get("script").is_some());
-    assert_eq!(got[1]["error"]["code"], "data");
+    // No `id`: tao-record open was skipped.
+    assert_eq!(got[1]["error"]["code"], "missing_stage");
     assert!(got[1]["error"]["message"]
         .as_str()
         .unwrap()

@@ -299,12 +299,13 @@ pub fn gpu_shape(nodes: u32, gpus: u32, exclusive: bool, max: u32) -> Result<(u3
 
 /// Build the plan for one job line.
 ///
-/// Errors: [`Error::BadLine`] for a missing or mistyped field (malformed
-/// input, exit 65); [`Error::Data`] for a rule the job breaks (exit 1 from
+/// Errors: [`Error::MissingStage`] for a missing `id` or `storage` (written
+/// by tao-record open), [`Error::BadLine`] for another missing or mistyped
+/// field (both malformed input, exit 65); [`Error::Data`] for a rule the job breaks (exit 1 from
 /// the filter); [`Error::Config`] for a broken site profile.
 pub fn plan(line: &JobLine, profile: &SiteProfile, opts: RenderOptions) -> Result<Plan> {
     let id = line.require_str(&["id"])?.to_string();
-    let storage: StorageIn = field(line, "storage")?.ok_or_else(|| Error::BadLine {
+    let storage: StorageIn = field(line, "storage")?.ok_or_else(|| Error::MissingStage {
         line: line.line_no,
         message: "missing field `storage` ({base_dir, job_dir, results_dir}); pipe lines from `tao-record open`".into(),
     })?;

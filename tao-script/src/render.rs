@@ -663,7 +663,7 @@ pub fn needs_probe(line: &JobLine, profile: &SiteProfile) -> Result<bool> {
 /// `storage.base_dir`, `resources.account` and `resources.exclude`.
 /// Nothing is planned again; otherwise as [`probe_request_for_line`].
 ///
-/// Errors: [`Error::BadLine`] when the line carries no plan (render it
+/// Errors: [`Error::MissingStage`] when the line carries no plan (render it
 /// with tao-render) or, for runtime pyxis, no `script.container` (a line
 /// rendered before tao-render wrote it: render it again);
 /// [`Error::Data`] for a `probe_id` that is not a record id.
@@ -673,7 +673,7 @@ pub fn probe_request_from_plan(
     program: &str,
 ) -> Result<ProbeRequest> {
     tao_core::id::validate(probe_id)?;
-    let missing = |what: &str| Error::BadLine {
+    let missing = |what: &str| Error::MissingStage {
         line: line.line_no,
         message: format!("no `{what}` in the line; render it with tao-render"),
     };

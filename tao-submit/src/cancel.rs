@@ -91,7 +91,8 @@ fn cluster_flag(cluster: Option<&str>) -> String {
 /// Output: exit status 0 when every line was cancelled (or had nothing
 /// left to cancel), 1 when some lines carry `error`, 65 when a line lacks
 /// `id` or has a `slurm.job_id` that is not digits (reported on stderr
-/// with its line number; the line goes on with `error.code = "data"`).
+/// with its line number; the line goes on with `error.code` `data`, or
+/// `missing_stage` for a missing `id`).
 ///
 /// Errors (after every line read has been printed): the reader's errors
 /// (65); a connection error that stopped lines (69, 77, 78); output errors.

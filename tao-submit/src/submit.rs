@@ -191,7 +191,7 @@ fn annotate(line: &mut JobLine, s: &Submitted) {
 /// Output: the exit status: 0 all submitted, 1 some lines carry `error`,
 /// 65 some line lacks a required field or has an invalid one (reported on
 /// stderr with its line number; the line goes on with `error.code =
-/// "data"`).
+/// "data"`, or `"missing_stage"` for a field an earlier stage writes).
 ///
 /// Errors (after every line read has been printed): the reader's
 /// [`Error::BadLine`]/[`Error::BadJson`] (65); a connection error that

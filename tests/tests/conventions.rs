@@ -163,11 +163,12 @@ fn a_line_missing_a_required_field_is_bad_data_everywhere() {
         // (`tao-poll logs` reads one line only and names no line number.)
         assert!(*args == ["logs"] || err.contains("line 1"), "{what}: {err}");
         assert!(err.contains(says), "{what}: {err}");
-        // Loses nothing: a JSON object goes on, carrying `error.code = "data"`.
+        // Loses nothing: a JSON object goes on, carrying `error.code =
+        // "missing_stage"` (the field is an earlier stage's).
         let stdout = text(&out.stdout);
         if !stdout.is_empty() {
             let v: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
-            assert_eq!(v["error"]["code"], "data", "{what}: {stdout}");
+            assert_eq!(v["error"]["code"], "missing_stage", "{what}: {stdout}");
         }
     }
     // Filters that act only on some lines pass any other line on untouched
