@@ -78,6 +78,43 @@ pub fn usage_line_from_text(command: &str, text: &str) -> String {
     tao_core::cli::one_line(&format!("{what}; see {command} --help"))
 }
 
+/// A value parser for a flag that stands for an environment variable whose
+/// value a library checks (`--transport` for `TAO_TRANSPORT`, checked by
+/// `tao_ssh::TransportKind::parse`): it takes any UTF-8 text as it is, so
+/// the flag and the variable go through the one check, with the same
+/// error text and exit status; `names` are listed as the possible values
+/// in `--help`, the man page and the shell completions.
+///
+/// Input: the names the checking function accepts (its own list, e.g.
+/// `tao_ssh::TransportKind::NAMES`). Output: the value as a `String`.
+/// Errors: clap's invalid-UTF-8 error (exit 2) only.
+#[derive(Debug, Clone, Copy)]
+pub struct CheckedLater(pub &'static [&'static str]);
+
+impl clap::builder::TypedValueParser for CheckedLater {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        value
+            .to_str()
+            .map(str::to_string)
+            .ok_or_else(|| clap::Error::new(ErrorKind::InvalidUtf8).with_cmd(cmd))
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            self.0.iter().map(|n| clap::builder::PossibleValue::new(*n)),
+        ))
+    }
+}
+
 /// The subcommand of `P` that `args` (program name first) name: the first
 /// argument that is not an option, if it is one of `P`'s subcommands (the
 /// global options of the tools take no value before it).

@@ -114,7 +114,8 @@ pub struct Cli {
     // No clap `env = "TAO_TRANSPORT"`: the variable is read and checked by
     // tao-ssh (`SshOptions::from_lookup`, exit 78 naming TAO_TRANSPORT and
     // its values), never reported as a flag the user did not pass.
-    #[arg(long, global = true, value_name = "NAME", value_parser = ["libssh2", "openssh", "local"])]
+    // The names and the check are tao_ssh::TransportKind's (NAMES, parse).
+    #[arg(long, global = true, value_name = "NAME", value_parser = tao_cli::CheckedLater(&tao_ssh::TransportKind::NAMES))]
     pub transport: Option<String>,
     #[command(subcommand)]
     /// `logs`: print a job's log tail; `report`: an HTML picture of jobs.

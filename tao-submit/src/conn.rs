@@ -47,7 +47,8 @@ pub struct ConnArgs {
     // No clap `env = "TAO_TRANSPORT"`: the variable is read and checked by
     // tao-ssh (`SshOptions::from_lookup`, exit 78 naming TAO_TRANSPORT and
     // its values), never reported as a flag the user did not pass.
-    #[arg(long, global = true, value_name = "NAME", value_parser = ["libssh2", "openssh", "local"])]
+    // The names and the check are tao_ssh::TransportKind's (NAMES, parse).
+    #[arg(long, global = true, value_name = "NAME", value_parser = tao_cli::CheckedLater(&tao_ssh::TransportKind::NAMES))]
     pub transport: Option<String>,
 }
 

@@ -63,7 +63,14 @@ fn the_transport_flag_wins_over_the_variable() {
         &[],
         &stdin_of(std::slice::from_ref(&line)),
     );
-    assert_eq!(out.status.code(), Some(2), "usage error");
+    // The flag is checked as the variable is (tao_ssh::TransportKind::parse):
+    // a configuration error, exit 78, naming the names.
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(78), "{e}");
+    assert!(
+        e.contains("\"telnet\"") && e.contains("libssh2, openssh, local"),
+        "{e}"
+    );
     // The flag wins over TAO_TRANSPORT (a bad variable is never read).
     let out = f.run_tool(
         "tao-submit",

@@ -55,3 +55,53 @@ fn a_skipped_stage_is_advised_to_go_through_the_pipeline_not_a_new_record() {
     let rec: serde_json::Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
     assert_eq!(rec["error"]["code"], "missing_stage", "{rec}");
 }
+
+/// A job line as tao-poll reads it for a job Slurm knows (no connection is
+/// made before the transport is checked).
+fn live_line(id: &str) -> String {
+    serde_json::json!({"id": id, "state": "RUNNING", "attempt": 1,
+        "slurm": {"job_id": "4242", "login_host": "127.0.0.1:1"}})
+    .to_string()
+}
+
+#[test]
+fn a_bad_transport_flag_is_the_same_error_as_a_bad_tao_transport() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = offline(dir.path());
+    let submit = format!("{OPEN} | tao-render | tao-redact lint > line.json; ");
+    let run = |how: &str| {
+        let out = bash(
+            &c,
+            &[],
+            &format!(
+                "cd {}; {submit} {how} < line.json > /dev/null",
+                dir.path().display()
+            ),
+        );
+        (out.status.code(), text(&out.stderr))
+    };
+    let by_flag = run("tao-submit --transport bogus");
+    let by_var = run("TAO_TRANSPORT=bogus tao-submit");
+    assert_eq!(by_flag.0, Some(78), "{}", by_flag.1);
+    assert_eq!(by_flag, by_var);
+    assert!(
+        by_flag.1.contains("TAO_TRANSPORT") && by_flag.1.contains("libssh2, openssh, local"),
+        "{}",
+        by_flag.1
+    );
+    // One list: `ssh` is openssh for the flag as for the variable (no
+    // usage error; the unreachable host is what fails).
+    for tool in ["tao-poll --transport ssh", "TAO_TRANSPORT=ssh tao-poll"] {
+        let out = bash(
+            &c,
+            &[("SSH_CONFIG", "/dev/null")],
+            &format!(
+                "echo '{}' | {tool} > /dev/null",
+                live_line("tao-20260101-aaaaaa")
+            ),
+        );
+        let err = text(&out.stderr);
+        assert_ne!(out.status.code(), Some(2), "{tool}: {err}");
+        assert!(!err.contains("invalid value"), "{tool}: {err}");
+    }
+}
