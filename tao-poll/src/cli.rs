@@ -284,7 +284,18 @@ fn run_status(args: &StatusArgs, transport: Option<&str>) -> Result<i32> {
         redact: &redact,
         explain: args.explain,
     };
-    let mut conn = connector(&args.replay, transport)?;
+    let mut conn = connector(
+        &args.replay,
+        transport,
+        // A line kept as text is read there (its JobLine is a stand-in).
+        lines
+            .iter()
+            .enumerate()
+            .any(|(i, l)| match texts.get(i).and_then(|t| t.as_deref()) {
+                Some(t) => poll::asks_scheduler(t),
+                None => poll::asks_scheduler(l),
+            }),
+    )?;
     if args.watch {
         if input.malformed > 0 {
             // Nothing is watched on malformed input; the lines read before

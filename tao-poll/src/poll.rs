@@ -96,6 +96,10 @@ pub struct PollResult {
     /// How many lines were never submitted (no `slurm.job_id`, no `error`
     /// from another tool): passed through unchanged, not failures.
     pub unsubmitted: usize,
+    /// How many lines another tool had failed before any submit (an
+    /// `error`, no usable `slurm.job_id`): passed through untouched, not
+    /// polled, so neither observations nor failures of this run.
+    pub passed_through: usize,
     /// Per line (or empty): the line as its input text when the poll
     /// changed nothing on it but `observed_at` (or nothing at all); the
     /// line in [`PollResult::lines`] is then a stand-in holding only its
@@ -144,6 +148,18 @@ pub fn never_submitted<L: Fields + ?Sized>(line: &L) -> bool {
 /// Whether the line carries an `error` object (as [`JobLine::has_error`]).
 fn has_error<L: Fields + ?Sized>(line: &L) -> bool {
     line.at(&["error"]).is_some_and(|v| !v.is_null())
+}
+
+/// Whether polling `line` asks a login host: it has a non-empty
+/// `slurm.job_id` ([`never_submitted`] lines, and lines another tool
+/// failed before any submit, ask nothing).
+///
+/// Input: one job line (parsed, or kept as text: [`crate::deferred`]).
+/// Output: true when the poll needs a host for it.
+pub fn asks_scheduler<L: Fields + ?Sized>(line: &L) -> bool {
+    line.at(&["slurm", "job_id"])
+        .and_then(|v| tao_core::model::job_id_text(&v))
+        .is_some_and(|s| !s.trim().is_empty())
 }
 
 /// The one note per run about never-submitted lines (`n` > 0), on stderr
@@ -640,7 +656,7 @@ pub fn poll_deferred(
             Ok(p) => groups.entry(p.host.clone()).or_default().push((i, p)),
             // A line another tool already failed (e.g. a submit that never
             // reached Slurm) passes through untouched (tao-jobline(7)).
-            Err(_) if has_error(line) && !error_is_ours(line) => {}
+            Err(_) if has_error(line) && !error_is_ours(line) => out.passed_through += 1,
             Err(e) => *error = Some(e),
         }
     }
@@ -980,17 +996,23 @@ pub struct SshConnector {
 }
 
 impl SshConnector {
+    /// A connector with these SSH options (read and checked by the caller).
+    pub fn new(opts: tao_ssh::SshOptions) -> Self {
+        SshConnector {
+            opts: Some(opts),
+            config_error: None,
+            sessions: BTreeMap::new(),
+        }
+    }
+
     /// Read the SSH options from the environment, `transport` (a
-    /// `--transport` value) winning over `TAO_TRANSPORT` (errors are
-    /// reported per line when a host is needed, so replay-free runs without
-    /// lines work).
+    /// `--transport` value) winning over `TAO_TRANSPORT`. An error is kept
+    /// and returned for each host asked for; a run that will ask a host
+    /// checks the configuration first and stops on it
+    /// (`crate::replay::connector`), so this is for runs that ask none.
     pub fn from_env(transport: Option<&str>) -> Self {
         match tao_ssh::SshOptions::from_env_with_transport(transport) {
-            Ok(o) => SshConnector {
-                opts: Some(o),
-                config_error: None,
-                sessions: BTreeMap::new(),
-            },
+            Ok(o) => SshConnector::new(o),
             Err(e) => SshConnector {
                 opts: None,
                 config_error: Some(QueryFailure {
@@ -1043,15 +1065,17 @@ impl Connector for SshConnector {
 
 /// Exit status for a finished poll (tao-poll(1), EXIT STATUS), computed by
 /// `tao_core::filter::Counts` from the bad input lines (`input`) and the
-/// lines that failed. Never-submitted lines ([`PollResult::unsubmitted`])
-/// count neither way.
+/// lines that failed. Never-submitted lines ([`PollResult::unsubmitted`],
+/// [`PollResult::passed_through`]) count neither way: when every polled
+/// line failed for one reason, that reason's status (69, 77, 78) is the
+/// run's, whatever else the input held.
 pub fn exit_status(res: &PollResult, input: tao_core::filter::Counts) -> i32 {
     let counts = tao_core::filter::Counts {
         failed: res.failed as u64,
         ..input
     };
     let mut failure = tao_core::exit::SOME_FAILED;
-    if res.failed > 0 && res.failed == res.lines.len() - res.unsubmitted {
+    if res.failed > 0 && res.failed == res.lines.len() - res.unsubmitted - res.passed_through {
         let first = res.codes.first().map(String::as_str).unwrap_or("");
         if res.codes.iter().all(|c| c == first) {
             failure = match first {
@@ -1068,6 +1092,43 @@ pub fn exit_status(res: &PollResult, input: tao_core::filter::Counts) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A connector whose every host is unreachable.
+    struct Unreachable;
+    impl Connector for Unreachable {
+        fn open(&mut self, _: Option<&str>) -> Result<&mut dyn Backend, QueryFailure> {
+            Err(QueryFailure {
+                code: "unavailable".into(),
+                message: "no login host answered".into(),
+            })
+        }
+    }
+
+    #[test]
+    fn a_line_failed_before_submit_does_not_hide_the_runs_status() {
+        let lines = [
+            r#"{"id":"tao-a","state":"RUNNING","slurm":{"job_id":"12"}}"#,
+            r#"{"id":"tao-b","state":"PENDING","error":{"tool":"tao-submit","code":"tempfail","message":"x"}}"#,
+        ]
+        .iter()
+        .enumerate()
+        .map(|(i, t)| JobLine::parse(t, i as u64 + 1).unwrap())
+        .collect();
+        let redact = |_: &JobLine, t: &str| t.to_string();
+        let opts = Options {
+            requeue: false,
+            evidence: None,
+            redact: &redact,
+            explain: false,
+        };
+        let res = poll(lines, &mut Unreachable, &opts);
+        assert_eq!((res.failed, res.passed_through), (1, 1));
+        assert_eq!(res.lines[1].get_str(&["error", "tool"]), Some("tao-submit"));
+        assert_eq!(
+            exit_status(&res, Default::default()),
+            tao_core::exit::UNAVAILABLE
+        );
+    }
 
     fn wp(line: &mut JobLine, files: &FileRecords) {
         write_progress(line, files);

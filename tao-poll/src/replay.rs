@@ -77,11 +77,26 @@ impl ReplayArgs {
 
 /// The connector for this run: replay files, else SSH from the environment
 /// (`transport`: the `--transport` value, winning over `TAO_TRANSPORT`).
+/// `needed`: whether the run will ask a login host (some line has a Slurm
+/// job id, [`crate::poll::asks_scheduler`]); then the SSH configuration is
+/// read here, and an error in it stops the run before any output, as one
+/// line naming the variable and the fix with its own exit status (78 for
+/// an unknown TAO_TRANSPORT): it is the run's error, not the jobs', so no
+/// job line carries it for `tao-record mark` to record. A run that asks no
+/// host reads no configuration.
 ///
-/// Errors: [`Error::Io`] for an unreadable replay file.
-pub fn connector(replay: &ReplayArgs, transport: Option<&str>) -> Result<Box<dyn Connector>> {
+/// Errors: [`Error::Io`] for an unreadable replay file; with `needed`, the
+/// errors of `tao_ssh::SshOptions::from_lookup` ([`Error::Config`], ...).
+pub fn connector(
+    replay: &ReplayArgs,
+    transport: Option<&str>,
+    needed: bool,
+) -> Result<Box<dyn Connector>> {
     if replay.active() {
         Ok(Box::new(Single(replay.backend()?)))
+    } else if needed {
+        let opts = tao_ssh::SshOptions::from_env_with_transport(transport)?;
+        Ok(Box::new(SshConnector::new(opts)))
     } else {
         Ok(Box::new(SshConnector::from_env(transport)))
     }

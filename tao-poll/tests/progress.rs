@@ -506,7 +506,8 @@ fn a_mistyped_command_names_the_real_one() {
 
 /// `--watch` that cannot poll any line for a reason waiting will not fix
 /// (here: no SLURM_HOSTNAME, a configuration error) stops at once with
-/// that status (78) and the fix, instead of repeating it every interval.
+/// that status (78) and the fix, instead of repeating it every interval,
+/// before any line goes out.
 #[test]
 fn watch_stops_on_a_configuration_error() {
     let mut child = Command::new(bin())
@@ -533,5 +534,8 @@ fn watch_stops_on_a_configuration_error() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(status.code(), Some(78), "{err}");
     assert!(err.contains("SLURM_HOSTNAME is not set"), "{err}");
-    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 1);
+    // The run's error, not the job's: no line carries it (for `tao-record
+    // mark` to record as the job's failure).
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    assert_eq!(err.lines().count(), 1, "{err}");
 }

@@ -73,11 +73,14 @@ pub fn mark_line_new_error(store: &Store, line: &JobLine) -> Result<(JobLine, Ou
         .get_str(&["observed_by"])
         .unwrap_or(DEFAULT_SOURCE)
         .to_string();
-    // An error set by tao-record itself is about an earlier mark, not the job.
+    // An error set by tao-record itself is about an earlier mark, not the
+    // job; a configuration error on a submitted job is the run's, not the
+    // job's ([`run_error_on_live_job`]).
     let error = line
         .fields
         .get("error")
         .filter(|e| e.is_object() && e.get("tool").and_then(Value::as_str) != Some(TOOL))
+        .filter(|e| !run_error_on_live_job(line, e))
         .cloned();
     let mut fields = Map::new();
     for (k, v) in &line.fields {
@@ -195,6 +198,17 @@ pub fn mark_stream<R: BufRead, W: Write>(
     Ok(sum)
 }
 
+/// Whether `error` on `line` is a configuration error (`code` `config`)
+/// on a job Slurm already has (a non-empty `slurm.job_id`): the tool that
+/// set it could not run at all (an unknown TAO_TRANSPORT, no
+/// SLURM_HOSTNAME), which says nothing about the job, so it is not
+/// recorded as the job's failure (tao-poll stops with exit 78 before any
+/// line instead; this keeps older or hand-made lines from doing it).
+pub fn run_error_on_live_job(line: &JobLine, error: &Value) -> bool {
+    error.get("code").and_then(Value::as_str) == Some("config")
+        && line.slurm_job_id().is_some_and(|j| !j.trim().is_empty())
+}
+
 /// The warning `mark` gives the first time a record stores an error from
 /// another tool: the error on one line and how to run the record again.
 /// `echo` is the marked line (it carries the `error` object).
@@ -203,6 +217,12 @@ pub fn new_error_hint(echo: &JobLine) -> String {
     let tool = echo.get_str(&["error", "tool"]).unwrap_or("a tool");
     let msg = echo.get_str(&["error", "message"]).unwrap_or("");
     let msg = tao_core::cli::one_line(msg);
+    if let Some(job) = echo.slurm_job_id().filter(|j| !j.trim().is_empty()) {
+        // Submitted: the error is about watching the job, not the job.
+        return format!(
+            "{id}: recorded the error from {tool}: {msg}; Slurm job {job} was submitted and is not resubmitted: once the cause is fixed, the next {tool} run that succeeds clears it (`tao-record list` shows it until then)"
+        );
+    }
     if echo.fields.get("error").is_some_and(stage_skipped) {
         return format!(
             "{id}: recorded the error from {tool}: {msg}; the record itself is fine, its line skipped a stage of the pipeline: run `tao-record mark {id} --clear-error`, then submit it through every stage: `{}`",
@@ -417,6 +437,26 @@ mod tests {
         );
         let h = new_error_hint(&l);
         assert!(h.contains("tao-record mark tao-a --clear-error"), "{h}");
+        // A submitted job: the error is about watching it; no resubmit.
+        let mut live = l.clone();
+        live.set_path(&["slurm", "job_id"], json!("77"));
+        live.fields.insert(
+            "error".into(),
+            json!({"tool": "tao-poll", "code": "unavailable", "message": "no host"}),
+        );
+        let h = new_error_hint(&live);
+        assert!(
+            h.contains("Slurm job 77 was submitted") && !h.contains("--clear-error"),
+            "{h}"
+        );
+        assert!(run_error_on_live_job(
+            &live,
+            &json!({"tool": "tao-poll", "code": "config", "message": "m"})
+        ));
+        assert!(!run_error_on_live_job(
+            &l,
+            &json!({"tool": "tao-submit", "code": "config", "message": "m"})
+        ));
         // A skipped stage: the request is fine, the advice is the whole pipeline.
         l.fields.insert(
             "error".into(),

@@ -45,7 +45,8 @@ impl TransportKind {
             "openssh" | "ssh" => Ok(TransportKind::Openssh),
             "local" => Ok(TransportKind::Local),
             other => Err(Error::Config(format!(
-                "transport {other:?} (TAO_TRANSPORT or --transport) is not one of libssh2, openssh, local"
+                "transport {other:?} (TAO_TRANSPORT or --transport) is not one of {}: set it to one of them, or unset TAO_TRANSPORT for libssh2",
+                Self::NAMES.join(", ")
             ))),
         }
     }

@@ -105,3 +105,55 @@ fn a_bad_transport_flag_is_the_same_error_as_a_bad_tao_transport() {
         assert!(!err.contains("invalid value"), "{tool}: {err}");
     }
 }
+
+#[test]
+fn a_configuration_error_stops_tao_poll_and_is_recorded_on_no_job() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = offline(dir.path());
+    // A live job (Slurm job 4242) and a never-submitted record whose submit failed.
+    let setup = format!(
+        r#"live=$({OPEN} | jq -r .id)
+echo "{{\"id\":\"$live\",\"state\":\"PENDING\",\"observed_by\":\"tao-submit\",\"slurm\":{{\"job_id\":\"4242\",\"login_host\":\"127.0.0.1:1\"}}}}" | tao-record mark >/dev/null
+{OPEN} | tao-submit 2>/dev/null | tao-record mark >/dev/null 2>&1 || true
+echo "$live""#
+    );
+    let out = bash(&c, &[], &setup);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let live = text(&out.stdout).trim().to_string();
+    let out = bash(
+        &c,
+        &[("TAO_TRANSPORT", "bogus")],
+        &format!(
+            "cd {}; set +e; tao-record list | tao-poll > polled.jsonl; echo \"poll=${{PIPESTATUS[1]}}\"; tao-record mark < polled.jsonl > /dev/null; echo \"mark=$?\"",
+            dir.path().display()
+        ),
+    );
+    let err = text(&out.stderr);
+    let rcs = text(&out.stdout);
+    assert!(rcs.contains("poll=78"), "{rcs} {err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("tao-poll: error: ") && err.contains("TAO_TRANSPORT"),
+        "{err}"
+    );
+    // Nothing went to mark; the live job carries no error.
+    let rec = |id: &str| {
+        let out = bash(&c, &[], &format!("tao-record list --id {id}"));
+        serde_json::from_str::<serde_json::Value>(text(&out.stdout).trim()).unwrap()
+    };
+    assert!(rec(&live).get("error").is_none(), "{}", rec(&live));
+    // A line that still carries such an error (an older tao-poll, a hand-made
+    // line) is not recorded on the live job either, nor advised a resubmit.
+    let line = serde_json::json!({"id": live, "state": "PENDING", "observed_by": "tao-poll",
+        "slurm": {"job_id": "4242"},
+        "error": {"tool": "tao-poll", "code": "config", "message": "transport \"bogus\" (TAO_TRANSPORT or --transport) is not one of libssh2, openssh, local"}});
+    let out = bash(
+        &c,
+        &[],
+        &format!("echo '{line}' | tao-record mark > /dev/null"),
+    );
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("submit"), "{err}");
+    assert!(rec(&live).get("error").is_none(), "{}", rec(&live));
+}
