@@ -53,6 +53,8 @@ const LIST_ABOUT: &str = "Print records as job lines (without history): a table 
 
 Order: the table is oldest first by creation time (the first history entry), as squeue lists the oldest job first; job lines on a pipe come in id order (UTC day, then id; each record read once); --sort created|id picks either. --id lists in the order given, --retry-of first attempt first.
 
+The table's CLASS column is tao-classify's verdict on a failed job: CLASS/SUBCLASS and `retry` (tao-record retry opens a retry while the budget lasts) or `no-retry`; `-` when the job was not classified.
+
 A record opened but never submitted (PENDING, no Slurm job id) shows `not submitted` in the table's MESSAGE column. A record that carries an error (a submit that failed: its state stays PENDING with no Slurm job id; a refresh that failed) shows it there instead, on one line, as `submit failed: MESSAGE` (from tao-submit), `poll failed: MESSAGE` (from tao-poll) or `error from TOOL: MESSAGE`, until it is cleared: fix the cause, then `tao-record mark ID --clear-error` and submit the record again, or open a new record when the request itself was wrong. mark warns once, on standard error, the first time it records such an error.";
 
 /// The subcommands.
@@ -541,12 +543,13 @@ fn cmd_gc(a: &GcArgs) -> Result<i32> {
 /// A table of job lines (as `list` prints them): id, state, attempt,
 /// Slurm job id, partition, progress (bar, epoch/max, ETA from the
 /// `progress` tao-poll recorded; for a pending job its expected start),
-/// latest KPI with a sparkline, message (for a pending job its reason in
+/// latest KPI with a sparkline, class (tao-classify's verdict:
+/// [`class_cell`]), message (for a pending job its reason in
 /// words; for a line carrying an `error` object or never submitted,
 /// `tao_core::progress::message_cell`). Control characters are escaped;
 /// no colour.
 pub fn render_table(job_lines: &[u8]) -> String {
-    let mut rows: Vec<[String; 8]> = vec![[
+    let mut rows: Vec<[String; 9]> = vec![[
         "ID".into(),
         "STATE".into(),
         "ATTEMPT".into(),
@@ -554,6 +557,7 @@ pub fn render_table(job_lines: &[u8]) -> String {
         "PARTITION".into(),
         "PROGRESS".into(),
         "KPI".into(),
+        "CLASS".into(),
         "MESSAGE".into(),
     ]];
     for l in job_lines.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
@@ -606,11 +610,12 @@ pub fn render_table(job_lines: &[u8]) -> String {
             s(&["resources", "partition"]),
             progress,
             tao_core::progress::kpi_cell(v.get("progress")),
+            class_cell(v.get("classification")),
             message,
         ]);
     }
     let last = rows[0].len() - 1;
-    let mut w = [0usize; 8];
+    let mut w = [0usize; 9];
     for r in &rows {
         for (i, c) in r.iter().enumerate() {
             w[i] = w[i].max(c.chars().count());
@@ -630,6 +635,29 @@ pub fn render_table(job_lines: &[u8]) -> String {
         out.push('\n');
     }
     out
+}
+
+/// The CLASS cell of [`render_table`] for a record's `classification`
+/// (tao-classify's verdict, or `None`): `CLASS/SUBCLASS retry` when a retry
+/// may help (`classification.retry` true: `tao-record retry` opens one
+/// while the budget lasts), `CLASS/SUBCLASS no-retry` otherwise (the
+/// subclass left out when there is none), `-` when the job was not
+/// classified. Control characters are escaped.
+pub fn class_cell(c: Option<&Value>) -> String {
+    let Some(c) = c.filter(|c| c.is_object()) else {
+        return "-".into();
+    };
+    let text = |k: &str| c.get(k).and_then(Value::as_str).filter(|s| !s.is_empty());
+    let mut class = text("class").unwrap_or("unknown").to_string();
+    if let Some(sub) = text("subclass") {
+        class = format!("{class}/{sub}");
+    }
+    let retry = if c.get("retry").and_then(Value::as_bool) == Some(true) {
+        "retry"
+    } else {
+        "no-retry"
+    };
+    tao_core::cli::one_line(&format!("{class} {retry}"))
 }
 
 /// Readable text for a record: one `key: value` line per scalar (nested

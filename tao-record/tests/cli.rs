@@ -2206,3 +2206,38 @@ fn a_spec_from_a_pipe_is_staged_as_spec_yaml() {
         assert_eq!(line["spec"]["text"], "train:\n  num_epochs: 1\n", "{arg}");
     }
 }
+
+#[test]
+fn the_table_shows_each_jobs_class_and_retry_decision() {
+    let env = Env::new();
+    let failed = env.open(&[]);
+    let running = env.open(&[]);
+    for (id, extra) in [
+        (
+            &failed,
+            json!({"state": "ERROR", "slurm": {"job_id": "71"},
+                "classification": {"class": "infra", "subclass": "node_failure", "retry": true, "rule": "r"}}),
+        ),
+        (
+            &running,
+            json!({"state": "RUNNING", "slurm": {"job_id": "72"}}),
+        ),
+    ] {
+        let mut line = extra;
+        line["id"] = json!(id);
+        line["observed_by"] = json!("tao-classify");
+        env.cmd()
+            .arg("mark")
+            .write_stdin(format!("{line}\n"))
+            .assert()
+            .success();
+    }
+    let out = env.cmd().args(["list", "--table"]).output().unwrap();
+    let t = String::from_utf8_lossy(&out.stdout);
+    let rows: Vec<&str> = t.lines().collect();
+    assert!(rows[0].contains("  CLASS  "), "{t}");
+    let row = |id: &str| *rows.iter().find(|r| r.starts_with(id)).unwrap();
+    assert!(row(&failed).contains("infra/node_failure retry"), "{t}");
+    let col = rows[0].find("CLASS").unwrap();
+    assert!(row(&running)[col..].starts_with("- "), "{t}");
+}
