@@ -96,6 +96,11 @@ impl JobLine {
         })?;
         match value {
             Value::Object(fields) => Ok(Self { fields, line_no }),
+            // A Slurm job id pasted from squeue where a job line belongs.
+            Value::Number(_) if crate::id::looks_like_slurm_job_id(text) => Err(Error::BadLine {
+                line: line_no,
+                message: crate::id::slurm_id_as_line(text),
+            }),
             other => Err(Error::BadLine {
                 line: line_no,
                 message: format!(

@@ -192,7 +192,7 @@ impl Store {
             Some(r) => Ok(r),
             None => match read_record(&self.archive_path(id))? {
                 Some(r) => Ok(r),
-                None => Err(no_record(id, &self.dir)),
+                None => Err(self.no_record(id)),
             },
         }
     }
@@ -286,8 +286,30 @@ impl Store {
                 self.archive
             ))
         } else {
-            no_record(id, &self.dir)
+            self.no_record(id)
         }
+    }
+
+    /// The error for a record id that names no record: for a Slurm job id
+    /// given instead, what to give (the record holding that Slurm job,
+    /// found by reading the live records: an error path only,
+    /// `tao_core::id::slurm_id_given`); else check the id or the store.
+    fn no_record(&self, id: &str) -> Error {
+        if tao_core::id::looks_like_slurm_job_id(id) {
+            let holder = self.ids().ok().and_then(|ids| {
+                ids.into_iter().find(|rid| {
+                    read_record(&self.record_path(rid))
+                        .ok()
+                        .flatten()
+                        .is_some_and(|r| r.into_job_line().slurm_job_id().as_deref() == Some(id))
+                })
+            });
+            return Error::Data(tao_core::id::slurm_id_given(id, holder.as_deref()));
+        }
+        Error::Data(format!(
+            "no record {id:?} in {:?}; check the id (`tao-record list`) or TAO_STATE_DIR",
+            self.dir
+        ))
     }
 
     /// The ids of all live records, sorted (ids start with their UTC date,
@@ -368,13 +390,6 @@ impl Store {
             &format!("writing record {id:?}"),
         )
     }
-}
-
-fn no_record(id: &str, dir: &Path) -> Error {
-    Error::Data(format!(
-        "no record {id:?} in {:?}; check the id (`tao-record list`) or TAO_STATE_DIR",
-        dir
-    ))
 }
 
 /// Read and parse one record file; `Ok(None)` if it does not exist.

@@ -157,3 +157,38 @@ echo "$live""#
     assert!(!err.contains("submit"), "{err}");
     assert!(rec(&live).get("error").is_none(), "{}", rec(&live));
 }
+
+#[test]
+fn a_slurm_job_id_where_a_record_id_belongs_is_answered_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = offline(dir.path());
+    let setup = format!(
+        r#"id=$({OPEN} | jq -r .id)
+echo "{{\"id\":\"$id\",\"state\":\"PENDING\",\"observed_by\":\"tao-submit\",\"slurm\":{{\"job_id\":\"4242\"}}}}" | tao-record mark >/dev/null
+echo "$id""#
+    );
+    let out = bash(&c, &[], &setup);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let id = text(&out.stdout).trim().to_string();
+    for (cmd, says) in [
+        // The store knows Slurm job 4242: its record is named.
+        ("tao-poll logs 4242", format!("give the record id {id}")),
+        // 999 is no job of the store: how to find the record.
+        (
+            "tao-poll logs 999",
+            "`tao-record list` shows the record id beside SLURM 999".to_string(),
+        ),
+        (
+            "echo 4242 | tao-submit cancel",
+            "not a job line: pipe its record's job line in (`tao-record list --id RECORD_ID |"
+                .to_string(),
+        ),
+    ] {
+        let out = bash(&c, &[], &format!("{cmd} > /dev/null"));
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(65), "{cmd}: {err}");
+        assert_eq!(err.lines().count(), 1, "{cmd}: {err}");
+        assert!(err.contains("is a Slurm job id, not a"), "{cmd}: {err}");
+        assert!(err.contains(&says), "{cmd}: {err}");
+    }
+}
