@@ -207,6 +207,13 @@ pub fn require_piped_stdin(example: &str, alternative: Option<&str>) -> Result<(
     Ok(())
 }
 
+/// Whether standard output is a terminal (`isatty(1)`): the one test by
+/// which the tools print their readable form (a table, a summary) for a
+/// person and JSON lines for a pipe or a file.
+pub fn stdout_is_terminal() -> bool {
+    std::io::stdout().is_terminal()
+}
+
 /// [`require_piped_stdin`], then the locked standard input to read from.
 ///
 /// Errors: as [`require_piped_stdin`].

@@ -16,7 +16,6 @@
 //! could be polled for an SSH authentication, host-key or configuration
 //! reason (waiting fixes none); 130/143 when interrupted.
 
-use std::io::IsTerminal;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -186,7 +185,7 @@ pub fn run(
             .map_err(|e| Error::Internal(format!("installing a signal handler: {e}")))?;
     }
     let stopped = || stop.load(Ordering::Relaxed) != 0;
-    let tty = std::io::stdout().is_terminal();
+    let tty = tao_core::cli::stdout_is_terminal();
     let stdout = std::io::stdout();
     let mut w = LineWriter::new(stdout.lock());
     let mut printed: Vec<Option<Signature>> = vec![None; lines.len()];

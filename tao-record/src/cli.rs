@@ -9,7 +9,7 @@
 //! 74 local I/O, 78 configuration.
 
 use std::ffi::OsString;
-use std::io::{BufWriter, IsTerminal, Write};
+use std::io::{BufWriter, Write};
 
 use clap::{Parser, Subcommand};
 use serde_json::{json, Value};
@@ -235,10 +235,6 @@ where
     }
 }
 
-fn stdout_is_tty() -> bool {
-    std::io::stdout().is_terminal()
-}
-
 fn warn(msg: &str) {
     tao_core::cli::warn(TOOL, msg);
 }
@@ -286,7 +282,7 @@ pub fn created_but_not_printed(e: Error, id: &str, dir: &str) -> Error {
 }
 
 fn cmd_mark(a: &MarkArgs) -> Result<i32> {
-    let text = a.text || (!a.json && stdout_is_tty());
+    let text = a.text || (!a.json && tao_core::cli::stdout_is_terminal());
     if let (true, true, None, None, Some(id)) = (text, a.clear_error, &a.state, &a.message, &a.id) {
         // On a terminal a bare --clear-error says what it cleared in one
         // line; on a pipe it prints the job line, as every mark does.
@@ -407,7 +403,7 @@ fn cmd_retry(a: &RetryArgs) -> Result<i32> {
 fn cmd_show(a: &ShowArgs) -> Result<i32> {
     let store = Store::open_default()?;
     let rec = store.load(&a.id)?;
-    let text = a.text || (!a.json && stdout_is_tty());
+    let text = a.text || (!a.json && tao_core::cli::stdout_is_terminal());
     let mut out = std::io::stdout().lock();
     let s = if text {
         render_text(&rec)
@@ -426,7 +422,7 @@ fn cmd_show(a: &ShowArgs) -> Result<i32> {
 fn cmd_history(a: &ShowArgs) -> Result<i32> {
     let store = Store::open_default()?;
     let rec = store.load(&a.id)?;
-    let text = a.text || (!a.json && stdout_is_tty());
+    let text = a.text || (!a.json && tao_core::cli::stdout_is_terminal());
     let mut s = String::new();
     for h in rec.history() {
         let get = |k: &str| h.get(k).and_then(Value::as_str).unwrap_or("");
@@ -461,7 +457,9 @@ fn cmd_list(a: &ListArgs) -> Result<i32> {
         order: match a.sort.as_deref() {
             Some("id") => query::Order::Id,
             Some(_) => query::Order::Created,
-            None if a.table || (!a.json && stdout_is_tty()) => query::Order::Created,
+            None if a.table || (!a.json && tao_core::cli::stdout_is_terminal()) => {
+                query::Order::Created
+            }
             None => query::Order::Id,
         },
         ..Default::default()
@@ -488,7 +486,7 @@ fn cmd_list(a: &ListArgs) -> Result<i32> {
         filter.chain_of = Some(r.clone());
     }
     let store = Store::open_default()?;
-    let table = a.table || (!a.json && stdout_is_tty());
+    let table = a.table || (!a.json && tao_core::cli::stdout_is_terminal());
     let stdout = std::io::stdout().lock();
     let mut out = BufWriter::with_capacity(1 << 16, stdout);
     let listed = if table {

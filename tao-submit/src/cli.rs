@@ -61,7 +61,9 @@ resources.exclude host list may expand to at most 65536 node names.
 cancel cancels the jobs of the lines on standard input and prints each with state \
 CANCELED; it takes no Slurm job ids (`tao-record list --id ID | tao-submit cancel`). preflight checks the variables, the site profile, the runtime (the rule tao-record \
 open applies), the login, the Slurm commands and the storage, says what to fix, and \
-ends a failing run with `error: preflight: N of M checks failed (names)`.";
+ends a failing run with `error: preflight: N of M checks failed (names)`. On a terminal it prints \
+that readable summary only; on a pipe or a file also one JSON line (with --lines, each job line with a \
+`preflight` object).";
 
 /// Stage and submit job lines to Slurm over SSH (one session per login
 /// host), never a job twice; cancel them; check a cluster.
@@ -145,8 +147,12 @@ pub fn parse_args<I: IntoIterator<Item = OsString>>(args: I) -> Result<tao_cli::
 /// Run the parsed command line with stdin and stdout.
 ///
 /// Output: the exit status. Errors: see each action.
-pub fn run(cli: Cli) -> Result<i32> {
+pub fn run(mut cli: Cli) -> Result<i32> {
     tao_core::cli::set_verbosity(cli.quiet, cli.verbose);
+    // A person at a terminal reads the summary; a pipe gets JSON lines.
+    if let Some(Command::Preflight(a)) = &mut cli.command {
+        a.human_only = tao_core::cli::stdout_is_terminal();
+    }
     if let Some(example) = stdin_example(&cli.command) {
         tao_core::cli::require_piped_stdin(example, None)?;
     }

@@ -13,9 +13,10 @@
 //! of the job lines given with `--lines`) exists (`test -e`); the results
 //! root is writable.
 //!
-//! Output: one JSON report on stdout (`{"preflight": {"ok", "login_host",
+//! Output: a readable summary on stderr; unless standard output is a
+//! terminal, one JSON report on stdout (`{"preflight": {"ok", "login_host",
 //! "checks": [{"name", "ok", "detail"}]}}`), or with `--lines` each job
-//! line with a `preflight` object added; a readable summary on stderr.
+//! line with a `preflight` object added.
 
 use std::io::{BufRead, Write};
 
@@ -44,6 +45,10 @@ pub struct PreflightArgs {
     /// Write the Enroot credentials for nvcr.io from NGC_KEY on the cluster (mode 600, over SSH stdin).
     #[arg(long)]
     pub install_enroot_credentials: bool,
+    /// Print the readable summary only, no JSON (set by `crate::cli::run`
+    /// when standard output is a terminal: `tao_core::cli::stdout_is_terminal`).
+    #[arg(skip)]
+    pub human_only: bool,
 }
 
 /// One check's result.
@@ -200,7 +205,7 @@ pub fn run<R: BufRead, W: Write>(
                 e.to_string()
             };
             checks.push(Check::new("login", false, detail));
-            report(out, &checks, None, &mut lines)?;
+            report(out, &checks, None, &mut lines, args.human_only)?;
             // A malformed input line is bad data (65) whatever else failed.
             let mut counts = filter.counts();
             counts.failed += 1;
@@ -326,7 +331,7 @@ pub fn run<R: BufRead, W: Write>(
         };
         checks.push(check);
     }
-    let ok = report(out, &checks, Some(&host), &mut lines)?;
+    let ok = report(out, &checks, Some(&host), &mut lines, args.human_only)?;
     if !ok {
         // The closing line, as when the login failed (exit 1; 65 wins).
         filter.failed();
@@ -366,12 +371,15 @@ pub fn summary_error(e: Error, checks: &[Check]) -> Error {
     }
 }
 
-/// Print the report (or the lines with it) and the summary; whether all passed.
+/// Print the summary on stderr and, unless `human_only` (standard output
+/// is a terminal), the JSON report (or the lines with it) on `out`;
+/// whether all passed.
 fn report<W: Write>(
     out: &mut LineWriter<W>,
     checks: &[Check],
     host: Option<&str>,
     lines: &mut [JobLine],
+    human_only: bool,
 ) -> Result<bool> {
     let ok = checks.iter().all(|c| c.ok);
     for c in checks {
@@ -383,6 +391,9 @@ fn report<W: Write>(
             tao_core::cli::one_line(&c.detail),
             tao_core::cli::hint_text(&c.detail)
         ));
+    }
+    if human_only {
+        return Ok(ok);
     }
     let obj = json!({
         "ok": ok,

@@ -192,3 +192,61 @@ echo "$id""#
         assert!(err.contains(&says), "{cmd}: {err}");
     }
 }
+
+/// Run `tool args` in the offline environment with standard output on a
+/// pseudo-terminal; returns (exit status, what the terminal showed, stderr).
+fn on_a_terminal(c: &Cluster, tool: &str, args: &[&str]) -> (Option<i32>, String, String) {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let pty = nix::pty::openpty(None, None).expect("openpty");
+    let mut cmd = Command::new(tao_tests::bin(tool));
+    cmd.args(args)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env(
+            "HOME",
+            std::env::var("HOME").unwrap_or_else(|_| "/root".into()),
+        )
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(pty.slave))
+        .stderr(Stdio::piped());
+    for (k, v) in &c.vars {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("running the tool");
+    // The command holds the parent's copy of the terminal's tool end.
+    drop(cmd);
+    // The child has exited and its end of the terminal is closed: read all
+    // it showed (EIO ends the read on Linux).
+    let mut shown = Vec::new();
+    let mut master = std::fs::File::from(pty.master);
+    let mut buf = [0u8; 4096];
+    while let Ok(n) = master.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        shown.extend_from_slice(&buf[..n]);
+    }
+    (out.status.code(), text(&shown), text(&out.stderr))
+}
+
+#[test]
+fn preflight_on_a_terminal_prints_the_readable_form_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = offline(dir.path());
+    let (code, shown, err) = on_a_terminal(&c, "tao-submit", &["preflight"]);
+    // The login fails (nobody answers at 127.0.0.1:1): exit 69, after the report.
+    assert_eq!(code, Some(69), "{err}");
+    assert!(err.contains("tao-submit preflight: FAIL login"), "{err}");
+    assert!(
+        !shown.contains('{') && !err.contains('{'),
+        "terminal: {shown:?} stderr: {err}"
+    );
+    // A pipe still gets the JSON report.
+    let out = bash(&c, &[], "tao-submit preflight || true");
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.starts_with("{\"preflight\":{\"ok\":false"),
+        "{stdout}"
+    );
+}
