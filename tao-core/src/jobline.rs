@@ -32,6 +32,15 @@ pub fn json_error_words(e: &serde_json::Error) -> String {
 /// fields the next one needs.
 pub const PIPELINE: &str = "tao-record open | tao-render | tao-redact lint | tao-submit";
 
+/// The pipeline that submits the existing record `id` again through every
+/// stage of [`PIPELINE`] and records the outcome, for advice:
+/// `tao-record list --id ID | tao-render | tao-redact lint | tao-submit | tao-record mark`.
+pub fn resubmit_pipeline(id: &str) -> String {
+    format!(
+        "tao-record list --id {id} | tao-render | tao-redact lint | tao-submit | tao-record mark"
+    )
+}
+
 /// The fix for a job line missing the field at `path`: the stage of
 /// [`PIPELINE`] that writes it. `script.*` is written by tao-render,
 /// `lint.*` by tao-redact lint, `slurm.*` by tao-submit (or read back with

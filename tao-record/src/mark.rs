@@ -74,13 +74,12 @@ pub fn mark_line_new_error(store: &Store, line: &JobLine) -> Result<(JobLine, Ou
         .unwrap_or(DEFAULT_SOURCE)
         .to_string();
     // An error set by tao-record itself is about an earlier mark, not the
-    // job; a configuration error on a submitted job is the run's, not the
-    // job's ([`run_error_on_live_job`]).
+    // job; a configuration error is the environment's ([`environment_error`]).
     let error = line
         .fields
         .get("error")
         .filter(|e| e.is_object() && e.get("tool").and_then(Value::as_str) != Some(TOOL))
-        .filter(|e| !run_error_on_live_job(line, e))
+        .filter(|e| !environment_error(e))
         .cloned();
     let mut fields = Map::new();
     for (k, v) in &line.fields {
@@ -198,15 +197,16 @@ pub fn mark_stream<R: BufRead, W: Write>(
     Ok(sum)
 }
 
-/// Whether `error` on `line` is a configuration error (`code` `config`)
-/// on a job Slurm already has (a non-empty `slurm.job_id`): the tool that
-/// set it could not run at all (an unknown TAO_TRANSPORT, no
-/// SLURM_HOSTNAME), which says nothing about the job, so it is not
-/// recorded as the job's failure (tao-poll stops with exit 78 before any
-/// line instead; this keeps older or hand-made lines from doing it).
-pub fn run_error_on_live_job(line: &JobLine, error: &Value) -> bool {
+/// Whether `error` is a configuration error (`code` `config`): the
+/// environment of the tool that set it was wrong (an unknown TAO_TRANSPORT,
+/// no SLURM_HOSTNAME, a secret the record names not exported), which says
+/// nothing of the job, so it is not recorded as the job's failure: a
+/// submitted job keeps what Slurm says, a record never submitted stays
+/// `not submitted` and goes through once the environment is fixed (no
+/// `--clear-error` first). The tool that set it said it on stderr, once,
+/// with the fix; mark adds nothing.
+pub fn environment_error(error: &Value) -> bool {
     error.get("code").and_then(Value::as_str) == Some("config")
-        && line.slurm_job_id().is_some_and(|j| !j.trim().is_empty())
 }
 
 /// The warning `mark` gives the first time a record stores an error from
@@ -226,7 +226,7 @@ pub fn new_error_hint(echo: &JobLine) -> String {
     if echo.fields.get("error").is_some_and(stage_skipped) {
         return format!(
             "{id}: recorded the error from {tool}: {msg}; the record itself is fine, its line skipped a stage of the pipeline: run `tao-record mark {id} --clear-error`, then submit it through every stage: `{}`",
-            resubmit_pipeline(id)
+            tao_core::jobline::resubmit_pipeline(id)
         );
     }
     if echo.fields.get("error").is_some_and(request_refused) {
@@ -249,14 +249,6 @@ pub fn request_refused(error: &Value) -> bool {
     matches!(
         error.get("code").and_then(Value::as_str),
         Some("data" | "refused" | "lint_blocked")
-    )
-}
-
-/// The pipeline that submits record `id` again through every stage, for
-/// advice: `tao-record list --id ID | tao-render | ... | tao-record mark`.
-fn resubmit_pipeline(id: &str) -> String {
-    format!(
-        "tao-record list --id {id} | tao-render | tao-redact lint | tao-submit | tao-record mark"
     )
 }
 
@@ -287,7 +279,7 @@ pub fn clear_confirmation(
     } else if job_id.is_none_or(|j| j.trim().is_empty()) {
         format!(
             "not submitted yet: submit it again with `{}`",
-            resubmit_pipeline(id)
+            tao_core::jobline::resubmit_pipeline(id)
         )
     } else {
         format!("Slurm job {}", job_id.unwrap_or_default())
@@ -449,13 +441,11 @@ mod tests {
             h.contains("Slurm job 77 was submitted") && !h.contains("--clear-error"),
             "{h}"
         );
-        assert!(run_error_on_live_job(
-            &live,
+        assert!(environment_error(
             &json!({"tool": "tao-poll", "code": "config", "message": "m"})
         ));
-        assert!(!run_error_on_live_job(
-            &l,
-            &json!({"tool": "tao-submit", "code": "config", "message": "m"})
+        assert!(!environment_error(
+            &json!({"tool": "tao-submit", "code": "tempfail", "message": "m"})
         ));
         // A skipped stage: the request is fine, the advice is the whole pipeline.
         l.fields.insert(

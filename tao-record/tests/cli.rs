@@ -1450,7 +1450,7 @@ fn clear_error_says_what_it_cleared_in_one_line_and_the_table_says_not_submitted
     assert!(table(&env).ends_with("not submitted"), "{}", table(&env));
     for (code, next) in [
         (
-            "config",
+            "tempfail",
             format!(
                 "not submitted yet: submit it again with `tao-record list --id {id} | tao-render"
             ),
@@ -1467,7 +1467,7 @@ fn clear_error_says_what_it_cleared_in_one_line_and_the_table_says_not_submitted
             .unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         // A refused request is not advised to be cleared and submitted again.
-        assert_eq!(err.contains("--clear-error"), code == "config", "{err}");
+        assert_eq!(err.contains("--clear-error"), code == "tempfail", "{err}");
         assert!(
             table(&env).ends_with("submit failed: it failed"),
             "{}",
@@ -2205,6 +2205,29 @@ fn a_spec_from_a_pipe_is_staged_as_spec_yaml() {
         assert_eq!(line["spec"]["name"], staged, "{arg}");
         assert_eq!(line["spec"]["text"], "train:\n  num_epochs: 1\n", "{arg}");
     }
+}
+
+#[test]
+fn a_configuration_error_is_recorded_on_no_record() {
+    let env = Env::new();
+    let id = env.open(&[]);
+    let failed = json!({"id": id, "state": "PENDING", "observed_by": "tao-submit",
+        "error": {"tool": "tao-submit", "code": "config", "message": "line 1: secret WANDB_API_KEY (named by the record) is not set in this environment: export WANDB_API_KEY=..."}});
+    let out = env
+        .cmd()
+        .arg("mark")
+        .write_stdin(format!("{failed}\n"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    // tao-submit said it, with the fix: nothing more here, nothing stored.
+    assert_eq!(err, "");
+    assert!(
+        env.record(&id).get("error").is_none(),
+        "{}",
+        env.record(&id)
+    );
 }
 
 #[test]

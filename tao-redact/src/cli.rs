@@ -133,7 +133,8 @@ where
         extra.extend(tao_secrets::rules::read_rules_file(path)?);
     }
     // An unset --secret-env name is warned about once, by LineRedactors.
-    let reds = LineRedactors::with(TOOL, extra, a.secret_env.clone());
+    // A job's unset secret is tao-submit's one error, not a warning here.
+    let reds = LineRedactors::with(TOOL, extra, a.secret_env.clone()).without_job_unset_warnings();
     let red = reds.for_names(&[])?;
     for name in red.skipped_secrets() {
         tao_core::cli::warn(

@@ -78,6 +78,7 @@ pub struct LineRedactors {
     cache: Mutex<HashMap<Vec<String>, Arc<Redactor>>>,
     warned: Mutex<Vec<String>>,
     warn_unset: bool,
+    warn_job_unset: bool,
 }
 
 impl LineRedactors {
@@ -95,7 +96,18 @@ impl LineRedactors {
             cache: Mutex::new(HashMap::new()),
             warned: Mutex::new(Vec::new()),
             warn_unset: true,
+            warn_job_unset: true,
         }
+    }
+
+    /// No warning for a job's secret names that are not set, only for the
+    /// names of `extra_names` (a tool's own --secret-env): for the tools of
+    /// the submit pipeline (tao-redact lint, tao-submit's own lint), where
+    /// tao-submit refuses such a line with the one error that names the
+    /// variable and the fix; a warning each before it would only repeat it.
+    pub fn without_job_unset_warnings(mut self) -> Self {
+        self.warn_job_unset = false;
+        self
     }
 
     /// No warning for names that are not set (tao-record open: secrets are
@@ -122,13 +134,17 @@ impl LineRedactors {
             return Ok(Arc::clone(r));
         }
         for n in &key[DEFAULT_SECRET_ENV.len()..] {
-            if self.warn_unset && std::env::var_os(n).is_none_or(|v| v.is_empty()) {
+            let named_here = self.extra_names.contains(n);
+            if self.warn_unset
+                && (named_here || self.warn_job_unset)
+                && std::env::var_os(n).is_none_or(|v| v.is_empty())
+            {
                 let mut warned = self.warned.lock().unwrap_or_else(|e| e.into_inner());
                 if !warned.contains(n) {
                     warned.push(n.clone());
                     // One warning per name, saying who named it: the
                     // tool's own --secret-env, or a job's `secrets`.
-                    let msg = if self.extra_names.contains(n) {
+                    let msg = if named_here {
                         format!("{n} is not set (named by --secret-env); nothing to mask by its value (export {n} where this tool runs)")
                     } else {
                         format!("secret {n} is named by a job but not set in this environment: its value cannot be masked by value (export {n} where this tool runs)")

@@ -95,7 +95,8 @@ pub fn is_clean_relative(s: &str) -> bool {
 /// `tao_secrets::LineRedactors`).
 fn relint_redactors() -> &'static tao_secrets::LineRedactors {
     static R: std::sync::OnceLock<tao_secrets::LineRedactors> = std::sync::OnceLock::new();
-    R.get_or_init(|| tao_secrets::LineRedactors::new("tao-submit"))
+    // An unset secret of the job is the one error of Plan::from_line.
+    R.get_or_init(|| tao_secrets::LineRedactors::new("tao-submit").without_job_unset_warnings())
 }
 
 impl Plan {
@@ -244,8 +245,9 @@ impl Plan {
                     // value: a configuration error of this line (exit 1).
                     _ => {
                         return Err(Error::Config(format!(
-                            "line {}: secret {name:?} is named by job {id:?} but not set in this environment: export {name}=... before tao-submit",
-                            line.line_no
+                            "line {}: secret {name} (named by the record) is not set in this environment: export {name}=... where tao-submit runs (for cron: in ~/.config/tao-slurm/env), then submit the record: {}",
+                            line.line_no,
+                            tao_core::jobline::resubmit_pipeline(&id)
                         )))
                     }
                 }

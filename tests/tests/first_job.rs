@@ -160,11 +160,13 @@ fn failing_program_ends_error_not_complete() {
 
 /// A fresh user's failed first submit (a secret the record names is not
 /// exported; a request no node holds is refused earlier, by tao-record
-/// open): the first run says on stderr what failed and how to run the record again,
-/// the table shows the record with its error, and the second mark of the
-/// same error says nothing more.
+/// open): the run says on stderr, in one line, which variable and how to
+/// submit the record once it is exported; nothing else (no warning before
+/// it, no second line from mark). A configuration error is the
+/// environment's, not the record's: the table shows the record as not
+/// submitted, and once the variable is exported that pipeline submits it.
 #[test]
-fn a_failed_submit_is_shown_the_first_time_and_in_the_table() {
+fn a_failed_submit_is_one_line_and_the_record_stays_not_submitted() {
     let Some(c) = cluster() else { return };
     let state = tempfile::tempdir().unwrap();
     let state_dir = state.path().to_str().unwrap();
@@ -177,7 +179,11 @@ fn a_failed_submit_is_shown_the_first_time_and_in_the_table() {
         "cd {state_dir}\n{submit}\nid=$(jq -r .id line.json)\n\
          tao-record list --table\n\
          echo '@@ again' >&2\n\
-         tao-record list --id \"$id\" | tao-record mark >/dev/null"
+         tao-record list --id \"$id\" | tao-record mark >/dev/null\n\
+         echo '@@ exported' >&2\n\
+         export TAO_TEST_UNSET_TOKEN=fake-token-value-for-the-test\n\
+         tao-record list --id \"$id\" | tao-render | tao-redact lint | tao-submit | tao-record mark > again.json\n\
+         tao-record list --id \"$id\" | tao-submit cancel | tao-record mark >/dev/null"
     );
     let out = bash(&c, &[("TAO_STATE_DIR", state_dir)], &script);
     let stdout = text(&out.stdout);
@@ -191,26 +197,34 @@ fn a_failed_submit_is_shown_the_first_time_and_in_the_table() {
         serde_json::from_str(&std::fs::read_to_string(state.path().join("line.json")).unwrap())
             .unwrap();
     let id = rec["id"].as_str().unwrap();
-    let (first, again) = stderr.split_once("@@ again").unwrap();
+    let (first, rest) = stderr.split_once("@@ again").unwrap();
+    let (again, exported) = rest.split_once("@@ exported").unwrap();
+    assert_eq!(first.lines().count(), 1, "one line: {first}");
     assert!(
-        first.contains(&format!("{id}: recorded the error from tao-submit"))
-            && first.contains("TAO_TEST_UNSET_TOKEN")
-            && first.contains(&format!("tao-record mark {id} --clear-error")),
-        "the first failed submit names its error and the fix: {first}"
+        first.starts_with(&format!("tao-submit: error: {id}: "))
+            && first.contains("secret TAO_TEST_UNSET_TOKEN")
+            && first.contains("export TAO_TEST_UNSET_TOKEN=")
+            && first.contains(&format!("tao-record list --id {id} | tao-render")),
+        "the failed submit names the variable and the fix: {first}"
     );
-    assert!(
-        !again.contains("recorded the error"),
-        "the same error again is not warned about twice: {again}"
-    );
+    assert_eq!(again.trim(), "", "nothing more: {again}");
     let row = stdout
         .lines()
         .find(|l| l.starts_with(id))
         .unwrap_or_else(|| panic!("no table row for {id}: {stdout}"));
     assert!(
-        row.contains("PENDING")
-            && row.contains("submit failed: ")
-            && row.contains("TAO_TEST_UNSET_TOKEN"),
-        "the table row shows the error: {row}"
+        row.contains("PENDING") && row.ends_with("not submitted"),
+        "the table row: {row}"
+    );
+    // Exported, the pipeline the error gave submits the same record.
+    let again: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(state.path().join("again.json")).unwrap())
+            .unwrap();
+    assert!(
+        again["slurm"]["job_id"]
+            .as_str()
+            .is_some_and(|j| !j.is_empty()),
+        "{again}\n{exported}"
     );
 }
 

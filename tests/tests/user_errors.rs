@@ -250,3 +250,24 @@ fn preflight_on_a_terminal_prints_the_readable_form_only() {
         "{stdout}"
     );
 }
+
+#[test]
+fn an_unexported_secret_is_one_line_naming_the_variable_and_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = offline(dir.path());
+    let out = bash(
+        &c,
+        &[],
+        &format!(
+            "{OPEN} --secret TAO_TEST_NOT_EXPORTED | tao-render | tao-redact lint | tao-submit | tao-record mark > /dev/null || true"
+        ),
+    );
+    let err = text(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("tao-submit: error: ")
+            && err.contains("export TAO_TEST_NOT_EXPORTED=")
+            && err.contains("~/.config/tao-slurm/env"),
+        "{err}"
+    );
+}
