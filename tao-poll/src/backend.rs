@@ -1000,17 +1000,46 @@ impl Backend for ReplayBackend {
 mod tests {
     use super::*;
 
-    /// A folder of stand-in `squeue` and `sacct` (test doubles for the
-    /// login host's commands): each a `sh` script with the given body.
-    fn stand_ins(squeue: &str, sacct: &str) -> tempfile::TempDir {
+    /// Write stand-ins (test doubles for the login host's commands) in
+    /// `bin`: each (name, body) an executable `sh` script with that body.
+    fn write_stand_ins(bin: &std::path::Path, scripts: &[(&str, &str)]) {
         use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().unwrap();
-        for (name, body) in [("squeue", squeue), ("sacct", sacct)] {
-            let path = dir.path().join(name);
+        for (name, body) in scripts {
+            let path = bin.join(name);
             std::fs::write(&path, format!("#!/bin/sh\n{body}")).unwrap();
             std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
         }
+    }
+
+    /// A folder of stand-in `squeue` and `sacct` with the given bodies.
+    fn stand_ins(squeue: &str, sacct: &str) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        write_stand_ins(dir.path(), &[("squeue", squeue), ("sacct", sacct)]);
         dir
+    }
+
+    /// A temporary jobs' root with the stand-ins in its `bin/`: `squeue`
+    /// runs `rows` (shell commands printing its rows; nothing for
+    /// `--start`), `sacct` prints nothing, and with `tmp_here` `mktemp`
+    /// makes its files in the root (so a test sees what a read left
+    /// behind). Output: the root and its `bin/`.
+    fn jobs_root(rows: &str, tmp_here: bool) -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        let squeue = format!("case \"$*\" in *--start*) ;; *) {rows};; esac\n");
+        let mktemp = format!("exec /usr/bin/mktemp -p {} \"$@\"\n", dir.path().display());
+        let mut scripts = vec![("squeue", squeue.as_str()), ("sacct", "exit 0\n")];
+        if tmp_here {
+            scripts.push(("mktemp", mktemp.as_str()));
+        }
+        write_stand_ins(&bin, &scripts);
+        (dir, bin)
+    }
+
+    /// One status.json record of a running job at epoch `e` (of 200).
+    fn status_record(e: u64) -> String {
+        format!("{{\"epoch\": {e}, \"max_epoch\": 200, \"status\": \"RUNNING\", \"kpi\": {{\"loss\": {e}}}}}\n")
     }
 
     /// Run `script` with `sh -c`, the stand-ins of `bin` first on PATH.
@@ -1137,38 +1166,15 @@ mod tests {
     /// removed at the end.
     #[test]
     fn files_are_read_by_the_state_squeue_gave() {
-        let dir = tempfile::tempdir().unwrap();
-        let bin = dir.path().join("bin");
-        std::fs::create_dir(&bin).unwrap();
-        std::fs::write(
-            bin.join("squeue"),
-            "#!/bin/sh\ncase \"$*\" in *--start*) ;; *) echo '7|7|RUNNING|n1|1|2|3|0:01|0|None|'; echo '8|8|PENDING||1|||0:00|0|Priority|'; echo '9|9|COMPLETED|n1|1|2|3|0:01|0|None|'; echo '11|11|CANCELLED|n1|1|2|3|0:01|0|None|';; esac\n",
-        )
-        .unwrap();
-        std::fs::write(bin.join("sacct"), "#!/bin/sh\nexit 0\n").unwrap();
-        std::fs::write(
-            bin.join("mktemp"),
-            format!(
-                "#!/bin/sh\nexec /usr/bin/mktemp -p {} \"$@\"\n",
-                dir.path().display()
-            ),
-        )
-        .unwrap();
-        for f in ["squeue", "sacct", "mktemp"] {
-            std::process::Command::new("chmod")
-                .arg("+x")
-                .arg(bin.join(f))
-                .status()
-                .unwrap();
-        }
-        let rec = |e: u64| {
-            format!("{{\"epoch\": {e}, \"max_epoch\": 200, \"status\": \"RUNNING\", \"kpi\": {{\"loss\": {e}}}}}\n")
-        };
+        let (dir, bin) = jobs_root(
+            "echo '7|7|RUNNING|n1|1|2|3|0:01|0|None|'; echo '8|8|PENDING||1|||0:00|0|Priority|'; echo '9|9|COMPLETED|n1|1|2|3|0:01|0|None|'; echo '11|11|CANCELLED|n1|1|2|3|0:01|0|None|'",
+            true,
+        );
         let mut reqs = Vec::new();
         for id in ["7", "8", "9", "10", "11"] {
             let d = dir.path().join(id);
             std::fs::create_dir(&d).unwrap();
-            let body: String = (1..=100).map(rec).collect();
+            let body: String = (1..=100).map(status_record).collect();
             std::fs::write(d.join("status.json"), body).unwrap();
             std::fs::write(d.join("completion.json"), "{\"exit_code\": 0}\n").unwrap();
             let d = d.display();
@@ -1195,12 +1201,7 @@ mod tests {
             all_chunks_script_kept(&parts),
             status::script_with(&reqs, "fk0", 0, KEPT_REPLIES)
         );
-        let out = std::process::Command::new("sh")
-            .arg("-c")
-            .arg(&script)
-            .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
-            .output()
-            .unwrap();
+        let out = run_with(&bin, &script);
         let cut = line_start_of(&out.stdout, b"@@tao-poll-fk0 ").unwrap();
         let o = tao_ssh::Output {
             stdout: out.stdout.clone(),
@@ -1269,29 +1270,14 @@ mod tests {
     #[test]
     fn unchanged_running_files_are_not_read_again() {
         use tao_core::progress::FileStamp;
-        let dir = tempfile::tempdir().unwrap();
-        let bin = dir.path().join("bin");
-        std::fs::create_dir(&bin).unwrap();
         let rows: String = ["7", "11", "12", "13", "14"]
             .iter()
             .map(|id| format!("echo '{id}|{id}|RUNNING|n1|1|2|3|0:01|0|None|'; "))
             .collect();
-        std::fs::write(
-            bin.join("squeue"),
-            format!("#!/bin/sh\ncase \"$*\" in *--start*) ;; *) {rows}echo '8|8|PENDING||1|||0:00|0|Priority|';; esac\n"),
-        )
-        .unwrap();
-        std::fs::write(bin.join("sacct"), "#!/bin/sh\nexit 0\n").unwrap();
-        for f in ["squeue", "sacct"] {
-            std::process::Command::new("chmod")
-                .arg("+x")
-                .arg(bin.join(f))
-                .status()
-                .unwrap();
-        }
-        let rec = |e: u64| {
-            format!("{{\"epoch\": {e}, \"max_epoch\": 200, \"status\": \"RUNNING\", \"kpi\": {{\"loss\": {e}}}}}\n")
-        };
+        let (dir, bin) = jobs_root(
+            &format!("{rows}echo '8|8|PENDING||1|||0:00|0|Priority|'"),
+            false,
+        );
         let stamp = |p: &std::path::Path| {
             let m = std::fs::metadata(p).unwrap();
             let t = m
@@ -1311,7 +1297,7 @@ mod tests {
             std::fs::create_dir(&d).unwrap();
             let f = d.join("status.json");
             if id != "12" {
-                let body: String = (1..=10).map(rec).collect();
+                let body: String = (1..=10).map(status_record).collect();
                 std::fs::write(&f, body).unwrap();
             }
             let known = match id {
