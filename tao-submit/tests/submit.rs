@@ -250,7 +250,7 @@ fn a_missing_secret_variable_is_a_line_error_and_nothing_is_submitted() {
     let got = lines_of(&out.stdout);
     let msg = got[0]["error"]["message"].as_str().unwrap();
     assert!(
-        msg.contains("\"HF_TOKEN\"") && msg.contains("export HF_TOKEN="),
+        msg.contains("secret HF_TOKEN ") && msg.contains("export HF_TOKEN="),
         "{msg}"
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
