@@ -7,9 +7,10 @@
 //! capture group whose name starts with `node` extracts the node the line
 //! blames.
 //!
-//! Matching has a fast path, as gitleaks and ripgrep do: one SIMD
-//! multi-literal searcher (aho-corasick's packed Teddy, up to
-//! [`KEYWORD_BUDGET`] literals) over every rule's keywords finds the few
+//! Matching has a fast path, as gitleaks and ripgrep do: the shared SIMD
+//! multi-literal searcher ([`tao_core::prefilter::KeywordSearcher`]:
+//! aho-corasick's packed Teddy in groups, no limit on the number of
+//! literals) over every rule's keywords finds the few
 //! lines worth a closer look, and only the rules whose keywords occur in
 //! such a line run their regex on it. A line without any keyword costs one
 //! SIMD scan.
@@ -20,19 +21,11 @@
 //! exclusive-process GPU, the job's own library cache under a stale file
 //! handle). See [`RuleSpec::refines`].
 
-use aho_corasick::{packed, AhoCorasick, AhoCorasickBuilder, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use regex::bytes::{Regex, RegexSet};
 use serde::Deserialize;
+use tao_core::prefilter::KeywordSearcher;
 use tao_core::{Error, Result};
-
-/// Most distinct keywords the fast path takes: the hard limit of
-/// aho-corasick's packed (SIMD Teddy) searcher (`packed::api::PATTERN_LIMIT`,
-/// 128 in aho-corasick 1.1). The crate's own heuristic stops at 64 and
-/// then falls back to a DFA about 3x slower; [`Catalogue::from_specs`]
-/// turns that heuristic off, so up to 128 literals keep the SIMD searcher
-/// (`bash tao-classify/bench/run.sh` checks the speed against `grep -E -f`).
-/// Beyond it, or on a CPU without SSSE3, the fast path is the DFA.
-pub const KEYWORD_BUDGET: usize = 128;
 
 /// The built-in catalogue text (TOML), compiled into the binary.
 pub const BUILTIN_RULES: &str = include_str!("../rules/builtin.toml");
@@ -151,12 +144,9 @@ pub struct LineMatch {
 #[derive(Debug, Clone)]
 pub struct Catalogue {
     rules: Vec<Rule>,
-    /// Leftmost-first SIMD searcher over all keywords (packed Teddy, at most
-    /// [`KEYWORD_BUDGET`] of them): finds lines worth a look.
-    teddy: Option<packed::Searcher>,
-    /// The same as an automaton: used when Teddy cannot be built (too many
-    /// keywords, no SIMD) and for haystacks shorter than Teddy's minimum.
-    finder: Option<AhoCorasick>,
+    /// SIMD searcher over all keywords (shared with tao-secrets, see
+    /// [`tao_core::prefilter`]): finds lines worth a look.
+    finder: KeywordSearcher,
     /// Overlapping automaton over the same keywords: every rule a line may match.
     overlap: Option<AhoCorasick>,
     /// Keyword index -> rule indices that keyword belongs to.
@@ -277,28 +267,16 @@ impl Catalogue {
             }
             rules[i].refines = refines;
         }
-        let teddy = if keywords.is_empty() {
+        let finder = KeywordSearcher::new(&keywords)
+            .map_err(|e| Error::Config(format!("rule keywords: {e}")))?;
+        let overlap = if keywords.is_empty() {
             None
         } else {
-            packed::Config::new()
-                .match_kind(packed::MatchKind::LeftmostFirst)
-                .heuristic_pattern_limits(false)
-                .builder()
-                .extend(&keywords)
-                .build()
-        };
-        let (finder, overlap) = if keywords.is_empty() {
-            (None, None)
-        } else {
-            let finder = AhoCorasickBuilder::new()
-                .match_kind(MatchKind::LeftmostFirst)
-                .build(&keywords)
-                .map_err(|e| Error::Config(format!("rule keywords: {e}")))?;
             let overlap = AhoCorasickBuilder::new()
                 .match_kind(MatchKind::Standard)
                 .build(&keywords)
                 .map_err(|e| Error::Config(format!("rule keywords: {e}")))?;
-            (Some(finder), Some(overlap))
+            Some(overlap)
         };
         let set = RegexSet::new(rules.iter().map(|r| r.spec.pattern.as_str())).map_err(|e| {
             Error::Config(format!(
@@ -308,7 +286,6 @@ impl Catalogue {
         })?;
         Ok(Self {
             rules,
-            teddy,
             finder,
             overlap,
             keyword_rules,
@@ -331,19 +308,26 @@ impl Catalogue {
     /// (`None`: no keyword there). Used by the streaming scanner to skip
     /// uninteresting lines in bulk.
     pub fn find_keyword(&self, haystack: &[u8], from: usize) -> Option<usize> {
-        if let Some(teddy) = &self.teddy {
-            let span = aho_corasick::Span::from(from..haystack.len());
-            return teddy.find_in(haystack, span).map(|m| m.start());
-        }
-        let finder = self.finder.as_ref()?;
-        let input = aho_corasick::Input::new(haystack).span(from..haystack.len());
-        finder.find(input).map(|m| m.start())
+        self.finder.find(haystack, from).map(|m| m.start())
+    }
+
+    /// Offsets of keyword occurrences in `haystack[from..]`, in increasing
+    /// order, from one pass of the keyword searcher (the first is the
+    /// earliest keyword; occurrences hidden inside an earlier one may be
+    /// left out). The streaming scanner skips those inside a line it has
+    /// already offered.
+    pub fn keyword_starts<'a>(
+        &'a self,
+        haystack: &'a [u8],
+        from: usize,
+    ) -> impl Iterator<Item = usize> + 'a {
+        self.finder.find_iter(haystack, from).map(|m| m.start())
     }
 
     /// Whether the fast path's keyword search runs on the SIMD searcher
-    /// (packed Teddy) rather than the automaton.
+    /// (packed Teddy, every group) rather than the automaton.
     pub fn keyword_search_is_simd(&self) -> bool {
-        self.teddy.is_some()
+        self.finder.is_simd()
     }
 
     /// The context rule that narrows `rule` given the context rules `seen`
@@ -545,11 +529,10 @@ reason = "GPFS unmounted"
         assert!(err.to_string().contains("bad.toml"), "{err}");
     }
 
-    /// aho-corasick's packed SIMD searcher (Teddy) takes at most 128
-    /// literals (its own heuristic stops at 64; the catalogue turns that
-    /// off); beyond that the fast path drops to DFA speed (about 3x slower
-    /// here). Keywords of 3 bytes or more keep Teddy's fingerprint (its
-    /// first up to 4 bytes) selective.
+    /// The built-in keywords run on the packed SIMD searcher (Teddy, in
+    /// groups of at most 64: [`tao_core::prefilter`]), and stay within two
+    /// groups of long keywords plus one of short ones (each group is one
+    /// pass over the log).
     #[test]
     fn builtin_keywords_fit_the_simd_searcher() {
         let cat = Catalogue::builtin().unwrap();
@@ -561,7 +544,7 @@ reason = "GPFS unmounted"
         kws.sort_unstable();
         kws.dedup();
         assert!(
-            kws.len() <= KEYWORD_BUDGET,
+            kws.len() <= 2 * tao_core::prefilter::GROUP_MAX,
             "{} distinct keywords; share more of them between rules",
             kws.len()
         );
@@ -573,13 +556,14 @@ reason = "GPFS unmounted"
         }
     }
 
-    /// With the crate's 64-pattern heuristic off, the packed searcher takes
-    /// up to KEYWORD_BUDGET literals and finds the same first keyword as a
+    /// Past Teddy's 64 (heuristic) and 128 (hard) pattern limits, the fast
+    /// path keeps the packed searcher and finds the same first keyword as a
     /// plain search, at every start offset.
     #[test]
     fn fast_path_past_64_keywords_finds_what_a_plain_search_finds() {
+        const MANY: usize = 300;
         let mut text = String::new();
-        for i in 0..KEYWORD_BUDGET {
+        for i in 0..MANY {
             text.push_str(&format!(
                 "[[rule]]\nid='k{i}'\nclass='infra'\nsubclass='s'\npriority=1\nkeywords=['kw{i:03}x']\npattern='kw{i:03}x'\nreason='r'\n"
             ));
@@ -589,13 +573,12 @@ reason = "GPFS unmounted"
             assert!(cat.keyword_search_is_simd());
         }
         let mut hay = "filler line without any of them, kw12 kw1000x\n".repeat(40);
-        hay.push_str("xx kw127x then kw005x and kw064x\n");
+        hay.push_str("xx kw299x then kw005x and kw064x kw128x\n");
         hay.push_str(&"more filler\n".repeat(40));
         let hay = hay.as_bytes();
         let plain = |from: usize| {
-            (from..hay.len()).find(|&i| {
-                (0..KEYWORD_BUDGET).any(|k| hay[i..].starts_with(format!("kw{k:03}x").as_bytes()))
-            })
+            (from..hay.len())
+                .find(|&i| (0..MANY).any(|k| hay[i..].starts_with(format!("kw{k:03}x").as_bytes())))
         };
         for from in (0..hay.len()).step_by(7) {
             assert_eq!(cat.find_keyword(hay, from), plain(from), "from {from}");

@@ -158,7 +158,12 @@ pub fn scan_reader(cat: &Catalogue, file: &str, mut reader: impl Read) -> std::i
             let mut pos = 0usize;
             let mut counted = 0usize; // newlines counted up to this offset
             let mut cur_line = line_no;
-            while let Some(hit) = cat.find_keyword(region, pos) {
+            // One pass of the keyword searcher; hits inside a line already
+            // offered are skipped.
+            for hit in cat.keyword_starts(region, 0) {
+                if hit < pos {
+                    continue;
+                }
                 let start = memchr::memrchr(b'\n', &region[..hit]).map_or(0, |p| p + 1);
                 let stop = memchr::memchr(b'\n', &region[hit..]).map_or(region.len(), |p| hit + p);
                 cur_line += memchr::memchr_iter(b'\n', &region[counted..start]).count() as u64;

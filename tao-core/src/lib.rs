@@ -17,6 +17,7 @@ pub mod image;
 pub mod jobline;
 pub mod mem;
 pub mod model;
+pub mod prefilter;
 pub mod progress;
 pub mod request;
 pub mod shell;

@@ -10,8 +10,6 @@
 //! ([`crate::validate`]). Multi-line blocks (PEM private keys) carry a
 //! small [`ScanState`] from one line to the next.
 
-use aho_corasick::AhoCorasick;
-
 use crate::rules::{Rule, Validator};
 use crate::validate;
 use crate::Redactor;
@@ -418,16 +416,6 @@ pub(crate) fn lowercase_into(src: &[u8], dst: &mut Vec<u8>) {
 /// that keywords share anchors (`oken=` serves `token=` and `_token=`).
 const ANCHOR_LEN: usize = 5;
 
-/// Most anchors one packed (Teddy) searcher takes: aho-corasick 1.1's
-/// Teddy builder declines more than 64 patterns (`packed/teddy/builder.rs`,
-/// "too many patterns will overwhelm Teddy") and falls back to its DFA.
-/// More anchors are spread over more packed searchers of at most this many
-/// each ([`Prefilter::new`]), one pass each over the line. On the
-/// tao-redact bench log (1 GiB, `bench/genlog.py`) with 60 keywords added by
-/// `--rules`, three packed passes ran 902 to 967 MB/s per CPU second, one
-/// DFA over the 116 long anchors 820 to 887 (2026-12-05).
-const TEDDY_MAX: usize = 64;
-
 /// The window of `k` used as its anchor: the `ANCHOR_LEN`-byte window with
 /// the most bytes that are not lowercase letters (`oken=` for `token=`),
 /// since letters-only windows such as `token` are common words in logs.
@@ -460,11 +448,11 @@ fn starts_with_at(hay: &[u8], at: usize, needle: &[u8]) -> bool {
 ///
 /// Every rule keyword and every exact secret value, ASCII-lowercased, is a
 /// *keyword*. Each keyword has an *anchor*: one window of at most
-/// [`ANCHOR_LEN`] of its bytes ([`anchor_offset`]). Leftmost-first
-/// searches over the distinct anchors (72 for the built-in rules, split by
-/// length into groups of at most [`TEDDY_MAX`], each a packed SIMD searcher;
-/// there is no limit on the number of keywords) run over a lowercased copy
-/// of the input, their matches merged in order of start. An anchor match is only a candidate: at each match
+/// [`ANCHOR_LEN`] of its bytes ([`anchor_offset`]). One
+/// [`tao_core::prefilter::KeywordSearcher`] over the distinct anchors (72
+/// for the built-in rules; packed SIMD searchers of at most
+/// [`tao_core::prefilter::GROUP_MAX`] anchors each, no limit on the number
+/// of keywords) runs over a lowercased copy of the input. An anchor match is only a candidate: at each match
 /// `[s, e)`, every anchor that occurs at any position in `[s, e)` is
 /// checked, and for each, the keywords around it byte by byte. Every
 /// keyword occurrence contains its anchor, and an anchor occurrence is
@@ -473,12 +461,9 @@ fn starts_with_at(hay: &[u8], at: usize, needle: &[u8]) -> bool {
 /// missed.
 #[derive(Debug)]
 pub(crate) struct Prefilter {
-    /// One finder per group of anchors: those of 4 or more bytes (Teddy
-    /// compares 4-byte masks, so few false candidates) apart from the
-    /// shorter ones (two passes of the packed searcher beat one over all
-    /// anchors with 3-byte masks), each split into groups of at most
-    /// [`TEDDY_MAX`].
-    finders: Vec<Finder>,
+    /// The searcher over the anchors (grouped by length, see
+    /// [`tao_core::prefilter`]).
+    finder: tao_core::prefilter::KeywordSearcher,
     /// Distinct anchors.
     anchors: Vec<Vec<u8>>,
     /// Per first byte: indices of the anchors starting with it.
@@ -489,90 +474,6 @@ pub(crate) struct Prefilter {
     keywords: Vec<Vec<u8>>,
     /// Per keyword: what it triggers.
     triggers: Vec<Trigger>,
-}
-
-/// One anchor searcher: aho-corasick's packed (SIMD) searcher when it
-/// accepts the anchors (at most 64), else its DFA.
-enum Finder {
-    Packed(aho_corasick::packed::Searcher),
-    Dfa(AhoCorasick),
-}
-
-impl std::fmt::Debug for Finder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Finder::Packed(_) => f.write_str("Finder::Packed"),
-            Finder::Dfa(_) => f.write_str("Finder::Dfa"),
-        }
-    }
-}
-
-impl Finder {
-    fn build(patterns: &[&Vec<u8>]) -> tao_core::Result<Option<Finder>> {
-        if patterns.is_empty() {
-            return Ok(None);
-        }
-        let packed = aho_corasick::packed::Config::new()
-            .match_kind(aho_corasick::packed::MatchKind::LeftmostFirst)
-            .builder()
-            .extend(patterns.iter())
-            .build();
-        if let Some(p) = packed {
-            return Ok(Some(Finder::Packed(p)));
-        }
-        let ac = AhoCorasick::builder()
-            .match_kind(aho_corasick::MatchKind::LeftmostFirst)
-            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
-            .build(patterns)
-            .map_err(|e| {
-                tao_core::Error::Internal(format!("building the keyword automaton: {e}"))
-            })?;
-        Ok(Some(Finder::Dfa(ac)))
-    }
-
-    fn iter<'a>(
-        &'a self,
-        low: &'a [u8],
-        start: usize,
-    ) -> Box<dyn Iterator<Item = aho_corasick::Match> + 'a> {
-        match self {
-            Finder::Packed(p) => Box::new(p.find_iter(&low[start..]).map(move |m| {
-                aho_corasick::Match::must(
-                    m.pattern().as_usize(),
-                    m.start() + start..m.end() + start,
-                )
-            })),
-            Finder::Dfa(ac) => {
-                Box::new(ac.find_iter(aho_corasick::Input::new(low).span(start..low.len())))
-            }
-        }
-    }
-}
-
-/// Match streams, each in order of start, merged in order of start (ties
-/// to the earlier stream). There are few streams (two for the built-in
-/// rules), so the smallest head is found by a linear scan.
-struct Merge<'a> {
-    heads: Vec<Option<aho_corasick::Match>>,
-    streams: Vec<Box<dyn Iterator<Item = aho_corasick::Match> + 'a>>,
-}
-
-impl Iterator for Merge<'_> {
-    type Item = aho_corasick::Match;
-    fn next(&mut self) -> Option<aho_corasick::Match> {
-        let mut best: Option<usize> = None;
-        for (i, h) in self.heads.iter().enumerate() {
-            if let Some(m) = h {
-                if best.is_none_or(|b| self.heads[b].is_some_and(|x| m.start() < x.start())) {
-                    best = Some(i);
-                }
-            }
-        }
-        let i = best?;
-        let m = self.heads[i].take();
-        self.heads[i] = self.streams[i].next();
-        m
-    }
 }
 
 impl Prefilter {
@@ -624,19 +525,9 @@ impl Prefilter {
         for (ai, a) in anchors.iter().enumerate() {
             by_first[a[0] as usize].push(ai);
         }
-        let (long, short): (Vec<&Vec<u8>>, Vec<&Vec<u8>>) =
-            anchors.iter().partition(|a| a.len() >= 4);
-        let mut finders = Vec::new();
-        for class in [long, short] {
-            // ceil(n / TEDDY_MAX) groups of nearly equal size.
-            let groups = class.len().div_ceil(TEDDY_MAX);
-            for g in 0..groups {
-                let part = &class[g * class.len() / groups..(g + 1) * class.len() / groups];
-                finders.extend(Finder::build(part)?);
-            }
-        }
+        let finder = tao_core::prefilter::KeywordSearcher::new(&anchors)?;
         Ok(Prefilter {
-            finders,
+            finder,
             anchors,
             by_first,
             keywords_of,
@@ -651,13 +542,10 @@ impl Prefilter {
         self.anchors.len()
     }
 
-    /// Per finder: whether it is the packed (SIMD) searcher.
+    /// Per anchor group: whether it is the packed (SIMD) searcher.
     #[cfg(test)]
     pub(crate) fn finders_packed(&self) -> Vec<bool> {
-        self.finders
-            .iter()
-            .map(|f| matches!(f, Finder::Packed(_)))
-            .collect()
+        self.finder.groups_simd()
     }
 
     /// Anchor matches in `low[span]` (an ASCII-lowercased haystack; `span`
@@ -668,13 +556,7 @@ impl Prefilter {
         span: std::ops::Range<usize>,
     ) -> impl Iterator<Item = aho_corasick::Match> + 'a {
         debug_assert_eq!(span.end, low.len());
-        let mut streams: Vec<_> = self
-            .finders
-            .iter()
-            .map(|f| f.iter(low, span.start))
-            .collect();
-        let heads = streams.iter_mut().map(|s| s.next()).collect();
-        Merge { heads, streams }
+        self.finder.find_iter(low, span.start)
     }
 
     /// With `positions`, also record (rule, keyword start) for each rule.
@@ -772,7 +654,7 @@ mod tests {
         assert_eq!(anchor_offset(b"private key"), 3);
         // The built-in anchors outgrew the old total of 64; every group
         // still gets the packed searcher.
-        assert!(r.prefilter.anchor_count() > TEDDY_MAX);
+        assert!(r.prefilter.anchor_count() > tao_core::prefilter::GROUP_MAX);
         let packed = r.prefilter.finders_packed();
         assert!(packed.len() >= 2 && packed.iter().all(|&p| p), "{packed:?}");
         let mut low = Vec::new();
