@@ -386,7 +386,10 @@ fn logs_tail_redacted_from_a_record_and_from_stdin() {
     // From the record store, read-only.
     let state_dir = tempfile::tempdir().unwrap();
     let store = tao_store::Store::open(state_dir.path().to_path_buf()).unwrap();
-    let map = job.line.as_object().unwrap().clone();
+    // As `tao-record open` writes it: a record holds a state.
+    let mut map = job.line.as_object().unwrap().clone();
+    map.entry("state")
+        .or_insert_with(|| serde_json::json!("PENDING"));
     store
         .create(&tao_store::store::Record::from_map(map))
         .unwrap();

@@ -210,10 +210,20 @@ impl Store {
     /// (`link(2)`-based no-clobber persist).
     ///
     /// Errors: [`Error::Io`] with kind `AlreadyExists` when the id is taken;
-    /// other [`Error::Io`] for disk failures; [`Error::Data`] for a bad id.
+    /// other [`Error::Io`] for disk failures; [`Error::Data`] for a bad id
+    /// or a `state` missing or not a state word (what [`parse_record`]
+    /// would refuse to read back).
     pub fn create(&self, record: &Record) -> Result<()> {
         let id = record.id();
         tao_core::id::validate(id)?;
+        // Never write what `parse_record` would refuse to read back.
+        if record.state().is_none() {
+            return Err(Error::Data(format!(
+                "record {id:?} has \"state\": {}, not a state; a new record holds one of {}",
+                shown_state(record),
+                state_words()
+            )));
+        }
         if self.archive_path(id).exists() {
             return Err(Error::io(
                 format!("creating record {id:?}"),
@@ -429,17 +439,27 @@ pub fn parse_record(bytes: &[u8], path: &Path) -> Result<Record> {
         )));
     }
     if rec.state().is_none() {
-        let words: Vec<&str> = State::ALL.iter().map(|s| s.as_str()).collect();
         return Err(Error::Data(format!(
             "record file {:?} has \"state\": {}, not a state (edited by hand); set it to one of {}",
             path,
-            rec.fields
-                .get("state")
-                .map_or_else(|| "missing".to_string(), Value::to_string),
-            words.join(", ")
+            shown_state(&rec),
+            state_words()
         )));
     }
     Ok(rec)
+}
+
+/// A record's `state` as JSON text, or `missing`.
+fn shown_state(rec: &Record) -> String {
+    rec.fields
+        .get("state")
+        .map_or_else(|| "missing".to_string(), Value::to_string)
+}
+
+/// The state vocabulary (tao-jobline(7)), comma-separated.
+fn state_words() -> String {
+    let words: Vec<&str> = State::ALL.iter().map(|s| s.as_str()).collect();
+    words.join(", ")
 }
 
 /// The default store directory: `$TAO_STATE_DIR`, else
@@ -485,6 +505,11 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let store = Store::open(tmp.path().to_path_buf()).unwrap();
         store.create(&rec("a-1")).unwrap();
+        let mut stateless = rec("a-2");
+        stateless.fields.shift_remove("state");
+        let err = store.create(&stateless).unwrap_err().to_string();
+        assert!(err.contains("\"a-2\"") && err.contains("missing"), "{err}");
+        assert!(!store.record_path("a-2").exists(), "nothing written");
         let err = store.create(&rec("a-1")).unwrap_err();
         assert!(
             matches!(&err, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::AlreadyExists)
