@@ -287,28 +287,14 @@ fn is_client_failure(stderr: &str) -> bool {
 
 impl OpensshRemote {
     /// Connect to the first login host of `opts.hosts` whose master can be
-    /// reached or opened; unreachable hosts are skipped with a warning.
+    /// reached or opened; unreachable hosts are skipped with a warning
+    /// (the failover rule of [`crate::Remote::connect`], in one place:
+    /// `SshOptions::first_host_that_answers`).
     ///
     /// Errors: as [`OpensshRemote::connect_host`]; [`Error::Unavailable`]
     /// (69) when no host answered.
     pub fn connect(opts: &SshOptions) -> Result<OpensshRemote> {
-        let mut reasons = Vec::new();
-        for (i, host) in opts.hosts.iter().enumerate() {
-            match Self::connect_host(opts, host) {
-                Ok(r) => return Ok(r),
-                Err(Error::Unavailable(why)) => {
-                    if i + 1 < opts.hosts.len() {
-                        crate::output::note(&format!("{why}; trying the next login host"));
-                    }
-                    reasons.push(why);
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        Err(Error::Unavailable(format!(
-            "no login host answered ({}); check SLURM_HOSTNAME and that the cluster is reachable from here (VPN)",
-            reasons.join("; ")
-        )))
+        opts.first_host_that_answers(|host| Self::connect_host(opts, host))
     }
 
     /// Reach `spec` through a master connection: the user's, tao's, or one

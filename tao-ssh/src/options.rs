@@ -283,6 +283,46 @@ impl SshOptions {
         })
     }
 
+    /// Failover over the login hosts: `connect_one` is tried on each of
+    /// `self.hosts` in order (the failover order of `SLURM_HOSTNAME`) and
+    /// the first success is returned. A host that fails with
+    /// [`Error::Unavailable`] (cannot be resolved, refuses, times out,
+    /// fails the handshake) is skipped with a note on stderr naming it and
+    /// the reason, unless it is the last one.
+    ///
+    /// Output: what `connect_one` returned for the first host that answered.
+    ///
+    /// Errors: any error other than [`Error::Unavailable`] at once, without
+    /// trying further hosts ([`Error::NoPerm`] (77) for a host-key or login
+    /// problem is the user's to fix, not a reason to send the same key to
+    /// another host; [`Error::Config`] (78)); [`Error::Unavailable`] (69)
+    /// when no host answered, listing each host's reason, or when there is
+    /// no host at all. The rule is the transports' shared one (libssh2
+    /// [`crate::Remote::connect`] and openssh
+    /// [`crate::openssh::OpensshRemote::connect`]).
+    pub(crate) fn first_host_that_answers<T>(
+        &self,
+        mut connect_one: impl FnMut(&str) -> Result<T>,
+    ) -> Result<T> {
+        let mut reasons = Vec::new();
+        for (i, host) in self.hosts.iter().enumerate() {
+            match connect_one(host) {
+                Ok(r) => return Ok(r),
+                Err(Error::Unavailable(why)) => {
+                    if i + 1 < self.hosts.len() {
+                        crate::output::note(&format!("{why}; trying the next login host"));
+                    }
+                    reasons.push(why);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Err(Error::Unavailable(format!(
+            "no login host answered ({}); check SLURM_HOSTNAME and that the cluster is reachable from here (VPN)",
+            reasons.join("; ")
+        )))
+    }
+
     /// Split a comma-separated host list, checking each spec.
     ///
     /// Errors: [`Error::Config`] for an empty list or a malformed spec.
@@ -446,6 +486,45 @@ fn load_config(path: &Path) -> Result<SshConfig> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn failover_skips_unavailable_hosts_and_stops_at_any_other_error() {
+        let opts = SshOptions {
+            hosts: vec!["a".into(), "b".into(), "c".into()],
+            ..SshOptions::default()
+        };
+        let mut tried = Vec::new();
+        let got = opts.first_host_that_answers(|h| {
+            tried.push(h.to_string());
+            match h {
+                "a" => Err(Error::Unavailable(format!("{h} refused"))),
+                _ => Ok(h.to_string()),
+            }
+        });
+        assert_eq!(got.unwrap(), "b");
+        assert_eq!(tried, ["a", "b"]);
+        // A login problem is not a reason to try the next host.
+        let mut tried = Vec::new();
+        let got = opts.first_host_that_answers(|h| -> Result<()> {
+            tried.push(h.to_string());
+            Err(Error::NoPerm(format!("{h} key refused")))
+        });
+        assert!(matches!(got, Err(Error::NoPerm(m)) if m == "a key refused"));
+        assert_eq!(tried, ["a"]);
+        // None answered: every reason, in order.
+        let got = opts.first_host_that_answers(|h| -> Result<()> {
+            Err(Error::Unavailable(format!("{h} down")))
+        });
+        match got {
+            Err(Error::Unavailable(m)) => assert!(
+                m.starts_with(
+                    "no login host answered (a down; b down; c down); check SLURM_HOSTNAME"
+                ),
+                "{m}"
+            ),
+            other => panic!("{other:?}"),
+        }
+    }
 
     #[test]
     fn host_specs() {

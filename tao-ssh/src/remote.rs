@@ -24,7 +24,7 @@ use ssh2::{BlockDirections, Channel, ErrorCode, MethodType, Session};
 use tao_core::{Error, Result};
 
 use crate::options::{SshOptions, Target};
-use crate::output::{begin_exec, note, ran_too_long, Output, DEFAULT_COMMAND_TIMEOUT, HANDSHAKES};
+use crate::output::{begin_exec, ran_too_long, Output, DEFAULT_COMMAND_TIMEOUT, HANDSHAKES};
 use crate::{auth, hostkey};
 
 impl crate::transport::Transport for Remote {
@@ -125,25 +125,11 @@ impl Remote {
     /// listing each host's reason; [`Error::NoPerm`] (exit 77) and
     /// [`Error::Config`] (exit 78) at once, without trying further hosts:
     /// a host-key or login problem is the user's to fix, not a reason to
-    /// send the same key to another host.
+    /// send the same key to another host. (The failover rule is
+    /// `SshOptions::first_host_that_answers`, shared with the openssh
+    /// transport.)
     pub fn connect(opts: &SshOptions) -> Result<Remote> {
-        let mut reasons = Vec::new();
-        for (i, host) in opts.hosts.iter().enumerate() {
-            match Self::connect_host(opts, host) {
-                Ok(r) => return Ok(r),
-                Err(Error::Unavailable(why)) => {
-                    if i + 1 < opts.hosts.len() {
-                        note(&format!("{why}; trying the next login host"));
-                    }
-                    reasons.push(why);
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        Err(Error::Unavailable(format!(
-            "no login host answered ({}); check SLURM_HOSTNAME and that the cluster is reachable from here (VPN)",
-            reasons.join("; ")
-        )))
+        opts.first_host_that_answers(|host| Self::connect_host(opts, host))
     }
 
     /// Connect to one login host spec (`host`, `host:port` or an ssh config
