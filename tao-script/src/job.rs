@@ -740,28 +740,27 @@ mod tests {
     // The GPU shape rule itself is tested where it lives
     // (tao_core::request::tests::gpu_shape_rule).
 
+    // The time-limit and child-timeout rules themselves are tested where
+    // they live (tao_core::request::tests::time_limits_name_partition_and_limit
+    // and ::child_timeout_rules); here, only what the wrappers add: the
+    // field named in front of the rule's message, as Error::Data.
     #[test]
-    fn time_limits_name_partition_and_limit() {
+    fn time_wrappers_name_the_field_and_keep_the_rule_s_message() {
         let p = profile();
         let t = SlurmTime::parse("05:00:00").unwrap();
-        let err = check_time_limit(t, "polar,polar3", &p)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("\"polar\"") && err.contains("0-04:00:00"),
-            "{err}"
-        );
-        assert!(
-            check_time_limit(SlurmTime::parse("04:00:00").unwrap(), "polar,grizzly", &p).is_ok()
-        );
-        assert!(check_time_limit(SlurmTime::parse("1-00:00:00").unwrap(), "cpu_long", &p).is_ok());
-        // The second partition of the list also counts.
-        assert!(
-            check_time_limit(SlurmTime::parse("05:00:00").unwrap(), "cpu_long,polar", &p).is_err()
-        );
-        // Unknown partitions are not checked.
-        assert!(check_time_limit(SlurmTime::parse("9-00:00:00").unwrap(), "other", &p).is_ok());
-        assert!(check_time_limit(SlurmTime::Unlimited, "polar", &p).is_err());
+        let rule = request::check_time_limit(t, "polar,polar3", &p).unwrap_err();
+        match check_time_limit(t, "polar,polar3", &p) {
+            Err(Error::Data(m)) => assert_eq!(m, format!("resources.time {rule}")),
+            other => panic!("{other:?}"),
+        }
+        assert!(check_time_limit(SlurmTime::parse("04:00:00").unwrap(), "polar", &p).is_ok());
+        let wall = SlurmTime::parse("04:00:00").unwrap();
+        let rule = request::child_timeout_secs(Some("04:00:00"), wall).unwrap_err();
+        match child_timeout_secs(Some("04:00:00"), wall) {
+            Err(Error::Data(m)) => assert_eq!(m, format!("resources.child_timeout {rule}")),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(child_timeout_secs(Some("00:00:05"), wall).unwrap(), 5);
     }
 
     #[test]
@@ -769,16 +768,6 @@ mod tests {
         assert!(parse_time("t", "0", false).is_err());
         assert!(parse_time("t", "UNLIMITED", false).is_err());
         assert_eq!(parse_time("t", "0", true).unwrap(), SlurmTime::Unlimited);
-    }
-
-    #[test]
-    fn child_timeout_rules() {
-        let wall = SlurmTime::parse("04:00:00").unwrap();
-        assert_eq!(child_timeout_secs(None, wall).unwrap(), 13680); // 3.8 h
-        assert_eq!(child_timeout_secs(Some("00:00:05"), wall).unwrap(), 5);
-        assert!(child_timeout_secs(Some("04:00:00"), wall).is_err());
-        assert!(child_timeout_secs(Some("0"), wall).is_err());
-        assert_eq!(child_timeout_secs(None, SlurmTime::Unlimited).unwrap(), 0);
     }
 
     #[test]
