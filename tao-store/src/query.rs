@@ -661,6 +661,43 @@ mod tests {
         v["id"].as_str().unwrap().to_string()
     }
 
+    /// The fast path's verdict on a record's `text` under `filter`
+    /// ([`render_line`], the id taken from the text): whether it is
+    /// printed, or `Err` to fall back to the slow path. `out` gets the line.
+    fn fast_path(
+        store: &Store,
+        text: &str,
+        filter: &Filter,
+        out: &mut Vec<u8>,
+    ) -> std::result::Result<bool, ()> {
+        render_line(store, &id_of(text), text.as_bytes(), filter, out, &mut None)
+    }
+
+    /// The slow path's verdict on a record's `text` under `filter`:
+    /// [`parse_record`] as `list` calls it, then [`Filter::matches`].
+    fn slow_path(store: &Store, text: &str, filter: &Filter) -> bool {
+        let rec = parse_record(
+            text.as_bytes(),
+            &std::path::PathBuf::from(format!("{}.json", id_of(text))),
+        )
+        .unwrap();
+        filter.matches(&rec, store)
+    }
+
+    /// The `id` of each line `list` printed.
+    fn ids_of_lines(out: Vec<u8>) -> Vec<String> {
+        String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<Value>(l).unwrap()["id"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect()
+    }
+
     #[test]
     fn fast_path_prints_what_the_slow_path_prints() {
         let tmp = tempfile::tempdir().unwrap();
@@ -668,14 +705,7 @@ mod tests {
         let text = r#"{"id":"a","state":"RUNNING","x":{"b":[1,2.5,"é\n"]},"history":[{"at":"2026-11-29T10:00:00Z","state":"PENDING"}],"z":null}"#;
         let mut fast = Vec::new();
         assert_eq!(
-            render_line(
-                &store,
-                "a",
-                text.as_bytes(),
-                &Filter::default(),
-                &mut fast,
-                &mut None
-            ),
+            fast_path(&store, text, &Filter::default(), &mut fast),
             Ok(true)
         );
         let rec = parse_record(
@@ -694,47 +724,17 @@ mod tests {
             live: true,
             ..Default::default()
         };
-        assert_eq!(
-            render_line(
-                &store,
-                &id_of(text),
-                text.as_bytes(),
-                &live,
-                &mut out,
-                &mut None
-            ),
-            Ok(true)
-        );
+        assert_eq!(fast_path(&store, text, &live, &mut out), Ok(true));
         let done = Filter {
             states: vec![State::Complete],
             ..Default::default()
         };
-        assert_eq!(
-            render_line(
-                &store,
-                &id_of(text),
-                text.as_bytes(),
-                &done,
-                &mut out,
-                &mut None
-            ),
-            Ok(false)
-        );
+        assert_eq!(fast_path(&store, text, &done, &mut out), Ok(false));
         let since = Filter {
             since: tao_core::time::parse_rfc3339("2026-11-29T11:00:00Z"),
             ..Default::default()
         };
-        assert_eq!(
-            render_line(
-                &store,
-                &id_of(text),
-                text.as_bytes(),
-                &since,
-                &mut out,
-                &mut None
-            ),
-            Ok(false)
-        );
+        assert_eq!(fast_path(&store, text, &since, &mut out), Ok(false));
         // Pretty-printed files go to the slow path.
         assert!(render_line(
             &store,
@@ -751,16 +751,7 @@ mod tests {
     fn listed_ids(store: &Store, filter: &Filter) -> Vec<String> {
         let mut out = Vec::new();
         list(store, filter, &mut out, &mut |_| {}).unwrap();
-        String::from_utf8(out)
-            .unwrap()
-            .lines()
-            .map(|l| {
-                serde_json::from_str::<Value>(l).unwrap()["id"]
-                    .as_str()
-                    .unwrap()
-                    .to_string()
-            })
-            .collect()
+        ids_of_lines(out)
     }
 
     #[test]
@@ -869,25 +860,9 @@ mod tests {
                 false,
             ),
         ] {
-            let mut out = Vec::new();
-            assert_eq!(
-                render_line(
-                    &store,
-                    &id_of(&text),
-                    text.as_bytes(),
-                    &live,
-                    &mut out,
-                    &mut None
-                ),
-                Ok(want),
-                "{text}"
-            );
-            let rec = parse_record(
-                text.as_bytes(),
-                &std::path::PathBuf::from(format!("{}.json", id_of(&text))),
-            )
-            .unwrap();
-            assert_eq!(live.matches(&rec, &store), want, "slow path: {text}");
+            let fast = fast_path(&store, &text, &live, &mut Vec::new());
+            assert_eq!(fast, Ok(want), "{text}");
+            assert_eq!(slow_path(&store, &text, &live), want, "slow path: {text}");
         }
     }
 
@@ -932,25 +907,9 @@ mod tests {
             ),
         ];
         for (text, want) in &cases {
-            let mut out = Vec::new();
-            assert_eq!(
-                render_line(
-                    &store,
-                    &id_of(text),
-                    text.as_bytes(),
-                    &live,
-                    &mut out,
-                    &mut None
-                ),
-                Ok(*want),
-                "{text}"
-            );
-            let rec = parse_record(
-                text.as_bytes(),
-                &std::path::PathBuf::from(format!("{}.json", id_of(text))),
-            )
-            .unwrap();
-            assert_eq!(live.matches(&rec, &store), *want, "slow path: {text}");
+            let fast = fast_path(&store, text, &live, &mut Vec::new());
+            assert_eq!(fast, Ok(*want), "{text}");
+            assert_eq!(slow_path(&store, text, &live), *want, "slow path: {text}");
         }
         // Once the retry exists, the parent leaves --live.
         std::fs::write(
@@ -959,23 +918,8 @@ mod tests {
         )
         .unwrap();
         let text = &cases[2].0;
-        assert_eq!(
-            render_line(
-                &store,
-                &id_of(text),
-                text.as_bytes(),
-                &live,
-                &mut Vec::new(),
-                &mut None
-            ),
-            Ok(false)
-        );
-        let rec = parse_record(
-            text.as_bytes(),
-            &std::path::PathBuf::from(format!("{}.json", id_of(text))),
-        )
-        .unwrap();
-        assert!(!live.matches(&rec, &store));
+        assert_eq!(fast_path(&store, text, &live, &mut Vec::new()), Ok(false));
+        assert!(!slow_path(&store, text, &live));
     }
 
     #[test]
@@ -1010,16 +954,7 @@ mod tests {
         assert_eq!((listed.printed, listed.missing), (n as u64 - 1, 0));
         assert_eq!(listed.corrupt, [store.record_path("r-00002")]);
         assert_eq!(warnings.len(), 1, "{warnings:?}");
-        let ids: Vec<String> = String::from_utf8(out)
-            .unwrap()
-            .lines()
-            .map(|l| {
-                serde_json::from_str::<Value>(l).unwrap()["id"]
-                    .as_str()
-                    .unwrap()
-                    .to_string()
-            })
-            .collect();
+        let ids = ids_of_lines(out);
         let mut sorted = ids.clone();
         sorted.sort();
         assert_eq!(ids, sorted);
