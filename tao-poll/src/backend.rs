@@ -1052,6 +1052,38 @@ mod tests {
             .unwrap()
     }
 
+    /// Run one kept-replies script (the scheduler part for job `ids`,
+    /// the files part of `reqs` under `nonce`, then the cleanup) with the
+    /// stand-ins of `bin`, and read its files part back as the poll does.
+    /// Output: the tool's view of the run, where its files part starts,
+    /// and the files read (panics when the read fails).
+    fn run_kept(
+        bin: &std::path::Path,
+        ids: &[&str],
+        reqs: &[FileRequest],
+        nonce: &str,
+    ) -> (tao_ssh::Output, usize, Vec<FileRecords>) {
+        let parts = vec![(
+            "@@m0".to_string(),
+            None,
+            ids.iter().map(|s| s.to_string()).collect(),
+        )];
+        let script = format!(
+            "{}{}{KEPT_CLEANUP}",
+            all_chunks_script_kept(&parts),
+            status::script_with(reqs, nonce, 0, KEPT_REPLIES)
+        );
+        let out = run_with(bin, &script);
+        let cut = line_start_of(&out.stdout, format!("@@tao-poll-{nonce} ").as_bytes()).unwrap();
+        let o = tao_ssh::Output {
+            stdout: out.stdout,
+            stderr: out.stderr,
+            status: out.status.code().unwrap(),
+        };
+        let files = files_from(&o.stdout[cut..], &o, reqs, nonce, 0).unwrap();
+        (o, cut, files)
+    }
+
     #[test]
     fn classify_replies() {
         assert_eq!(classify("squeue", 0, "", "", 3), Ok(String::new()));
@@ -1188,27 +1220,7 @@ mod tests {
                 known: None,
             });
         }
-        let parts = vec![(
-            "@@m0".to_string(),
-            None,
-            ["7", "8", "9", "10", "11"]
-                .iter()
-                .map(|s| s.to_string())
-                .collect(),
-        )];
-        let script = format!(
-            "{}{}{KEPT_CLEANUP}",
-            all_chunks_script_kept(&parts),
-            status::script_with(&reqs, "fk0", 0, KEPT_REPLIES)
-        );
-        let out = run_with(&bin, &script);
-        let cut = line_start_of(&out.stdout, b"@@tao-poll-fk0 ").unwrap();
-        let o = tao_ssh::Output {
-            stdout: out.stdout.clone(),
-            stderr: out.stderr.clone(),
-            status: out.status.code().unwrap(),
-        };
-        let files = files_from(&out.stdout[cut..], &o, &reqs, "fk0", 0).unwrap();
+        let (o, cut, files) = run_kept(&bin, &["7", "8", "9", "10", "11"], &reqs, "fk0");
         use status::ReadClass::*;
         let classes: Vec<_> = files.iter().map(|f| f.class).collect();
         assert_eq!(
@@ -1253,7 +1265,7 @@ mod tests {
             .collect();
         assert!(left.is_empty(), "{left:?}");
         // Letters missing (a cut or failed classification): the read failed.
-        let text = String::from_utf8_lossy(&out.stdout[cut..]).replace("@@tao-poll-fk0 K\n", "");
+        let text = String::from_utf8_lossy(&o.stdout[cut..]).replace("@@tao-poll-fk0 K\n", "");
         let o2 = tao_ssh::Output {
             stdout: text.clone().into_bytes(),
             ..o.clone()
@@ -1342,25 +1354,8 @@ mod tests {
             .unwrap()
             .set_modified(before)
             .unwrap();
-        let parts = vec![(
-            "@@m0".to_string(),
-            None,
-            ids.iter().map(|s| s.to_string()).collect(),
-        )];
-        let script = format!(
-            "{}{}{KEPT_CLEANUP}",
-            all_chunks_script_kept(&parts),
-            status::script_with(&reqs, "fu0", 0, KEPT_REPLIES)
-        );
-        let out = run_with(&bin, &script);
-        let cut = line_start_of(&out.stdout, b"@@tao-poll-fu0 ").unwrap();
-        let o = tao_ssh::Output {
-            stdout: out.stdout.clone(),
-            stderr: out.stderr.clone(),
-            status: out.status.code().unwrap(),
-        };
-        let files = files_from(&out.stdout[cut..], &o, &reqs, "fu0", 0).unwrap();
-        let text = String::from_utf8_lossy(&out.stdout[cut..]);
+        let (o, cut, files) = run_kept(&bin, &ids, &reqs, "fu0");
+        let text = String::from_utf8_lossy(&o.stdout[cut..]);
         let unchanged: Vec<bool> = files.iter().map(|f| f.progress_unchanged).collect();
         assert_eq!(
             unchanged,
