@@ -7,8 +7,9 @@
 
 mod common;
 
-use common::{cluster, copy_key, opts};
+use common::{cluster, opts};
 use tao_ssh::Remote;
+use tao_testkit::ssh::copy_key;
 
 /// A port on 127.0.0.1 nobody listens on.
 fn dead_port() -> u16 {
@@ -68,7 +69,7 @@ fn failover_skips_a_dead_host() {
 fn ssh_config_alias_supplies_hostname_port_user_and_key() {
     let Some(env) = cluster() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let key = copy_key(&env["SSH_KEY_PATH"], dir.path(), 0o600);
+    let key = copy_key(&env["SSH_KEY_PATH"], dir.path(), "id_test", 0o600);
     let (host, port) = env["SLURM_HOSTNAME"].split_once(':').unwrap();
     let cfg = dir.path().join("config");
     std::fs::write(
@@ -98,7 +99,7 @@ fn group_readable_key_is_refused_with_77() {
     let Some(env) = cluster() else { return };
     let dir = tempfile::tempdir().unwrap();
     let mut o = opts(&env);
-    o.key_path = Some(copy_key(&env["SSH_KEY_PATH"], dir.path(), 0o640));
+    o.key_path = Some(copy_key(&env["SSH_KEY_PATH"], dir.path(), "id_test", 0o640));
     let e = Remote::connect(&o).unwrap_err();
     assert_eq!(e.code(), 77, "{e}");
     assert!(e.to_string().contains("chmod 600"), "{e}");

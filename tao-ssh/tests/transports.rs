@@ -12,28 +12,10 @@ use common::{cluster, opts};
 use tao_core::shell;
 use tao_ssh::{SshOptions, TransportKind};
 
-/// The exports of tests/cluster/up-transport, or `None` (skip).
+/// The exports of tests/cluster/up-transport, or `None` (skip; see
+/// [`tao_testkit::cluster::transport_exports`] for when it fails instead).
 fn transport_env() -> Option<HashMap<String, String>> {
-    let dir = std::env::var("TAO_CLUSTER_DIR").unwrap_or_else(|_| "/var/tmp/tao-cluster".into());
-    let path = format!("{dir}/env-transport");
-    // Another cluster under test (env-24.11): its login nodes have no
-    // transport sshds; these tests belong to the first cluster's pass.
-    let other_cluster = dir.trim_end_matches('/') != "/var/tmp/tao-cluster";
-    match std::fs::read_to_string(&path) {
-        Ok(t) => Some(
-            t.lines()
-                .filter_map(|l| l.trim().strip_prefix("export ")?.split_once('='))
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-        ),
-        Err(e) => {
-            if std::env::var("CI").as_deref() == Ok("true") && !other_cluster {
-                panic!("{path}: {e} and CI=true: run tests/cluster/up");
-            }
-            eprintln!("skipping: {path}: {e}");
-            None
-        }
-    }
+    tao_testkit::cluster::transport_exports()
 }
 
 /// Values each shell reads differently: quotes, backslashes before quotes
