@@ -5,9 +5,7 @@
 
 mod common;
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 use common::{lines_of, stdin_of, Fixture};
 
@@ -17,10 +15,7 @@ fn dead_port() -> u16 {
 }
 
 fn copy_key(f: &Fixture, dir: &Path, mode: u32) -> PathBuf {
-    let dst = dir.join("id_copy");
-    std::fs::copy(f.c.var("SSH_KEY_PATH"), &dst).unwrap();
-    std::fs::set_permissions(&dst, std::fs::Permissions::from_mode(mode)).unwrap();
-    dst
+    tao_testkit::ssh::copy_key(f.c.var("SSH_KEY_PATH"), dir, "id_copy", mode)
 }
 
 fn job_id(out: &std::process::Output) -> String {
@@ -205,56 +200,19 @@ fn login_failure_prints_the_setup_steps() {
 fn ssh_agent_authenticates_when_no_key_file_is_given() {
     let Some(f) = Fixture::new() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let sock = dir.path().join("agent.sock");
-    let mut agent = std::process::Command::new("ssh-agent")
-        .arg("-D")
-        .arg("-a")
-        .arg(&sock)
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    // Ready when it answers, not when its socket file exists (bound before
-    // it listens): `ssh-add -l` exits 2 while it cannot reach the agent.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let st = std::process::Command::new("ssh-add")
-            .arg("-l")
-            .env_clear()
-            .env("SSH_AUTH_SOCK", &sock)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status()
-            .unwrap();
-        if st.code() != Some(2) {
-            break;
-        }
-        assert!(Instant::now() < deadline, "ssh-agent did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let agent = tao_testkit::ssh::SshAgent::start(dir.path());
     let key = copy_key(&f, dir.path(), 0o600);
-    let added = std::process::Command::new("ssh-add")
-        .arg("-q")
-        .arg(&key)
-        .env_clear()
-        .env("SSH_AUTH_SOCK", &sock)
-        .status()
-        .unwrap();
+    let added = agent.add(&key);
     std::fs::remove_file(&key).unwrap();
     let out = f
         .cmd()
         .env_remove("SSH_KEY_PATH")
-        .env("SSH_AUTH_SOCK", &sock)
+        .env("SSH_AUTH_SOCK", agent.sock())
         .write_stdin(stdin_of(&[f.line("ag", "true")]))
         .output()
         .unwrap();
-    let _ = agent.kill();
-    let _ = agent.wait();
-    assert!(added.success());
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    drop(agent);
+    assert!(added);
+    tao_testkit::tool::assert_exit(&out, 0);
     job_id(&out);
 }

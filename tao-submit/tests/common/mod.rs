@@ -18,14 +18,6 @@ use serde_json::{json, Value};
 use tao_ssh::{Remote, SshOptions};
 use tao_store::{Record, Store};
 
-/// The env file of the cluster under test: `$TAO_CLUSTER_DIR/env`
-/// (default `/var/tmp/tao-cluster/env`, the 22.05 cluster; scripts/test
-/// sources `env-24.11`, which points TAO_CLUSTER_DIR at the 24.11 cluster).
-pub fn env_file() -> String {
-    let dir = std::env::var("TAO_CLUSTER_DIR").unwrap_or_else(|_| "/var/tmp/tao-cluster".into());
-    format!("{dir}/env")
-}
-
 /// A fresh ed25519 key in `dir` that the cluster user has never
 /// authorised (a login with it is refused).
 pub fn uninstalled_key(dir: &std::path::Path) -> PathBuf {
@@ -63,33 +55,12 @@ pub struct Cluster {
     pub vars: BTreeMap<String, String>,
 }
 
-/// The cluster, or `None` (skip) when it is not up; panics under CI=true.
+/// The cluster, or `None` (skip) when it is not up; panics under CI=true
+/// ([`tao_testkit::cluster::cluster_exports`]).
 pub fn cluster() -> Option<Cluster> {
-    let env_file = env_file();
-    let text = match std::fs::read_to_string(&env_file) {
-        Ok(t) => t,
-        Err(e) => {
-            if std::env::var("CI").as_deref() == Ok("true") {
-                panic!("local cluster not up ({env_file}: {e}) and CI=true: run tests/cluster/up");
-            }
-            eprintln!("skipping: local cluster not up ({env_file}: {e})");
-            return None;
-        }
-    };
-    let mut vars = BTreeMap::new();
-    for line in text.lines() {
-        if let Some((k, v)) = line
-            .trim()
-            .strip_prefix("export ")
-            .and_then(|r| r.split_once('='))
-        {
-            vars.insert(
-                k.to_string(),
-                v.trim_matches('"').trim_matches('\'').to_string(),
-            );
-        }
-    }
-    Some(Cluster { vars })
+    Some(Cluster {
+        vars: tao_testkit::cluster::cluster_exports()?,
+    })
 }
 
 impl Cluster {
@@ -97,7 +68,7 @@ impl Cluster {
         self.vars
             .get(k)
             .map(String::as_str)
-            .unwrap_or_else(|| panic!("{k} missing from {}", env_file()))
+            .unwrap_or_else(|| panic!("{k} missing from {}", tao_testkit::cluster::env_file()))
     }
 
     /// (host, port) of the one login host.
@@ -349,12 +320,7 @@ impl Fixture {
         code: i32,
     ) -> std::process::Output {
         let out = cmd.write_stdin(stdin_of(input)).output().unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(code),
-            "tao-submit: stderr: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        tao_testkit::tool::assert_exit(&out, code);
         out
     }
 
@@ -408,28 +374,10 @@ impl Fixture {
 }
 
 /// The exports of tests/cluster/up-transport (`env-transport`), or `None`
-/// (skip) when it has not run; panics under CI=true.
+/// (skip) when it has not run; panics under CI=true
+/// ([`tao_testkit::cluster::transport_exports`]).
 pub fn transport_env() -> Option<BTreeMap<String, String>> {
-    let dir = std::env::var("TAO_CLUSTER_DIR").unwrap_or_else(|_| "/var/tmp/tao-cluster".into());
-    let path = format!("{dir}/env-transport");
-    // Another cluster under test (env-24.11): its login nodes have no
-    // transport sshds; these tests belong to the first cluster's pass.
-    let other_cluster = dir.trim_end_matches('/') != "/var/tmp/tao-cluster";
-    match std::fs::read_to_string(&path) {
-        Ok(t) => Some(
-            t.lines()
-                .filter_map(|l| l.trim().strip_prefix("export ")?.split_once('='))
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-        ),
-        Err(e) => {
-            if std::env::var("CI").as_deref() == Ok("true") && !other_cluster {
-                panic!("{path}: {e} and CI=true: run tests/cluster/up");
-            }
-            eprintln!("skipping: {path}: {e} (run tests/cluster/up)");
-            None
-        }
-    }
+    tao_testkit::cluster::transport_exports()
 }
 
 /// Replace `from` by `to` in a line's script and fix the sha256s (as a
@@ -449,10 +397,7 @@ pub fn stdin_of(lines: &[Value]) -> String {
 
 /// Parse stdout into JSON lines.
 pub fn lines_of(stdout: &[u8]) -> Vec<Value> {
-    String::from_utf8_lossy(stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
+    tao_testkit::tool::json_lines(stdout)
 }
 
 /// The spec-13k pipeline, with extra environment for tao-submit (another
