@@ -5,20 +5,11 @@ use std::io::Write;
 
 use assert_cmd::Command;
 use predicates::prelude::*;
-use serde_json::Value;
+use tao_testkit::tool::json_lines as lines;
 
+/// The binary with a cleared environment.
 fn cmd() -> Command {
-    let mut c = Command::cargo_bin("tao-classify").unwrap();
-    c.env_clear();
-    c
-}
-
-fn lines(out: &[u8]) -> Vec<Value> {
-    String::from_utf8(out.to_vec())
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    tao_testkit::tool::cmd("tao-classify")
 }
 
 const RUNNING: &str = r#"{"id":"tao-20261129-aaaaaa","state":"RUNNING","zeta":{"b":1,"a":[1.50,"x"]},"slurm":{"native_state":"RUNNING"}}"#;
@@ -234,21 +225,7 @@ fn evidence_tails_decide_failed_jobs() {
 
 #[test]
 fn help_version_and_usage_errors() {
-    cmd()
-        .arg("-h")
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("Usage:"));
-    cmd()
-        .arg("--help")
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("Exit status:"));
-    cmd()
-        .arg("--version")
-        .assert()
-        .success()
-        .stdout(predicate::str::starts_with("tao-classify "));
+    tao_testkit::tool::assert_standard_flags("tao-classify");
     cmd()
         .arg("--bogus")
         .assert()

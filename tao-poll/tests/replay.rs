@@ -804,17 +804,12 @@ fn watch_exit_ignores_a_stored_submit_error() {
         .timeout(std::time::Duration::from_secs(30))
         .output()
         .unwrap();
-    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stdout = String::from_utf8(out.stdout.clone()).unwrap();
     let got: Vec<&str> = stdout.lines().collect();
     assert_eq!(got.len(), 2, "{stdout}");
     assert_eq!(got[0], failed);
     assert!(got[1].contains("\"COMPLETE\""), "{}", got[1]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    tao_testkit::tool::assert_exit(&out, 0);
 }
 
 #[test]

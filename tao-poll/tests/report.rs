@@ -94,12 +94,7 @@ fn report_of_a_retry_chain_opens_in_chromium() {
         .arg(&root)
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    tao_testkit::tool::assert_exit(&out, 0);
     let html = std::fs::read_to_string(&html_path).unwrap();
     // Self-contained: no script, no external resource.
     assert!(!html.contains("<script"), "a script in the report");

@@ -1241,12 +1241,7 @@ fn a_closed_pipe_is_quiet_for_readers_and_fails_writers() {
         child.wait_with_output().unwrap()
     };
     let out = run(&["list"], "");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    tao_testkit::tool::assert_exit(&out, 0);
     assert!(out.stderr.is_empty());
     let line = json!({"id": id, "state": "RUNNING"});
     let out = run(&["mark"], &format!("{line}\n"));
@@ -2166,12 +2161,7 @@ fn an_env_name_given_twice_with_different_values_is_refused() {
         ])
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    tao_testkit::tool::assert_exit(&out, 0);
     assert!(String::from_utf8_lossy(&out.stdout).contains(r#""env":{"MODE":"fast"}"#));
 }
 

@@ -71,20 +71,10 @@ fn eight_processes_lose_no_mark() {
         for (k, v) in &env.vars {
             cmd.env(k, v);
         }
-        let mut child = cmd
-            .arg("mark")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()).unwrap());
-        children.push((child, writer));
+        children.push(tao_testkit::tool::feed(cmd.arg("mark"), input));
     }
-    for (child, writer) in children {
-        let out = child.wait_with_output().unwrap();
-        writer.join().unwrap();
+    for fed in children {
+        let out = fed.wait();
         assert!(
             out.status.success(),
             "{}",

@@ -9,14 +9,14 @@ use std::time::Duration;
 
 use assert_cmd::Command;
 use serde_json::Value;
+use tao_testkit::tool::json_lines as stdout_lines;
 
 const HF: &str = "hf_FAKEtaoRedactTestTokenQwErTyUiOpAs";
 const GHP: &str = "ghp_FAKEtaoRedactTest0123456789abcdefABCD";
 
+/// The binary with a cleared environment.
 fn cmd() -> Command {
-    let mut c = Command::cargo_bin("tao-redact").unwrap();
-    c.env_clear();
-    c
+    tao_testkit::tool::cmd("tao-redact")
 }
 
 fn job(id: &str, script: &str) -> String {
@@ -24,44 +24,9 @@ fn job(id: &str, script: &str) -> String {
         .to_string()
 }
 
-fn stdout_lines(out: &[u8]) -> Vec<Value> {
-    String::from_utf8(out.to_vec())
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
 #[test]
 fn help_version_and_usage_errors() {
-    let out = cmd()
-        .arg("-h")
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    assert!(String::from_utf8(out)
-        .unwrap()
-        .contains("Usage: tao-redact"));
-    let out = cmd()
-        .arg("--help")
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    assert!(String::from_utf8(out).unwrap().contains("Exit status:"));
-    cmd()
-        .arg("--version")
-        .assert()
-        .success()
-        .stdout(predicates::str::starts_with("tao-redact "));
-    cmd()
-        .arg("--bogus")
-        .assert()
-        .code(2)
-        .stderr(predicates::str::starts_with("tao-redact: error: "));
+    tao_testkit::tool::assert_standard_flags("tao-redact");
     cmd().arg("scan").assert().code(2);
     cmd().args(["--rules"]).assert().code(2);
 }
@@ -623,14 +588,9 @@ fn rules_file_extends_the_catalogue_and_bad_ones_are_refused() {
 
 #[test]
 fn filter_exits_quietly_when_the_reader_goes_away() {
-    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("tao-redact"))
-        .env_clear()
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
+    let (mut child, mut stdin) = tao_testkit::tool::spawn_piped(
+        StdCommand::new(assert_cmd::cargo::cargo_bin("tao-redact")).env_clear(),
+    );
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let writer = std::thread::spawn(move || {
         let line = b"an ordinary log line that goes on and on\n".repeat(1000);
@@ -646,12 +606,7 @@ fn filter_exits_quietly_when_the_reader_goes_away() {
     drop(stdout);
     writer.join().unwrap();
     let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    tao_testkit::tool::assert_exit(&out, 0);
     assert!(
         out.stderr.is_empty(),
         "{}",
@@ -740,12 +695,7 @@ fn lint_blocks_xtrace_in_any_step_of_a_job_with_secrets() {
         .write_stdin(format!("{}\n", job_with(f, script)))
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    tao_testkit::tool::assert_exit(&out, 0);
 }
 
 /// Issue 16, the syntax gate: `bash -n` on the script and on each step as

@@ -15,7 +15,7 @@
 //! values, and holds no secret. 32 cases (one process each).
 
 use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use proptest::prelude::*;
 use tao_secrets::Redactor;
@@ -63,18 +63,14 @@ proptest! {
             .unwrap();
         let want = red.redact_text(text.as_bytes()).into_owned();
 
-        let mut child = Command::new(env!("CARGO_BIN_EXE_tao-redact"))
+        let (child, mut stdin) = tao_testkit::tool::spawn_piped(
+            Command::new(env!("CARGO_BIN_EXE_tao-redact"))
             .args(["--secret-env", &name])
             .env_clear()
             .env("PATH", "/usr/bin:/bin")
             .env("HF_TOKEN", &hf)
-            .env(&name, &value)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
+            .env(&name, &value),
+        );
         let bytes = text.clone().into_bytes();
         let at = cut_points(bytes.len(), &cuts);
         let writer = std::thread::spawn(move || {

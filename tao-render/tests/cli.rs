@@ -82,21 +82,12 @@ fn site_profile_from_the_environment() {
 }
 
 fn bin_with_env(env: &[(&str, &str)], stdin: &str) -> std::process::Output {
-    use std::io::Write;
-    use std::process::Stdio;
     let mut cmd = bin();
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // The tool may exit before reading (bad profile): ignore a broken pipe.
-    let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
-    child.wait_with_output().unwrap()
+    // The tool may exit before reading (bad profile): a broken pipe is no error.
+    tao_testkit::tool::feed(&mut cmd, stdin).wait_unread_ok()
 }
 
 #[test]

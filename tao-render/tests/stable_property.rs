@@ -84,25 +84,11 @@ fn lines() -> impl Strategy<Value = Vec<(Value, Vec<(String, String)>)>> {
 /// Run the binary on `input` with `env` (and nothing else) in its
 /// environment.
 fn render(input: &str, env: &[(String, String)]) -> std::process::Output {
-    use std::io::Write;
-    use std::process::Stdio;
-    let mut child = bin()
-        .args(["--site-profile", "local"])
+    let mut cmd = bin();
+    cmd.args(["--site-profile", "local"])
         .env("PATH", "/usr/bin:/bin")
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let input = input.as_bytes().to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(&input);
-    });
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    out
+        .envs(env.iter().map(|(k, v)| (k, v)));
+    tao_testkit::tool::feed(&mut cmd, input).wait_unread_ok()
 }
 
 proptest! {

@@ -130,12 +130,7 @@ fn installs_enroot_credentials_over_stdin_with_mode_600() {
         .args(["preflight", "--install-enroot-credentials"])
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    tao_testkit::tool::assert_exit(&out, 0);
     for s in [&out.stdout, &out.stderr] {
         assert!(
             !String::from_utf8_lossy(s).contains("nvapi-FAKE"),

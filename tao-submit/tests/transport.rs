@@ -161,12 +161,7 @@ fn two_factor_login_needs_a_master_then_runs_through_it_without_a_prompt() {
         &[],
         &stdin_of(std::slice::from_ref(&line)),
     );
-    assert_eq!(
-        out.status.code(),
-        Some(77),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    tao_testkit::tool::assert_exit(&out, 77);
 
     // The user opens the master once with exactly that command, answering
     // the prompt (here: SSH_ASKPASS computes the TOTP code).
@@ -245,12 +240,7 @@ fn a_login_node_behind_a_bastion() {
             &wrap,
             &stdin_of(std::slice::from_ref(&line)),
         );
-        assert_eq!(
-            out.status.code(),
-            Some(69),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        tao_testkit::tool::assert_exit(&out, 69);
         assert_eq!(lines_of(&out.stdout).len(), 1, "the line is not lost");
         assert!(f.c.jobs_named(line["id"].as_str().unwrap()).is_empty());
     }

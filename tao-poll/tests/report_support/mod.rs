@@ -30,10 +30,7 @@ pub fn chromium() -> Option<&'static str> {
             return Some(c);
         }
     }
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("chromium is needed under CI: tests/cluster/up installs it");
-    }
-    eprintln!("skipping: no chromium (tests/cluster/up installs Debian's chromium)");
+    tao_testkit::ci::skip_or_fail("no chromium (tests/cluster/up installs Debian's chromium)");
     None
 }
 

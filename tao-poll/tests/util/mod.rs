@@ -16,22 +16,13 @@ use std::time::{Duration, Instant};
 use assert_cmd::Command;
 use serde_json::{json, Value};
 
-/// The cluster's exports (`/var/tmp/tao-cluster/env`), or why there are none.
+/// The cluster's exports (`$TAO_CLUSTER_DIR/env`, default
+/// `/var/tmp/tao-cluster/env`), or why there are none.
 pub fn cluster_env() -> Result<HashMap<String, String>, String> {
-    let dir = std::env::var("TAO_CLUSTER_DIR").unwrap_or_else(|_| "/var/tmp/tao-cluster".into());
-    let text = std::fs::read_to_string(format!("{dir}/env"))
-        .map_err(|e| format!("no {dir}/env ({e}): run tests/cluster/up"))?;
-    let mut env = HashMap::new();
-    for line in text.lines() {
-        if let Some(rest) = line.trim().strip_prefix("export ") {
-            if let Some((k, v)) = rest.split_once('=') {
-                env.insert(
-                    k.to_string(),
-                    v.trim_matches('"').trim_matches('\'').to_string(),
-                );
-            }
-        }
-    }
+    let path = tao_testkit::cluster::env_file();
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("no {path} ({e}): run tests/cluster/up"))?;
+    let env = tao_testkit::cluster::parse_exports(&text);
     let ok = Proc::new("sinfo")
         .arg("-h")
         .output()
@@ -48,10 +39,7 @@ pub fn need_cluster() -> Option<HashMap<String, String>> {
     match cluster_env() {
         Ok(e) => Some(e),
         Err(why) => {
-            if std::env::var("CI").is_ok_and(|v| v == "true") {
-                panic!("local cluster needed under CI: {why}");
-            }
-            eprintln!("skipping: {why}");
+            tao_testkit::ci::skip_or_fail(&why);
             None
         }
     }
@@ -100,12 +88,7 @@ pub fn spawn_tao_poll(env: &HashMap<String, String>, args: &[&str]) -> std::proc
 /// Assert that a finished tao-poll run exited 0; the failure shows its
 /// stderr.
 pub fn assert_exit_0(out: &std::process::Output) {
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    tao_testkit::tool::assert_exit(&out, 0);
 }
 
 /// Wait for a child at most `limit`; kills it and panics past the bound.

@@ -67,18 +67,8 @@ pub fn bin() -> Command {
 
 /// Run the binary with `args` and `stdin`.
 pub fn run_bin(args: &[&str], stdin: &str) -> Output {
-    use std::io::Write;
-    use std::process::Stdio;
-    let mut child = bin()
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn tao-render");
-    // The tool may exit before reading all of it: ignore a broken pipe.
-    let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
-    child.wait_with_output().unwrap()
+    // The tool may exit before reading all of it: a broken pipe is no error.
+    tao_testkit::tool::feed(bin().args(args), stdin).wait_unread_ok()
 }
 
 /// `bash -n` and `shellcheck -S warning` on a script; panics with the
