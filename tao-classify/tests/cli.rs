@@ -225,7 +225,7 @@ fn evidence_tails_decide_failed_jobs() {
 
 #[test]
 fn help_version_and_usage_errors() {
-    tao_testkit::tool::assert_standard_flags("tao-classify");
+    tao_testkit::tool::assert_standard_flags("tao-classify", "Usage:");
     cmd()
         .arg("--bogus")
         .assert()

@@ -26,7 +26,7 @@ fn job(id: &str, script: &str) -> String {
 
 #[test]
 fn help_version_and_usage_errors() {
-    tao_testkit::tool::assert_standard_flags("tao-redact");
+    tao_testkit::tool::assert_standard_flags("tao-redact", "Usage: tao-redact");
     cmd().arg("scan").assert().code(2);
     cmd().args(["--rules"]).assert().code(2);
 }

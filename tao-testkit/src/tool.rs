@@ -92,15 +92,17 @@ pub fn json_lines(stdout: &[u8]) -> Vec<Value> {
         .collect()
 }
 
-/// The flags every tool answers alike (README.md, "Exit statuses (all tools)"): `-h` prints
-/// `Usage: <tool>` and `--help` an `Exit status:` section, both exit 0;
-/// `--version` prints `<tool> ...` and exits 0; an unknown option is a
-/// usage error, exit 2, stderr starting `<tool>: error: `.
-pub fn assert_standard_flags(tool: &str) {
+/// The flags every tool answers alike (README.md, "Exit statuses (all
+/// tools)"): `-h` prints a usage containing `usage` (e.g. `Usage:
+/// tao-redact`; a filter's usage may start with the pipeline around it)
+/// and `--help` an `Exit status:` section, both exit 0; `--version` prints
+/// `<tool> ...` and exits 0; an unknown option is a usage error, exit 2,
+/// stderr starting `<tool>: error: `.
+pub fn assert_standard_flags(tool: &str, usage: &str) {
     let out = cmd(tool).arg("-h").output().unwrap();
     assert_exit(&out, 0);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains(&format!("Usage: {tool}")), "{text}");
+    assert!(text.contains(usage), "{text}");
     let out = cmd(tool).arg("--help").output().unwrap();
     assert_exit(&out, 0);
     let text = String::from_utf8_lossy(&out.stdout);
