@@ -1084,6 +1084,16 @@ mod tests {
         (o, cut, files)
     }
 
+    /// Whether reading `text`, an edited copy of the files part of the
+    /// run `o`, fails (as a cut or damaged output must).
+    fn read_fails(text: &str, o: &tao_ssh::Output, reqs: &[FileRequest], nonce: &str) -> bool {
+        let edited = tao_ssh::Output {
+            stdout: text.as_bytes().to_vec(),
+            ..o.clone()
+        };
+        files_from(text.as_bytes(), &edited, reqs, nonce, 0).is_err()
+    }
+
     #[test]
     fn classify_replies() {
         assert_eq!(classify("squeue", 0, "", "", 3), Ok(String::new()));
@@ -1266,11 +1276,7 @@ mod tests {
         assert!(left.is_empty(), "{left:?}");
         // Letters missing (a cut or failed classification): the read failed.
         let text = String::from_utf8_lossy(&o.stdout[cut..]).replace("@@tao-poll-fk0 K\n", "");
-        let o2 = tao_ssh::Output {
-            stdout: text.clone().into_bytes(),
-            ..o.clone()
-        };
-        assert!(files_from(text.as_bytes(), &o2, &reqs, "fk0", 0).is_err());
+        assert!(read_fails(&text, &o, &reqs, "fk0"));
     }
 
     /// Incremental reads: a running job's status.json whose size and
@@ -1391,11 +1397,7 @@ mod tests {
         // A missing stamp letter (a cut output): the read failed.
         let cut_text = text.replace("UCMCU", "UCMC");
         assert_ne!(cut_text, text, "{text}");
-        let o2 = tao_ssh::Output {
-            stdout: cut_text.clone().into_bytes(),
-            ..o.clone()
-        };
-        assert!(files_from(cut_text.as_bytes(), &o2, &reqs, "fu0", 0).is_err());
+        assert!(read_fails(&cut_text, &o, &reqs, "fu0"));
     }
 
     /// The scheduler part and the files part of one script run are read

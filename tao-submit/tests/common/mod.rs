@@ -126,36 +126,47 @@ impl Cluster {
 
     /// Poll (bounded) until job `id`'s squeue/sacct state satisfies `pred`.
     pub fn wait_state(&self, job_id: &str, secs: u64, pred: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + Duration::from_secs(secs);
-        loop {
-            let (_, out, _) = self.ssh(&format!(
+        self.wait_first_line(
+            &format!("job {job_id}"),
+            &format!(
                 "squeue -h -t all -j {job_id} -o '%T' 2>/dev/null; sacct -n -X -P -j {job_id} -o State"
-            ));
-            let st = out.lines().next().unwrap_or("").trim().to_string();
-            if pred(&st) {
-                return st;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "job {job_id} still {st:?} after {secs} s"
-            );
-            std::thread::sleep(Duration::from_millis(300));
-        }
+            ),
+            secs,
+            pred,
+        )
     }
 
     /// Poll (bounded) until accounting alone (sacct, which lags squeue by
     /// seconds on a loaded machine) shows job `id` in a state satisfying `pred`.
     pub fn wait_sacct(&self, job_id: &str, secs: u64, pred: impl Fn(&str) -> bool) -> String {
+        self.wait_first_line(
+            &format!("sacct: job {job_id}"),
+            &format!("sacct -n -X -P -j {job_id} -o State"),
+            secs,
+            pred,
+        )
+    }
+
+    /// Run `cmd` on the login node every 300 ms until the first line of
+    /// its stdout (trimmed) satisfies `pred`, and return that line; panics
+    /// naming `what` and the last line after `secs` seconds.
+    fn wait_first_line(
+        &self,
+        what: &str,
+        cmd: &str,
+        secs: u64,
+        pred: impl Fn(&str) -> bool,
+    ) -> String {
         let deadline = Instant::now() + Duration::from_secs(secs);
         loop {
-            let (_, out, _) = self.ssh(&format!("sacct -n -X -P -j {job_id} -o State"));
+            let (_, out, _) = self.ssh(cmd);
             let st = out.lines().next().unwrap_or("").trim().to_string();
             if pred(&st) {
                 return st;
             }
             assert!(
                 Instant::now() < deadline,
-                "sacct: job {job_id} still {st:?} after {secs} s"
+                "{what} still {st:?} after {secs} s"
             );
             std::thread::sleep(Duration::from_millis(300));
         }
