@@ -213,17 +213,29 @@ mod tests {
                 assert_eq!(is_end_state(row.code), row.state.is_final(), "{}", row.code);
             }
         }
+        // Spellings as squeue and sacct print them (sacct cuts at 10
+        // characters with a `+`).
         for s in [
             "LAUNCH_FAILED",
             "RECONFIG_FAIL",
+            "PREEMPTED",
             "CANCELLED by 0",
             "CANCELLED+",
+            "OUT_OF_ME+",
             "PR",
             "BF",
         ] {
             assert!(is_end_state(s), "{s}");
         }
-        for s in ["", "?", "PENDING", "RUNNING", "COMPLETING", "FROBNICATED"] {
+        for s in [
+            "",
+            "?",
+            "PENDING",
+            "RUNNING",
+            "COMPLETING",
+            "REQUEUED",
+            "FROBNICATED",
+        ] {
             assert!(!is_end_state(s), "{s}");
         }
     }
