@@ -88,7 +88,7 @@ pub fn spawn_tao_poll(env: &HashMap<String, String>, args: &[&str]) -> std::proc
 /// Assert that a finished tao-poll run exited 0; the failure shows its
 /// stderr.
 pub fn assert_exit_0(out: &std::process::Output) {
-    tao_testkit::tool::assert_exit(&out, 0);
+    tao_testkit::tool::assert_exit(out, 0);
 }
 
 /// Wait for a child at most `limit`; kills it and panics past the bound.
