@@ -217,6 +217,20 @@ pub fn read_input_deferred(
     ids: &[String],
     defer: bool,
 ) -> Result<(Vec<JobLine>, Vec<crate::deferred::Deferred>, Counts)> {
+    read_input_seen(ids, defer, &mut |_| true)
+}
+
+/// [`read_input_deferred`], showing each line read from stdin to `seen`
+/// as it is read (the text of a line kept as text, else the line) until
+/// `seen` returns false: a single poll starts its SSH session from the
+/// first line that needs one ([`crate::poll::EarlySession`]).
+///
+/// Errors: as [`read_input`].
+pub fn read_input_seen(
+    ids: &[String],
+    defer: bool,
+    seen: &mut dyn FnMut(&dyn crate::deferred::Fields) -> bool,
+) -> Result<(Vec<JobLine>, Vec<crate::deferred::Deferred>, Counts)> {
     if !ids.is_empty() {
         let lines = ids
             .iter()
@@ -238,7 +252,14 @@ pub fn read_input_deferred(
         return Ok((lines, Vec::new(), filter.counts()));
     }
     let (mut lines, mut texts) = (Vec::new(), Vec::new());
+    let mut watching = true;
     while let Some((l, t)) = filter.next_line_with(crate::deferred::parse)? {
+        if watching {
+            watching = match t.as_deref() {
+                Some(t) => seen(t),
+                None => seen(&l),
+            };
+        }
         lines.push(l);
         texts.push(t);
     }
@@ -275,8 +296,23 @@ fn run_status(args: &StatusArgs, transport: Option<&str>) -> Result<i32> {
         }
     }
     // A single poll keeps an unchanged `progress` as its input text;
-    // --watch renders it, so reads it whole.
-    let (lines, texts, input) = read_input_deferred(&args.ids, !args.watch)?;
+    // --watch renders it, so reads it whole. A single poll over SSH opens
+    // the session of the first line that needs one while the rest are
+    // read (issue 17); it looks at the first 64 lines at most.
+    let mut early = None;
+    let mut looked = 0;
+    let (lines, texts, input) = if args.watch || args.replay.active() {
+        read_input_deferred(&args.ids, !args.watch)?
+    } else {
+        read_input_seen(&args.ids, true, &mut |l| {
+            looked += 1;
+            if let Some(host) = poll::host_to_open(l) {
+                early = poll::EarlySession::start(transport, host);
+                return false;
+            }
+            looked < 64
+        })?
+    };
     let redact = redactor();
     let opts = Options {
         requeue: args.requeue,
@@ -295,6 +331,7 @@ fn run_status(args: &StatusArgs, transport: Option<&str>) -> Result<i32> {
                 Some(t) => poll::asks_scheduler(t),
                 None => poll::asks_scheduler(l),
             }),
+        early,
     )?;
     if args.watch {
         if input.malformed > 0 {

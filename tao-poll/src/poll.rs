@@ -988,11 +988,62 @@ impl<B: Backend> Connector for Single<B> {
     }
 }
 
+/// The login host a poll of `line` opens (`Some(None)`: the default host
+/// list, `Some(Some(spec))`: its recorded `slurm.login_host`), or `None`
+/// when polling it opens no host (never submitted, a malformed job id, a
+/// line another tool failed): [`poll_deferred`]'s grouping rule, for
+/// [`EarlySession::start`].
+pub fn host_to_open(line: &dyn Fields) -> Option<Option<String>> {
+    if never_submitted(line) {
+        return None;
+    }
+    prepare(line, false).ok().map(|p| p.host)
+}
+
+/// An SSH session being opened in a thread while the input is still read
+/// (issue 17: the handshake's round trips and the reading of 10,000 job
+/// lines overlap instead of running one after the other). Started only
+/// for a host the poll will open ([`host_to_open`] of a line read), so a
+/// run opens no session it would not have opened; [`SshConnector::open`]
+/// takes it for that host, with the same result (and the same errors) as
+/// opening it there.
+pub struct EarlySession {
+    host: Option<String>,
+    handle: std::thread::JoinHandle<tao_core::Result<Box<dyn tao_ssh::Transport>>>,
+}
+
+impl EarlySession {
+    /// Start opening `host` (`None`: the first answering host of the list)
+    /// with the SSH options of the environment (`transport`: a
+    /// `--transport` value). `None` when those options do not read (the
+    /// poll reports that itself) or the thread cannot be started.
+    pub fn start(transport: Option<&str>, host: Option<String>) -> Option<Self> {
+        let opts = tao_ssh::SshOptions::from_env_with_transport(transport).ok()?;
+        let h = host.clone();
+        let handle = std::thread::Builder::new()
+            .name("ssh-connect".into())
+            .spawn(move || match &h {
+                Some(h) => tao_ssh::connect_host(&opts, h),
+                None => tao_ssh::connect(&opts),
+            })
+            .ok()?;
+        Some(EarlySession { host, handle })
+    }
+
+    /// The session's result; a panic in the thread goes on here.
+    fn join(self) -> tao_core::Result<Box<dyn tao_ssh::Transport>> {
+        self.handle
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p))
+    }
+}
+
 /// SSH sessions, one per login host, opened on first use and kept.
 pub struct SshConnector {
     opts: Option<tao_ssh::SshOptions>,
     config_error: Option<QueryFailure>,
     sessions: BTreeMap<Option<String>, Result<crate::backend::SshBackend, QueryFailure>>,
+    early: Option<EarlySession>,
 }
 
 impl SshConnector {
@@ -1002,7 +1053,15 @@ impl SshConnector {
             opts: Some(opts),
             config_error: None,
             sessions: BTreeMap::new(),
+            early: None,
         }
+    }
+
+    /// This connector, with a session already being opened
+    /// ([`EarlySession`]): taken by the first [`Connector::open`] of its host.
+    pub fn with_early(mut self, early: Option<EarlySession>) -> Self {
+        self.early = early;
+        self
     }
 
     /// Read the SSH options from the environment, `transport` (a
@@ -1020,6 +1079,7 @@ impl SshConnector {
                     message: e.to_string(),
                 }),
                 sessions: BTreeMap::new(),
+                early: None,
             },
         }
     }
@@ -1045,10 +1105,14 @@ impl Connector for SshConnector {
             .find(|(k, v)| same(k, v))
             .map(|(k, _)| k.clone())
             .unwrap_or_else(|| host.map(str::to_string));
+        let early = &mut self.early;
         let entry = self.sessions.entry(key).or_insert_with(|| {
-            let r = match host {
-                Some(h) => tao_ssh::connect_host(opts, h),
-                None => tao_ssh::connect(opts),
+            let r = match early.take_if(|e| e.host.as_deref() == host) {
+                Some(e) => e.join(),
+                None => match host {
+                    Some(h) => tao_ssh::connect_host(opts, h),
+                    None => tao_ssh::connect(opts),
+                },
             };
             r.map(crate::backend::SshBackend::new)
                 .map_err(|e| QueryFailure {

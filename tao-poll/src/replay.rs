@@ -8,7 +8,7 @@ use clap::Args;
 use tao_core::{Error, Result};
 
 use crate::backend::ReplayBackend;
-use crate::poll::{Connector, Single, SshConnector};
+use crate::poll::{Connector, EarlySession, Single, SshConnector};
 
 /// Offline replay: saved command outputs stand in for the cluster.
 #[derive(Debug, Args, Clone, Default)]
@@ -83,7 +83,9 @@ impl ReplayArgs {
 /// line naming the variable and the fix with its own exit status (78 for
 /// an unknown TAO_TRANSPORT): it is the run's error, not the jobs', so no
 /// job line carries it for `tao-record mark` to record. A run that asks no
-/// host reads no configuration.
+/// host reads no configuration. `early`: a session already being opened
+/// ([`EarlySession`], started while the input was read), which the SSH
+/// connector takes for its host.
 ///
 /// Errors: [`Error::Io`] for an unreadable replay file; with `needed`, the
 /// errors of `tao_ssh::SshOptions::from_lookup` ([`Error::Config`], ...).
@@ -91,12 +93,13 @@ pub fn connector(
     replay: &ReplayArgs,
     transport: Option<&str>,
     needed: bool,
+    early: Option<EarlySession>,
 ) -> Result<Box<dyn Connector>> {
     if replay.active() {
         Ok(Box::new(Single(replay.backend()?)))
     } else if needed {
         let opts = tao_ssh::SshOptions::from_env_with_transport(transport)?;
-        Ok(Box::new(SshConnector::new(opts)))
+        Ok(Box::new(SshConnector::new(opts).with_early(early)))
     } else {
         Ok(Box::new(SshConnector::from_env(transport)))
     }

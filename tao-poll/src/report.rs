@@ -491,7 +491,7 @@ pub fn run(args: &ReportArgs, transport: Option<&str>) -> Result<i32> {
             }
         }
     }
-    let mut conn = connector(&args.replay, transport, !by_host.is_empty())?;
+    let mut conn = connector(&args.replay, transport, !by_host.is_empty(), None)?;
     let mut failed = false;
     for (host, files) in by_host {
         let paths: Vec<String> = files.iter().map(|f| f.2.clone()).collect();

@@ -44,6 +44,15 @@ impl crate::transport::Transport for Remote {
         Remote::exec(self, script, stdin)
     }
 
+    fn exec_watched(
+        &self,
+        script: &str,
+        stdin: Option<&[u8]>,
+        idle: &mut dyn FnMut(&[u8]),
+    ) -> Result<Output> {
+        Remote::exec_watched(self, script, stdin, idle)
+    }
+
     fn set_command_timeout(&mut self, limit: Duration) {
         Remote::set_command_timeout(self, limit);
     }
@@ -287,15 +296,34 @@ impl Remote {
     /// (the command may or may not have run); [`Error::TempFail`] (exit 75)
     /// when the command outlives the time limit.
     pub fn exec(&self, script: &str, stdin: Option<&[u8]>) -> Result<Output> {
+        self.exec_watched(script, stdin, &mut |_| {})
+    }
+
+    /// [`Remote::exec`], showing the script's stdout read so far (without
+    /// [`crate::script::STARTED`]) to `idle` each time the command runs
+    /// and nothing moves ([`crate::Transport::exec_watched`]).
+    ///
+    /// Output and errors: as [`Remote::exec`].
+    pub fn exec_watched(
+        &self,
+        script: &str,
+        stdin: Option<&[u8]>,
+        idle: &mut dyn FnMut(&[u8]),
+    ) -> Result<Output> {
         begin_exec(&self.target.spec, script);
         let stream = crate::script::compose(&self.prefix, script, stdin);
-        let out = self.exec_command(crate::script::REMOTE_COMMAND, &stream)?;
+        let out = self.exec_command(crate::script::REMOTE_COMMAND, &stream, idle)?;
         crate::script::finish(&self.target.spec, &self.target.user, out)
     }
 
     /// One exec request of `full` (a constant command) with `input` written
-    /// to its stdin, then closed.
-    fn exec_command(&self, full: &str, input: &[u8]) -> Result<Output> {
+    /// to its stdin, then closed; `idle` as in [`Remote::exec_watched`].
+    fn exec_command(
+        &self,
+        full: &str,
+        input: &[u8],
+        idle: &mut dyn FnMut(&[u8]),
+    ) -> Result<Output> {
         let lost = |what: &str, e: &dyn std::fmt::Display| {
             Error::Unavailable(format!(
                 "connection to login host {:?} lost while {what}: {e}; the command may or may not have run",
@@ -312,7 +340,7 @@ impl Remote {
             .map_err(|e| lost("opening a channel", &e))?;
         ch.exec(full).map_err(|e| lost("starting a command", &e))?;
         self.sess.set_blocking(false);
-        let pumped = self.pump(&mut ch, input, false);
+        let pumped = self.pump(&mut ch, input, false, idle);
         self.sess.set_blocking(true);
         let (stdout, stderr) = pumped?;
         ch.close().map_err(|e| lost("closing the channel", &e))?;
@@ -334,7 +362,13 @@ impl Remote {
     }
 
     /// Drive one channel to EOF in non-blocking mode.
-    fn pump(&self, ch: &mut Channel, input: &[u8], eof_sent: bool) -> Result<(Vec<u8>, Vec<u8>)> {
+    fn pump(
+        &self,
+        ch: &mut Channel,
+        input: &[u8],
+        eof_sent: bool,
+        idle: &mut dyn FnMut(&[u8]),
+    ) -> Result<(Vec<u8>, Vec<u8>)> {
         let lost = |e: &dyn std::fmt::Display| {
             Error::Unavailable(format!(
                 "connection to login host {:?} lost while a command ran: {e}; the command may or may not have run",
@@ -400,6 +434,9 @@ impl Remote {
             if progress {
                 idle_wait = Duration::from_millis(1);
                 continue;
+            }
+            if let Some(so_far) = out.strip_prefix(crate::script::STARTED) {
+                idle(so_far);
             }
             let now = Instant::now();
             if now >= deadline {

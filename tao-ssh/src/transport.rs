@@ -64,7 +64,7 @@ impl TransportKind {
 /// A connection to one login host (or the login node itself) on which POSIX
 /// sh scripts run. Implemented by [`crate::Remote`] (libssh2),
 /// [`crate::openssh::OpensshRemote`] and [`crate::local::LocalRemote`].
-pub trait Transport: std::fmt::Debug {
+pub trait Transport: std::fmt::Debug + Send {
     /// The login host spec this connection serves, exactly as given in
     /// `SLURM_HOSTNAME` (what `slurm.login_host` records).
     fn login_host(&self) -> &str;
@@ -85,6 +85,26 @@ pub trait Transport: std::fmt::Debug {
     /// lost (the script may or may not have run); [`Error::TempFail`] (75)
     /// when it outlives the command time limit.
     fn exec(&self, script: &str, stdin: Option<&[u8]>) -> Result<Output>;
+
+    /// [`Transport::exec`], showing the script's stdout read so far to
+    /// `idle` whenever the command is running and no bytes are moving
+    /// (waiting for the login host), so a caller can work on the first
+    /// part of a long reply while the rest is still produced. `idle` may
+    /// be called any number of times, with the same or longer prefixes of
+    /// what [`Output::stdout`] will be; it must not use this connection.
+    /// This default shows nothing ([`crate::Remote`], the default
+    /// transport, streams).
+    ///
+    /// Output and errors: as [`Transport::exec`].
+    fn exec_watched(
+        &self,
+        script: &str,
+        stdin: Option<&[u8]>,
+        idle: &mut dyn FnMut(&[u8]),
+    ) -> Result<Output> {
+        let _ = idle;
+        self.exec(script, stdin)
+    }
 
     /// Change the per-command time limit (default
     /// [`crate::output::DEFAULT_COMMAND_TIMEOUT`]).
