@@ -429,6 +429,56 @@ pub fn remote_seconds() -> f64 {
     REMOTE_MICROS.load(std::sync::atomic::Ordering::Relaxed) as f64 / 1e6
 }
 
+/// One chunk's scheduler replies out of [`both_script`]'s records.
+struct PartParse {
+    /// `squeue --start`'s expected starts, by job id.
+    starts: std::collections::HashMap<String, String>,
+    /// squeue's answer (`None` when squeue refused `-O`, an older Slurm:
+    /// the caller asks again with `-o`) and sacct's; `None` when the
+    /// chunk's records are incomplete (the caller fails the chunk with
+    /// the script's exit status).
+    answers: Option<(Option<Answer>, Answer)>,
+}
+
+/// Parse each `(marker, cluster, ids)` chunk's records in `text` (the
+/// scheduler part of a [`all_chunks_script`] reply), in order. Pure: run
+/// while the reply's files part is still coming
+/// ([`tao_ssh::Transport::exec_watched`]) or after it.
+fn parse_parts(parts: &[(String, Option<String>, Vec<String>)], text: &str) -> Vec<PartParse> {
+    parts
+        .iter()
+        .map(|(marker, _, ids)| PartParse {
+            starts: parse_starts(&split_start(text, marker)),
+            answers: split_both(text, marker).map(|(qs, qo, qe, as_, ao, ae)| {
+                let q = match classify("squeue", qs, &qo, &qe, ids.len()) {
+                    Err(f) if f.code == "unsupported" => None,
+                    other => Some(to_answer(other, parse::parse_squeue)),
+                };
+                let a = to_answer(
+                    classify("sacct", as_, &ao, &ae, ids.len()),
+                    parse::parse_sacct,
+                );
+                (q, a)
+            }),
+        })
+        .collect()
+}
+
+/// [`timed_exec`] with [`tao_ssh::Transport::exec_watched`]'s `idle`.
+fn timed_exec_watched(
+    remote: &dyn tao_ssh::Transport,
+    script: &str,
+    idle: &mut dyn FnMut(&[u8]),
+) -> tao_core::Result<tao_ssh::Output> {
+    let t0 = std::time::Instant::now();
+    let r = remote.exec_watched(script, None, idle);
+    REMOTE_MICROS.fetch_add(
+        t0.elapsed().as_micros() as u64,
+        std::sync::atomic::Ordering::Relaxed,
+    );
+    r
+}
+
 /// Run `script` on `remote`, adding its wall time to [`remote_seconds`].
 fn timed_exec(
     remote: &dyn tao_ssh::Transport,
@@ -504,14 +554,42 @@ impl SshBackend {
         } else {
             script = all_chunks_script(&parts);
         }
-        let reply = timed_exec(self.remote.as_ref(), &script, None);
+        // The scheduler part (every chunk's records) comes before the
+        // files' first marker line and is parsed once it is all there,
+        // while the login host still reads the files (issue 17); from the
+        // whole reply otherwise.
+        let file_marker = format!("@@tao-poll-{file_nonce} ");
+        let mut early: Option<Vec<PartParse>> = None;
+        let mut searched = 0usize;
+        let reply = timed_exec_watched(self.remote.as_ref(), &script, &mut |so_far| {
+            if early.is_some() || files.is_none() {
+                return;
+            }
+            let from = searched.saturating_sub(file_marker.len());
+            searched = so_far.len();
+            if let Some(cut) = line_start_of(&so_far[from..], file_marker.as_bytes()) {
+                let cut = from + cut;
+                // A match in the middle of a line is no cut: look again
+                // from the start of the prefix (rare: a marker-like text).
+                let cut = if cut == 0 || so_far[cut - 1] == b'\n' {
+                    Some(cut)
+                } else {
+                    line_start_of(so_far, file_marker.as_bytes())
+                };
+                if let Some(cut) = cut {
+                    early = Some(parse_parts(
+                        &parts,
+                        &String::from_utf8_lossy(&so_far[..cut]),
+                    ));
+                }
+            }
+        });
         // The files' records start at their first marker line: the
         // scheduler part before it is read on its own (the files part is
         // most of the bytes of a large poll, and is read once).
         let cut = match (&reply, files) {
             (Ok(out), Some(_)) => {
-                line_start_of(&out.stdout, format!("@@tao-poll-{file_nonce} ").as_bytes())
-                    .unwrap_or(out.stdout.len())
+                line_start_of(&out.stdout, file_marker.as_bytes()).unwrap_or(out.stdout.len())
             }
             (Ok(out), None) => out.stdout.len(),
             (Err(_), _) => 0,
@@ -523,11 +601,13 @@ impl SshBackend {
                 message: e.to_string(),
             }),
         });
-        let sched_text = match &reply {
-            Ok(out) => String::from_utf8_lossy(&out.stdout[..cut]),
-            Err(_) => std::borrow::Cow::Borrowed(""),
+        let parsed = match (&reply, early) {
+            (Ok(_), Some(p)) => p,
+            (Ok(out), None) => parse_parts(&parts, &String::from_utf8_lossy(&out.stdout[..cut])),
+            (Err(_), _) => Vec::new(),
         };
-        for (marker, cluster, ids) in parts {
+        let mut parsed = parsed.into_iter();
+        for (_, cluster, ids) in parts {
             let fail_both = |f: QueryFailure| {
                 let mut a = Answer::failed(f);
                 a.failures[0].0 = Some(ids.clone());
@@ -545,10 +625,9 @@ impl SshBackend {
                     continue;
                 }
             };
-            let text = &sched_text;
-            self.starts
-                .extend(parse_starts(&split_start(text, &marker)));
-            let Some((qs, qo, qe, as_, ao, ae)) = split_both(text, &marker) else {
+            let part = parsed.next().expect("one parse per chunk");
+            self.starts.extend(part.starts);
+            let Some((q, a)) = part.answers else {
                 let f = QueryFailure {
                     code: "tempfail".into(),
                     message: format!(
@@ -561,8 +640,9 @@ impl SshBackend {
                 sa.merge(fail_both(f));
                 continue;
             };
-            let mut q = match classify("squeue", qs, &qo, &qe, ids.len()) {
-                Err(f) if f.code == "unsupported" => {
+            let mut q = match q {
+                Some(q) => q,
+                None => {
                     // Older Slurm without -O fields: the -o format, alone.
                     self.legacy_squeue = true;
                     let sub: Vec<JobRef> = ids
@@ -574,12 +654,8 @@ impl SshBackend {
                         .collect();
                     self.squeue(&sub)
                 }
-                other => to_answer(other, parse::parse_squeue),
             };
-            let mut a = to_answer(
-                classify("sacct", as_, &ao, &ae, ids.len()),
-                parse::parse_sacct,
-            );
+            let mut a = a;
             for x in [&mut q, &mut a] {
                 for f in &mut x.failures {
                     if f.0.is_none() {
