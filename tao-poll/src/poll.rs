@@ -1004,9 +1004,11 @@ pub fn host_to_open(line: &dyn Fields) -> Option<Option<String>> {
 /// (issue 17: the handshake's round trips and the reading of 10,000 job
 /// lines overlap instead of running one after the other). Started only
 /// for a host the poll will open ([`host_to_open`] of a line read), so a
-/// run opens no session it would not have opened; [`SshConnector::open`]
-/// takes it for that host, with the same result (and the same errors) as
-/// opening it there.
+/// run opens no session it would not have opened; the first
+/// [`SshConnector::open`] keeps it as that host's session, with the same
+/// result (and the same errors) as opening it then, and serves it to
+/// every ask for that host (as to one for the default list when the
+/// host is the list's first).
 pub struct EarlySession {
     host: Option<String>,
     handle: std::thread::JoinHandle<tao_core::Result<Box<dyn tao_ssh::Transport>>>,
@@ -1058,7 +1060,8 @@ impl SshConnector {
     }
 
     /// This connector, with a session already being opened
-    /// ([`EarlySession`]): taken by the first [`Connector::open`] of its host.
+    /// ([`EarlySession`]): kept by the first [`Connector::open`] as its
+    /// host's session.
     pub fn with_early(mut self, early: Option<EarlySession>) -> Self {
         self.early = early;
         self
@@ -1090,6 +1093,21 @@ impl Connector for SshConnector {
         let Some(opts) = &self.opts else {
             return Err(self.config_error.clone().expect("set when opts is None"));
         };
+        // The session opened early is this run's first, whichever host is
+        // asked for first: a later ask for the same host (the default
+        // list's first host and its spec alike) finds it below.
+        if let Some(e) = self.early.take() {
+            let host = e.host.clone();
+            self.sessions.insert(
+                host,
+                e.join()
+                    .map(crate::backend::SshBackend::new)
+                    .map_err(|e| QueryFailure {
+                        code: e.kind().into(),
+                        message: e.to_string(),
+                    }),
+            );
+        }
         // A line's recorded login host and the default host list may name
         // the same host: one session serves both.
         let same = |k: &Option<String>, v: &Result<crate::backend::SshBackend, QueryFailure>| match (
@@ -1105,14 +1123,10 @@ impl Connector for SshConnector {
             .find(|(k, v)| same(k, v))
             .map(|(k, _)| k.clone())
             .unwrap_or_else(|| host.map(str::to_string));
-        let early = &mut self.early;
         let entry = self.sessions.entry(key).or_insert_with(|| {
-            let r = match early.take_if(|e| e.host.as_deref() == host) {
-                Some(e) => e.join(),
-                None => match host {
-                    Some(h) => tao_ssh::connect_host(opts, h),
-                    None => tao_ssh::connect(opts),
-                },
+            let r = match host {
+                Some(h) => tao_ssh::connect_host(opts, h),
+                None => tao_ssh::connect(opts),
             };
             r.map(crate::backend::SshBackend::new)
                 .map_err(|e| QueryFailure {
