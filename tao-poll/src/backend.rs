@@ -374,9 +374,12 @@ fn split_start(out: &str, marker: &str) -> String {
 
 /// The first position of `pat` in `hay` at the start of a line.
 fn line_start_of(hay: &[u8], pat: &[u8]) -> Option<usize> {
+    // memmem: a 2 MB reply was searched with a memcmp per byte (3% of a
+    // 10,000-job poll's CPU).
+    let finder = memchr::memmem::Finder::new(pat);
     let mut from = 0;
     while from <= hay.len() {
-        let i = from + hay[from..].windows(pat.len()).position(|w| w == pat)?;
+        let i = from + finder.find(&hay[from..])?;
         if i == 0 || hay[i - 1] == b'\n' {
             return Some(i);
         }

@@ -124,16 +124,24 @@ impl Answer {
             *self = other;
             return;
         }
+        // The rows before `other`'s keep their positions: only the new
+        // ones are indexed (10,000 ids are two chunks).
+        let from = self.parsed.rows.len();
         self.parsed.rows.extend(other.parsed.rows);
         self.parsed.issues.extend(other.parsed.issues);
         self.failures.extend(other.failures);
-        self.reindex();
+        self.index_from(from);
     }
 
     fn reindex(&mut self) {
         self.exact.clear();
         self.components.clear();
-        for (i, r) in self.parsed.rows.iter().enumerate() {
+        self.index_from(0);
+    }
+
+    /// Add rows `from..` to the indexes (in row order, as [`Self::reindex`]).
+    fn index_from(&mut self, from: usize) {
+        for (i, r) in self.parsed.rows.iter().enumerate().skip(from) {
             self.exact.entry(r.job_id.clone()).or_default().push(i);
             if let Some(raw) = &r.raw_id {
                 if raw != &r.job_id {
