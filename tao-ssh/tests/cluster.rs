@@ -181,3 +181,35 @@ fn login_failure_gives_the_setup_steps() {
         assert!(h.starts_with(s), "{s} missing from {h}");
     }
 }
+
+#[test]
+fn exec_watched_shows_the_reply_so_far_while_the_command_runs() {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(env) = cluster() else { return };
+    let r = Remote::connect(&opts(&env)).unwrap();
+    // The command prints its first line, then waits (at most 60 s) for a
+    // file that only `idle` creates, once it has seen that line: the
+    // rest of the reply exists only if `idle` ran while the command did.
+    let dir = tempfile::tempdir_in(&env["SLURM_BASE_RESULTS_DIR"]).unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let go = dir.path().join("go");
+    let script = format!(
+        "printf 'first\\n'; n=0; while [ ! -e {go} ] && [ $n -lt 1200 ]; do sleep 0.05; n=$((n+1)); done; [ -e {go} ] && printf 'second\\n'",
+        go = tao_core::shell::quote(go.to_str().unwrap())
+    );
+    let mut seen: Vec<Vec<u8>> = Vec::new();
+    let out = r
+        .exec_watched(&script, None, &mut |so_far| {
+            if so_far == b"first\n" && !go.exists() {
+                std::fs::write(&go, b"").unwrap();
+            }
+            seen.push(so_far.to_vec());
+        })
+        .unwrap();
+    assert_eq!(
+        (out.stdout.as_slice(), out.status),
+        (&b"first\nsecond\n"[..], 0)
+    );
+    assert!(seen.iter().any(|s| s == b"first\n"), "{seen:?}");
+    assert!(seen.iter().all(|s| out.stdout.starts_with(s)), "{seen:?}");
+}
