@@ -65,6 +65,57 @@
 # BENCH_PROGRESS_JOBS (default 10000), BENCH_PROGRESS_ROUNDS (default 5).
 # Needs the cluster env (tests/cluster/up).
 #
+# Measured (2026-12-05 05:47-05:53 UTC, the shared 2-core test machine,
+# load average 5.7-7.0 all along: the quiet window ended at ~05:08;
+# `. /var/tmp/tao-cluster/env; bash tao-poll/bench/progress.sh`, branch
+# progress7): steady 0.571 s / 0.157 s, ratio 3.6 (remote 0.344 s; 1 job:
+# 0.087 of 0.157); CPU 0.185 + 0.174 against 0.012 + 0.020, ratio 11.3;
+# cold wall 8.3 (1.052 / 0.127), CPU 16.7; 1 remote command. A/B of the
+# binaries before (main, 7c13c68) and after, same files and lines, steady
+# pairs alternating, 10 rounds each, twice (load 6.5-7.0): best 10,000-job
+# poll 0.762 -> 0.693 s and 0.643 -> 0.598 s, median 0.888 -> 0.792 s and
+# 0.780 -> 0.748 s; local CPU 0.196 -> 0.193 s, login host 0.179 s both;
+# the 1-job poll's best moves between 0.12 and 0.18 s between rounds, so
+# the ratios of these runs (3.4-5.1) say little. The same binary before
+# the change at 05:08 (load 4.7-5.7): steady 0.971 / 0.192 = 5.0, CPU
+# 0.216 + 0.178 against 0.010 + 0.020 = 12.9; at 05:05 (load 0.2, the
+# figure the change was aimed at): 0.386 / 0.113 = 3.42. The goal (<= 3,
+# aim 2.7) is not shown met: no quiet machine was had after the change.
+# What the change does (overlap; the CPU is about the same):
+#   (1) a single poll over SSH starts the session (TCP, key exchange,
+#   authentication: most of the 0.037 s the 1-job poll spent outside its
+#   remote command at load 0.2) in a thread as
+#   soon as it has read the first line that will ask a login host
+#   (tao_poll::poll::EarlySession, host_to_open: the poll's own grouping
+#   rule, so no session is opened that the poll would not open; the first
+#   open keeps it as its host's session; `--stats` handshakes unchanged),
+#   while the other 9,999 lines are read and indexed and the script is
+#   built (the reading alone is ~14% of the local CPU);
+#   (2) the scheduler part of the one reply (squeue/sacct/--start for
+#   every chunk, ~1.2 MB, printed before the files part) is parsed as soon
+#   as the files part's first marker arrives, while the login host still
+#   stats the 10,000 files and tails the changed ones
+#   (tao_ssh::Transport::exec_watched: libssh2's pump shows the stdout so
+#   far when nothing moves; the same parse, run on the prefix or, with
+#   other transports or a reply without the marker, on the whole reply:
+#   one code path, the same errors); that parse (split, classify,
+#   parse_squeue, index) is ~17% of the local CPU;
+#   (3) the files marker is found with memmem (a memcmp per byte of the
+#   2 MB reply before: 3% of the CPU) and merging the second chunk's
+#   answer indexes only its rows. Outputs equal the previous binary's
+#   byte for byte (observed_at aside) in the bench's cold and steady polls.
+# Tried and dropped: mimalloc as the global allocator (the crate, default
+# options): `perf stat` task-clock of the steady 10,000-job poll 130-150
+# ms against 177-220 ms, page faults 17,000 -> 600, but in 4 of 12 runs
+# 130-210 ms of system time (its eagerly committed arenas on this
+# loaded machine; MIMALLOC_ARENA_EAGER_COMMIT=0: 160-177 ms, no spikes,
+# but options need the environment or unsafe FFI), and the bench's
+# getrusage mean over 7 rounds went up (0.273 against 0.196 s at load 8).
+# Not done: reading stdin into one buffer; squeue rows without a String
+# per cell; the login host's script (its 0.18 s of CPU: the shell reading
+# the 1.1 MB script and its 40,000-line heredoc, one awk, one stat of
+# 10,000 files, one tail of 1,000).
+#
 # Measured (2026-12-05 02:13-02:45 UTC, the shared 2-core test machine,
 # `. /var/tmp/tao-cluster/env; bash tao-poll/bench/progress.sh`, four
 # runs, best of 5 alternating pairs each, branch progress6: whole-line
