@@ -72,9 +72,12 @@
 # 0.087 of 0.157); CPU 0.185 + 0.174 against 0.012 + 0.020, ratio 11.3;
 # cold wall 8.3 (1.052 / 0.127), CPU 16.7; 1 remote command. A/B of the
 # binaries before (main, 7c13c68) and after, same files and lines, steady
-# pairs alternating, 10 rounds each, twice (load 6.5-7.0): best 10,000-job
-# poll 0.762 -> 0.693 s and 0.643 -> 0.598 s, median 0.888 -> 0.792 s and
-# 0.780 -> 0.748 s; local CPU 0.196 -> 0.193 s, login host 0.179 s both;
+# pairs alternating, 10-12 rounds each, three times (load 6.5-7.0;
+# /tmp A/B script, the bench's files): best 10,000-job poll 0.762 ->
+# 0.693 s, 0.643 -> 0.598 s, 0.719 -> 0.618 s; median 0.888 -> 0.792 s,
+# 0.780 -> 0.748 s, 0.947 -> 0.824 s (-4% to -13%); local CPU 0.196 ->
+# 0.194 s, login host 0.176-0.181 s both (the change moves work, it does
+# not remove much);
 # the 1-job poll's best moves between 0.12 and 0.18 s between rounds, so
 # the ratios of these runs (3.4-5.1) say little. The same binary before
 # the change at 05:08 (load 4.7-5.7): steady 0.971 / 0.192 = 5.0, CPU
