@@ -103,7 +103,7 @@ pub fn render() -> String {
     #[rustfmt::skip]
     let codes: &[(i32, &str)] = &[
         (exit::OK, "Success."),
-        (exit::SOME_FAILED, "Some lines failed: they carry an error object; the other lines went through."),
+        (exit::SOME_FAILED, "Some lines failed: they carry an error object; the other lines went through (when every line read failed for one reason of the environment, that reason's status is the run's instead: 69, 77 or 78)."),
         (exit::USAGE, "Usage error."),
         (exit::LINT_BLOCKED, "tao-redact lint (or tao-submit's own lint) blocked a script: a literal secret, xtrace on a job with secrets, or a shell syntax error; tao-record open refused a literal secret in its input (--command, --env, the spec, a supporting file) and recorded nothing."),
         (exit::DATAERR, "Bad input data: a bad line (not JSON, a required field missing; see DESCRIPTION for what the tools do after it), a bad file, an unknown record id (tao-record show/history/mark ID, list --id; tao-poll logs/report)."),

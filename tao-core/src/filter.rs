@@ -66,13 +66,43 @@ pub struct Counts {
     pub malformed: u64,
     /// Lines that went on carrying this tool's `error` object (exit 1).
     pub failed: u64,
+    /// The exit status every failed line's error shares when it is one of
+    /// the statuses of the environment rather than of a line (69 no login
+    /// host, 77 login refused, 78 configuration: a secret not exported),
+    /// `Some(1)` once failures differ or any other failure was counted,
+    /// `None` before the first failure. Set by [`Counts::fail_with`].
+    pub failure: Option<i32>,
 }
 
 impl Counts {
-    /// The exit status: 65 (`exit::DATAERR`) when a line was bad, else 1
-    /// (`exit::SOME_FAILED`) when a line failed, else 0.
+    /// The exit status: 65 (`exit::DATAERR`) when a line was bad, else,
+    /// when a line failed: the status of the one environment reason every
+    /// line read failed for ([`Counts::failure`]: 69, 77 or 78; e.g. the one
+    /// line piped to tao-submit names a secret that is not exported: 78,
+    /// `exit::CONFIG`), or 1 (`exit::SOME_FAILED`) when some line went
+    /// through, was passed on or failed otherwise; else 0. The one rule of
+    /// the exit status of a run over job lines (tao-jobline(7), EXIT STATUS).
     pub fn status(&self) -> i32 {
-        self.status_with_failure(crate::exit::SOME_FAILED)
+        let failure = match self.failure {
+            Some(code) if self.failed >= self.read && self.read > 0 => code,
+            _ => crate::exit::SOME_FAILED,
+        };
+        self.status_with_failure(failure)
+    }
+
+    /// Count a line that failed for an error whose exit status is `code`
+    /// (`Error::code`): an environment status (69, 77, 78) is kept as
+    /// [`Counts::failure`] while every failure shares it; any other, or a
+    /// second one that differs, makes it 1.
+    pub fn fail_with(&mut self, code: i32) {
+        use crate::exit::{CONFIG, NOPERM, SOME_FAILED, UNAVAILABLE};
+        self.failed += 1;
+        let env = matches!(code, UNAVAILABLE | NOPERM | CONFIG);
+        self.failure = match self.failure {
+            None if env => Some(code),
+            Some(c) if c == code && env => Some(code),
+            _ => Some(SOME_FAILED),
+        };
     }
 
     /// [`Counts::status`] with `failure` instead of 1 when lines failed
@@ -323,7 +353,7 @@ impl<'e, R: BufRead> Filter<'e, R> {
         if is_bad_line(err) {
             self.counts.malformed += 1;
         }
-        self.failed();
+        self.counts.fail_with(err.code());
         let msg = err.to_string();
         let text = format!(
             "{}: error: {id}: {}\n{}",
@@ -345,7 +375,7 @@ impl<'e, R: BufRead> Filter<'e, R> {
 
     /// Count a line that goes on carrying this tool's `error` (exit 1).
     pub fn failed(&mut self) {
-        self.counts.failed += 1;
+        self.counts.fail_with(crate::exit::SOME_FAILED);
     }
 
     /// Count a line that goes on carrying this tool's `error` for `err`:
@@ -501,6 +531,40 @@ mod tests {
              tao-x: error: job-2: secret \"HF_TOKEN\" is not set\n"
         );
         assert_eq!((c.failed, c.malformed, c.status()), (2, 0, 1));
+    }
+
+    #[test]
+    fn every_line_failing_for_one_configuration_reason_is_exit_78() {
+        let secret = || {
+            Error::Config("line 1: secret HF_TOKEN (named by the record) is not set in this environment: export HF_TOKEN=...".into())
+        };
+        let mut err = Vec::new();
+        let mut f = Filter::new(
+            "tao-x",
+            &b"{\"id\":\"a\"}\n{\"id\":\"b\"}\n"[..],
+            OnBadLine::Stop,
+        )
+        .with_errors(&mut err);
+        f.read_all().unwrap();
+        f.line_refused("a", &secret());
+        assert_eq!(f.status(), 1, "b has not failed (yet)");
+        f.line_refused("b", &secret());
+        assert_eq!(f.status(), crate::exit::CONFIG);
+        // A second reason, or a line-specific one, is "some failed".
+        let mut c = f.counts();
+        c.fail_with(crate::exit::UNAVAILABLE);
+        assert_eq!(c.status(), 1);
+        let mut c = f.counts();
+        c.fail_with(crate::exit::SOME_FAILED);
+        assert_eq!(c.status(), 1);
+        // A line that went through (read, not failed) keeps it 1.
+        let mut c = f.counts();
+        c.read += 1;
+        assert_eq!(c.status(), 1);
+        // A bad line still wins.
+        let mut c = f.counts();
+        c.malformed = 1;
+        assert_eq!(c.status(), 65);
     }
 
     #[test]

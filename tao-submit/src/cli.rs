@@ -21,7 +21,8 @@ gate refused them or they failed; each also as `tao-submit: error: <id>:
 <why>` on stderr; the others went through); 2 usage; 65 malformed input
 line (lines before it are printed); 69 no login host answered; 74 output
 lost; 77 host key, key permissions or login refused; 78 configuration
-(also an unknown TAO_TRANSPORT).
+(also an unknown TAO_TRANSPORT, and every line refused for a secret that
+is not exported here).
 
 Secrets named in a line's `secrets` are read from this environment and
 written over SSH stdin into a mode-600 sidecar; they never appear in

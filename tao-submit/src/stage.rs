@@ -242,7 +242,8 @@ impl Plan {
                 match std::env::var_os(name) {
                     Some(v) if !v.is_empty() => {}
                     // The line is well formed; this environment lacks the
-                    // value: a configuration error of this line (exit 1).
+                    // value: a configuration error of this line (exit 78
+                    // when every line fails so, else 1: Counts::status).
                     _ => {
                         return Err(Error::Config(format!(
                             "line {}: secret {name} (named by the record) is not set in this environment: export {name}=... where tao-submit runs (for cron: in ~/.config/tao-slurm/env), then submit the record: {}",

@@ -246,7 +246,8 @@ fn a_missing_secret_variable_is_a_line_error_and_nothing_is_submitted() {
     let mut line = f.line("m", "true");
     let id = line["id"].as_str().unwrap().to_string();
     line["secrets"] = json!(["HF_TOKEN"]);
-    let out = f.run(&[], &[line], 1);
+    // Its only line failed for the environment: the configuration exit.
+    let out = f.run(&[], &[line], 78);
     let got = lines_of(&out.stdout);
     let msg = got[0]["error"]["message"].as_str().unwrap();
     assert!(

@@ -190,8 +190,8 @@ fn a_failed_submit_is_one_line_and_the_record_stays_not_submitted() {
     let stderr = text(&out.stderr);
     assert!(out.status.success(), "{stderr}\n{stdout}");
     assert!(
-        stdout.contains("rc=1"),
-        "the failed submit exits 1: {stdout}"
+        stdout.contains("rc=78"),
+        "the failed submit exits 78 (configuration): {stdout}"
     );
     let rec: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(state.path().join("line.json")).unwrap())

@@ -270,4 +270,14 @@ fn an_unexported_secret_is_one_line_naming_the_variable_and_the_fix() {
             && err.contains("~/.config/tao-slurm/env"),
         "{err}"
     );
+    // The documented configuration exit (tao-submit(1): 78), not "some
+    // lines failed" (1): the one line failed for the environment.
+    let out = bash(
+        &c,
+        &[],
+        &format!(
+            "{OPEN} --secret TAO_TEST_NOT_EXPORTED | tao-render | tao-redact lint | tao-submit > /dev/null 2>&1 && echo 0 || echo $?"
+        ),
+    );
+    assert_eq!(text(&out.stdout).trim(), "78", "{}", text(&out.stderr));
 }
