@@ -330,11 +330,16 @@ fn lint_blocks_a_script_with_http_authorization_credentials() {
 
 /// Fake values of the real formats of the Stripe, npm, Vault, sshpass and
 /// MySQL rules (rules/builtin.toml), with the line each is on.
-const MORE_VENDORS: [(&str, &str, &str); 5] = [
+const MORE_VENDORS: [(&str, &str, &str); 8] = [
     (
         "stripe-secret-key",
         "sk_live_51FAKEtaoRedactTestKeyQwErTy0123456789AbCd",
         "export STRIPE_API_KEY=",
+    ),
+    (
+        "stripe-secret-key",
+        "sk_test_51FAKEtaoRedactTestModeQwErTy0123456789Ab",
+        "export STRIPE_SECRET_KEY=",
     ),
     (
         "npm-access-token",
@@ -344,6 +349,16 @@ const MORE_VENDORS: [(&str, &str, &str); 5] = [
     (
         "vault-token",
         "hvs.CAESIFAKEtaoRedactTestQw3rTy_uI0pAsDfGhJkL-zXcVbNmQw3rTy_uI0pAsDfGhJkL-zXcVbNmQw3rTy_uI0pAsDfGh",
+        "vault login ",
+    ),
+    (
+        "vault-legacy-token",
+        "s.FAKEtaoQw3rTy9uI0pAsDfGh",
+        "export VAULT_TOKEN=",
+    ),
+    (
+        "vault-legacy-token",
+        "b.AAAAAQFAKEtaoRedactLegacyBatch9cVb-NmLkJh_GfDsA8qWeRtYZx9cVb-NmLkJh_GfDsA8qWeRtYZx9cVb-NmLkJh_GfDsA8qW",
         "vault login ",
     ),
     ("sshpass-password", "FAKEs3cr3t!Pw", "sshpass -p "),
@@ -400,7 +415,7 @@ fn stripe_npm_vault_sshpass_and_mysql_secrets_are_masked_and_blocked() {
     }
     // The near misses: a prompt (`-p` then a space), ssh's port after
     // sshpass's options, a compiler's `-pthread`, a public Stripe key.
-    let clean = "#!/bin/bash\nmysql -u tao -p taodb\nsshpass -f ~/.pw ssh -p 2222 dtn01 true\ngcc -I/usr/include/mysql -pthread app.c\necho pk_live_51FAKEtaoRedactPublishableKey0123456789\nsshpass -p \"$SSHPASS\" ssh dtn01\n";
+    let clean = "#!/bin/bash\nmysql -u tao -p taodb\nsshpass -f ~/.pw ssh -p 2222 dtn01 true\ngcc -I/usr/include/mysql -pthread app.c\necho pk_live_51FAKEtaoRedactPublishableKey0123456789\necho pk_test_51FAKEtaoRedactPublishableTest0123456789\ncp out/s.abcdefghijklmnopqrstuv12 this.s.getElementsByTagNameNS0 .\nsshpass -p \"$SSHPASS\" ssh dtn01\n";
     cmd()
         .arg("lint")
         .write_stdin(format!("{}\n", job("tao-ok", clean)))

@@ -33,6 +33,8 @@ pub enum Validator {
     BasicAuth,
     /// [`crate::validate::vendor_context_is_key`] on the `name` group.
     VendorKey,
+    /// [`crate::validate::is_mixed_token`] on the secret.
+    MixedToken,
 }
 
 /// One compiled rule.
@@ -198,9 +200,10 @@ fn compile(spec: RuleSpec, origin: &str) -> Result<Rule> {
         Some("ngc-legacy") => Validator::NgcLegacy,
         Some("basic-auth") => Validator::BasicAuth,
         Some("vendor-key") => Validator::VendorKey,
+        Some("mixed-token") => Validator::MixedToken,
         Some(other) => {
             return Err(Error::Config(format!(
-                "{origin}: rule '{id}': unknown validate '{other}'; use \"assignment\", \"ngc-legacy\", \"basic-auth\" or \"vendor-key\""
+                "{origin}: rule '{id}': unknown validate '{other}'; use \"assignment\", \"ngc-legacy\", \"basic-auth\", \"vendor-key\" or \"mixed-token\""
             )))
         }
     };

@@ -397,6 +397,7 @@ fn accept(rule: &Rule, name: Option<&[u8]>, secret: &[u8]) -> bool {
         Validator::NgcLegacy => validate::is_ngc_legacy_key(secret),
         Validator::BasicAuth => validate::is_basic_credential(secret),
         Validator::VendorKey => validate::vendor_context_is_key(name.unwrap_or(b"")),
+        Validator::MixedToken => validate::is_mixed_token(secret),
         Validator::Assignment => validate::assignment_value_is_secret(name.unwrap_or(b""), secret),
     }
 }

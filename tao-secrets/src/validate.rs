@@ -186,6 +186,24 @@ pub fn vendor_context_is_key(context: &[u8]) -> bool {
     .any(|w| memchr::memmem::find(&lower, w).is_some())
 }
 
+/// Whether the token in `secret` (the masked span of a token rule: bytes;
+/// the token is what follows its first `.`, so the prefix of `s.` + token
+/// does not count, or all of it when it has no `.`) holds an ASCII digit,
+/// an upper-case and a lower-case letter, as a random base62 token almost
+/// always does and a word, an identifier or a file name rarely does
+/// (`s.getElementsByTagName`). Rule `vault-legacy-token`
+/// (rules/builtin.toml; gitleaks allowlists letters-only `s.` tokens for
+/// the same reason).
+pub fn is_mixed_token(secret: &[u8]) -> bool {
+    let token = match memchr::memchr(b'.', secret) {
+        Some(i) => &secret[i + 1..],
+        None => secret,
+    };
+    token.iter().any(u8::is_ascii_digit)
+        && token.iter().any(u8::is_ascii_uppercase)
+        && token.iter().any(u8::is_ascii_lowercase)
+}
+
 /// Whether a name matched by an assignment rule is a password-like name
 /// (`PASSWORD`, `db_passwd`, `PWD`, `DB_PASS`), which gets the lower thresholds of
 /// [`assignment_value_is_secret`].
@@ -402,6 +420,15 @@ mod tests {
         assert_eq!(shannon_entropy(b"aaaa"), 0.0);
         assert!((shannon_entropy(b"ab") - 1.0).abs() < 1e-9);
         assert!(shannon_entropy(b"Xk29fQzLm3PwA8rT") > shannon_entropy(b"password"));
+    }
+
+    #[test]
+    fn a_mixed_token_has_a_digit_and_both_cases() {
+        assert!(is_mixed_token(b"s.FAKEtaoQw3rTy9uI0pAsDfGh"));
+        assert!(!is_mixed_token(b"s.getElementsByTagNameNSx"));
+        assert!(!is_mixed_token(b"s.abcdefghijklmnopqrstuv12"));
+        assert!(!is_mixed_token(b"s.ABCDEFGHIJKLMNOPQRSTUV12"));
+        assert!(is_mixed_token(b"Ab3"));
     }
 
     #[test]

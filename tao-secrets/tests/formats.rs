@@ -194,7 +194,7 @@ fn above_floor(t: &str, floor: f64) -> bool {
 /// there).
 fn command_line_vendor_line() -> impl Strategy<Value = (String, String)> {
     let stripe = (
-        prop::sample::select(vec!["sk_live_", "rk_live_"]),
+        prop::sample::select(vec!["sk_live_", "rk_live_", "sk_test_", "rk_test_"]),
         chars(ALNUM, 24..=99),
     )
         .prop_map(|(p, s)| {
@@ -239,7 +239,31 @@ fn command_line_vendor_line() -> impl Strategy<Value = (String, String)> {
     )
         .prop_filter("mixed", |(_, p)| mixed(p))
         .prop_map(|(c, p)| (format!("{c}{p} taodb"), p));
-    prop_oneof![stripe, npm, vault, sshpass, mysql]
+    // Legacy (before Vault 1.10) service tokens: `s.` + 24 base62, an
+    // optional `.` + namespace id; batch tokens: `b.` + 90 or more
+    // (rule `vault-legacy-token`: a digit, an upper and a lower letter).
+    let vault_legacy = (
+        prop::sample::select(vec![
+            "vault login ",
+            "export VAULT_TOKEN=",
+            "X-Vault-Token: ",
+            "token=\"",
+        ]),
+        prop_oneof![
+            (chars(ALNUM, 24..=24), prop::option::of(chars(ALNUM, 5..=5))).prop_map(|(s, ns)| {
+                match ns {
+                    Some(ns) => format!("s.{s}.{ns}"),
+                    None => format!("s.{s}"),
+                }
+            }),
+            chars(URLSAFE, 90..=160).prop_map(|s| format!("b.{s}")),
+        ],
+    )
+        .prop_filter("mixed, above the rule's entropy floor", |(_, t)| {
+            mixed(&t[2..t.len().min(26)]) && above_floor(t, 3.0)
+        })
+        .prop_map(|(before, t)| (format!("{before}{t} ok"), t));
+    prop_oneof![stripe, npm, vault, vault_legacy, sshpass, mysql]
 }
 
 proptest! {
