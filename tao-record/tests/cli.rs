@@ -2115,6 +2115,53 @@ fn an_empty_spec_is_refused_and_nothing_is_recorded() {
     assert!(out.stdout.is_empty(), "nothing recorded");
 }
 
+/// A spec with a YAML syntax error was recorded, staged and submitted, and
+/// the job failed after its queue wait. It is refused at open (exit 65, one
+/// line naming the file, the line and column, and the fix), nothing
+/// recorded; a spec that is YAML (anchors, several documents) still opens,
+/// its text kept byte for byte.
+#[test]
+fn a_spec_that_is_not_yaml_is_refused_at_open_with_its_line_and_column() {
+    let env = Env::new();
+    let spec = env.file(
+        "dino_train.yaml",
+        "train:\n  num_epochs: 1\n  lr: [0.1, 0.2\n",
+    );
+    let out = env
+        .cmd()
+        .args(["open", "--command", "x -e {config_path}", "--spec"])
+        .arg(&spec)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(65), "{err:?}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("tao-record: error: --spec ")
+            && err.contains("dino_train.yaml\" is not YAML: line 4, column 1: ")
+            && err.contains("fix the spec at that place"),
+        "{err}"
+    );
+    let out = env.cmd().arg("list").output().unwrap();
+    assert!(out.stdout.is_empty(), "nothing recorded");
+    let text = "base: &b\n  lr: 0.1\ntrain:\n  <<: *b\n  note: \"a\tb\"\n---\nextra: 1\n";
+    let ok = env.file("ok.yaml", text);
+    let out = env
+        .cmd()
+        .args(["open", "--command", "x -e {config_path}", "--spec"])
+        .arg(&ok)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(line["spec"]["text"], text);
+}
+
 /// A new user's finding: `--env A=1 --env A=2` kept the last value without
 /// a word. Two values for one name are refused (exit 2, one line naming
 /// the name and the fix, no value echoed); the same K=V twice is one.

@@ -88,8 +88,9 @@ pub struct OpenArgs {
     /// Results root on the cluster: /abs or lustre:///abs [env: SLURM_BASE_RESULTS_DIR].
     #[arg(long, value_name = "DIR")]
     pub results_root: Option<PathBuf>,
-    /// Spec file (YAML) staged as {config_path}, under its own name; one read from a pipe
-    /// or /dev/fd (--spec <(envsubst < spec.yaml)) is staged as spec.yaml.
+    /// Spec file (YAML) staged as {config_path}, under its own name, byte for byte; one read
+    /// from a pipe or /dev/fd (--spec <(envsubst < spec.yaml)) is staged as spec.yaml. A spec
+    /// that does not parse as YAML is refused (exit 65, with its line and column).
     #[arg(long, value_name = "FILE")]
     pub spec: Option<PathBuf>,
     /// Container mount SRC:DST[:FLAGS]; repeatable [env: SLURM_CONTAINER_MOUNTS, comma-separated].

@@ -412,7 +412,7 @@ fn is_fd_path(path: &Path) -> bool {
 ///
 /// Errors: usage (exit 2) for a directory, an unreadable path or a bad
 /// file name; data (exit 65) for a spec over [`MAX_SPEC_BYTES`], not UTF-8,
-/// with a NUL, or empty.
+/// with a NUL, empty, or not YAML ([`check_yaml`]).
 pub(super) fn read_spec(path: &PathBuf) -> Result<Value> {
     validate::not_a_directory(path).map_err(|e| usage("--spec", e))?;
     let meta = std::fs::metadata(path)
@@ -455,13 +455,168 @@ pub(super) fn read_spec(path: &PathBuf) -> Result<Value> {
             "--spec {path:?} is empty; give the experiment spec file (the job reads its settings from it), or leave --spec out"
         )));
     }
+    check_yaml(path, &text)?;
     let sha = tao_core::sha256_hex(text.as_bytes());
     Ok(json!({"name": name, "text": text, "sha256": sha}))
+}
+
+/// Checks that a spec's `text` (the whole file, UTF-8) parses as a YAML
+/// stream (YAML 1.2 syntax, yaml-rust2's event parser: every document,
+/// anchors and aliases, merge keys, tabs inside scalars), so a spec TAO
+/// cannot read is refused here instead of after the job's queue wait. Only
+/// the syntax is checked: what the documents hold (an empty mapping, a
+/// scalar, a key given twice, several documents) is TAO's to judge, and
+/// the text is kept byte for byte as it was read.
+///
+/// Errors: [`Error::Data`] (exit 65) naming `path` and the 1-based line and
+/// column of the first syntax error, with the parser's words and the fix.
+fn check_yaml(path: &Path, text: &str) -> Result<()> {
+    /// Events are not needed: the parse itself is the check.
+    struct Ignore;
+    impl yaml_rust2::parser::EventReceiver for Ignore {
+        fn on_event(&mut self, _: yaml_rust2::Event) {}
+    }
+    yaml_rust2::parser::Parser::new_from_str(text)
+        .load(&mut Ignore, true)
+        .map_err(|e| {
+            Error::Data(format!(
+                "--spec {path:?} is not YAML: line {}, column {}: {}; fix the spec at that place (TAO reads it as YAML), then run tao-record open again",
+                e.marker().line(),
+                e.marker().col() + 1,
+                tao_core::cli::one_line(e.info())
+            ))
+        })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// `text` written to `spec.yaml` in a fresh directory, read by [`read_spec`].
+    fn read(text: &str) -> Result<Value> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("spec.yaml");
+        std::fs::write(&path, text).unwrap();
+        read_spec(&path)
+    }
+
+    /// A TAO-like experiment spec of about 13 KB: nested mappings, lists,
+    /// comments, quoted strings, numbers.
+    fn big_spec() -> String {
+        let mut s = String::from("# DINO training spec (generated for the test)\nresults_dir: /results\ndataset:\n  train_data_sources:\n");
+        for i in 0..60 {
+            s.push_str(&format!(
+                "    - image_dir: /data/coco/images/train_{i:03}\n      json_file: \"/data/coco/annotations/train_{i:03}.json\"\n"
+            ));
+        }
+        s.push_str("  num_classes: 91\n  batch_size: 4\n  augmentation:\n    scales: [480, 512, 544, 576, 608, 640, 672, 704, 736, 768, 800]\n");
+        for i in 0..110 {
+            s.push_str(&format!(
+                "model_{i}:\n  lr: 2.0e-4  # learning rate\n  note: 'it''s run {i}'\n"
+            ));
+        }
+        s
+    }
+
+    #[test]
+    fn specs_that_are_yaml_are_kept_byte_for_byte() {
+        let big = big_spec();
+        assert!((13_000..14_000).contains(&big.len()), "{}", big.len());
+        for text in [
+            big.as_str(),
+            // Anchors, aliases, a merge key, a key given twice (PyYAML takes the last).
+            "base: &b\n  lr: 0.1\ntrain:\n  <<: *b\n  epochs: 4\n  epochs: 5\n",
+            // Several documents.
+            "---\ntrain:\n  epochs: 1\n...\n---\nevaluate:\n  batch_size: 2\n",
+            // Tabs inside strings and after a value, CRLF line ends.
+            "train:\n  note: \"a\tb\"\n  plain: a\tb\n  block: |\n    x\ty\r\n",
+            // YAML, but odd: TAO's to judge, as before.
+            "{}\n",
+            "# only a comment\n",
+            "just a scalar\n",
+        ] {
+            let v = read(text).unwrap_or_else(|e| panic!("{text:?}: {e}"));
+            assert_eq!(v["text"], text);
+            assert_eq!(v["sha256"], tao_core::sha256_hex(text.as_bytes()));
+        }
+    }
+
+    #[test]
+    fn a_spec_that_is_not_yaml_is_refused_at_its_line_and_column() {
+        for (text, at) in [
+            (
+                "train:\n  epochs: [4\n",
+                "line 3, column 1: while parsing a flow sequence",
+            ),
+            ("train:\n\tepochs: 4\n", "line 2, column 2: tabs disallowed"),
+            (
+                "train:\n  <<: *missing\n",
+                "line 2, column 7: while parsing node, found unknown anchor",
+            ),
+            ("train:\n  epochs: 4\n lr: 0.1\n", "line 3, column 4"),
+            ("a: \"unterminated\n", "line 1, column 4"),
+        ] {
+            let e = read(text).unwrap_err();
+            let m = e.to_string();
+            assert_eq!(e.code(), tao_core::exit::DATAERR, "{m}");
+            assert!(
+                m.starts_with("--spec ")
+                    && m.contains("spec.yaml\" is not YAML: ")
+                    && m.contains(at),
+                "{text:?}: {m}"
+            );
+            assert!(m.ends_with("fix the spec at that place (TAO reads it as YAML), then run tao-record open again"), "{m}");
+            assert_eq!(m.lines().count(), 1, "{m}");
+        }
+    }
+
+    /// A YAML value: scalars of every kind (strings with tabs, newlines,
+    /// quotes, YAML indicators, non-ASCII), lists and mappings, nested.
+    fn yaml_value() -> impl Strategy<Value = yaml_rust2::Yaml> {
+        use yaml_rust2::Yaml;
+        let text = proptest::collection::vec(
+            proptest::sample::select(
+                "aZ09 \t\n:#-'\"\\&*!|>{}[],%@`?~=.\u{e9}\u{20ac}\u{1f600}"
+                    .chars()
+                    .collect::<Vec<_>>(),
+            ),
+            0..12,
+        )
+        .prop_map(|v| v.into_iter().collect::<String>());
+        let leaf = prop_oneof![
+            text.clone().prop_map(Yaml::String),
+            any::<i64>().prop_map(Yaml::Integer),
+            (-1.0e9f64..1.0e9).prop_map(|f| Yaml::Real(format!("{f:?}"))),
+            any::<bool>().prop_map(Yaml::Boolean),
+            Just(Yaml::Null),
+        ];
+        leaf.prop_recursive(4, 48, 6, move |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..6).prop_map(Yaml::Array),
+                proptest::collection::vec((text.clone(), inner), 0..6).prop_map(|kv| {
+                    Yaml::Hash(kv.into_iter().map(|(k, v)| (Yaml::String(k), v)).collect())
+                }),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(tao_core::testing::config(256))]
+
+        /// Any spec that a YAML emitter writes from a value is accepted and
+        /// kept byte for byte (the check refuses only what does not parse).
+        #[test]
+        fn any_emitted_yaml_value_is_accepted_byte_for_byte(v in yaml_value()) {
+            let mut text = String::new();
+            yaml_rust2::YamlEmitter::new(&mut text).dump(&v).unwrap();
+            text.push('\n');
+            let got = read(&text);
+            prop_assert!(got.is_ok(), "{:?}: {}", text, got.unwrap_err());
+            let got = got.unwrap();
+            prop_assert_eq!(got["text"].as_str(), Some(text.as_str()));
+        }
+    }
 
     #[test]
     fn secrets_never_echo_values() {
