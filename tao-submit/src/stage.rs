@@ -139,6 +139,18 @@ impl Plan {
         // The lint gate: no lint, no launch.
         let script = line.require_str(&["script", "text"])?.to_string();
         let digest = tao_core::sha256_hex(script.as_bytes());
+        if line.get_path(&["lint"]).is_none_or(Value::is_null) {
+            // No stamp at all: the lint stage was skipped, the record is
+            // fine (a missing stage, not a refused request: the same record
+            // goes through once its line passes tao-redact lint).
+            return Err(Error::MissingStage {
+                line: line.line_no,
+                message: format!(
+                    "job {id:?} has no lint stamp (`lint`); {}",
+                    tao_core::jobline::stage_writing(&["lint"])
+                ),
+            });
+        }
         if line.get_path(&["lint", "ok"]) != Some(&Value::Bool(true)) {
             return Err(Error::LintBlocked(format!(
                 "line {}: job {id:?} has no passing lint (`lint.ok` is not true); pipe it through `tao-redact lint` and fix its findings",
@@ -620,11 +632,14 @@ mod tests {
             Plan::from_line(&l).unwrap_err().code(),
             tao_core::exit::LINT_BLOCKED
         );
+        // No stamp: the lint stage was skipped (the record is fine).
         let mut l = line(json!({}));
         l.fields.shift_remove("lint");
-        assert_eq!(
-            Plan::from_line(&l).unwrap_err().code(),
-            tao_core::exit::LINT_BLOCKED
+        let e = Plan::from_line(&l).unwrap_err();
+        assert_eq!(e.kind(), "missing_stage", "{e}");
+        assert!(
+            e.to_string().contains("has no lint stamp (`lint`); it is written by tao-redact lint: pipe the lines through `tao-redact lint` first"),
+            "{e}"
         );
     }
 

@@ -56,6 +56,40 @@ fn a_skipped_stage_is_advised_to_go_through_the_pipeline_not_a_new_record() {
     assert_eq!(rec["error"]["code"], "missing_stage", "{rec}");
 }
 
+#[test]
+fn a_skipped_lint_stage_is_advised_to_run_tao_redact_lint_not_a_new_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = offline(dir.path());
+    // tao-redact lint left out: the line has no lint stamp.
+    let out = bash(
+        &c,
+        &[],
+        &format!("{OPEN} | tao-render | tao-submit | tao-record mark >/dev/null || true"),
+    );
+    let err = text(&out.stderr);
+    let submit = err
+        .lines()
+        .find(|l| l.starts_with("tao-submit: error:"))
+        .unwrap_or_else(|| panic!("no error from tao-submit: {err}"));
+    assert!(
+        submit.contains("has no lint stamp (`lint`); it is written by tao-redact lint: pipe the lines through `tao-redact lint` first"),
+        "{submit}"
+    );
+    let hint = err
+        .lines()
+        .find(|l| l.starts_with("tao-record: warning:"))
+        .unwrap_or_else(|| panic!("no warning from mark: {err}"));
+    assert!(!hint.contains("open a new record"), "{hint}");
+    assert!(
+        hint.contains("--clear-error")
+            && hint.contains("| tao-render | tao-redact lint | tao-submit | tao-record mark`"),
+        "{hint}"
+    );
+    let out = bash(&c, &[], "tao-record list");
+    let rec: serde_json::Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    assert_eq!(rec["error"]["code"], "missing_stage", "{rec}");
+}
+
 /// A job line as tao-poll reads it for a job Slurm knows (no connection is
 /// made before the transport is checked).
 fn live_line(id: &str) -> String {
