@@ -24,7 +24,9 @@
 //! on a terminal one stderr line says so) and plain `logs` exits 75
 //! (try again later). A job that is no longer queued or running and has no
 //! file is an error (65): it ended without starting, or the record's
-//! paths are wrong.
+//! paths are wrong. A log file that exists and is empty prints nothing on
+//! stdout (exit 0); when stderr is a terminal one line there says so
+//! ([`empty_log_note`]).
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
@@ -46,7 +48,8 @@ pub struct LogsArgs {
     #[arg(short = 'n', long = "lines", value_name = "N", default_value_t = 200,
           value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
     pub lines: u64,
-    /// main.err instead of main.out.
+    /// main.err instead of main.out. An empty file prints nothing on stdout (exit 0); on a
+    /// terminal one stderr line says it is empty.
     #[arg(long)]
     pub err: bool,
     /// Keep printing new lines until the job ends.
@@ -229,6 +232,10 @@ pub fn run(args: &LogsArgs, transport: Option<&str>) -> Result<i32> {
     let body = &text[(nl + 1).min(text.len())..];
     out.push(body)?;
     if !args.follow {
+        if offset == 0 && std::io::stderr().is_terminal() && tao_core::cli::verbosity() >= 0 {
+            let id = line.id().unwrap_or("?");
+            tao_core::cli::write_stderr(&format!("tao-poll: {}\n", empty_log_note(&t, id)));
+        }
         return out.finish();
     }
     let marker = format!("\n@@tao-poll-{nonce} ");
@@ -296,6 +303,17 @@ impl<W: Write> Output<'_, W> {
     }
 }
 
+/// The one line `logs` says on standard error, when that is a terminal,
+/// for a log file that exists and is empty (0 bytes: a job that wrote
+/// nothing to its stderr, or nothing to its stdout yet): standard output
+/// stays empty (a pipe reads nothing), the exit status stays 0. Input: the
+/// log's target and the record id; output: `main.err of job ID is empty
+/// (Slurm job N)`.
+pub fn empty_log_note(t: &LogTarget, id: &str) -> String {
+    let file = t.path.rsplit('/').next().unwrap_or("log");
+    format!("{file} of job {id} is empty (Slurm job {})", t.slurm_job_id)
+}
+
 /// Why a live job has no log file yet, in words: a job Slurm has not
 /// started (`PENDING (Priority)`), or one that runs but has not written
 /// its log yet (the batch script creates it when it starts writing).
@@ -356,6 +374,10 @@ mod tests {
         let t = target(&l, true).unwrap();
         assert_eq!(t.path, "/b/jobs/tao-x/slurm-logs/tao-x-42/main.err");
         assert_eq!(t.host.as_deref(), Some("h:2222"));
+        assert_eq!(
+            empty_log_note(&t, "tao-x"),
+            "main.err of job tao-x is empty (Slurm job 42)"
+        );
         let l = JobLine::parse(r#"{"id":"tao-x","storage":{"job_dir":"/b"}}"#, 1).unwrap();
         assert!(target(&l, false)
             .unwrap_err()

@@ -427,6 +427,77 @@ fn logs_tail_redacted_from_a_record_and_from_stdin() {
     assert!(String::from_utf8(out.stderr).unwrap().contains("tp-nope"));
 }
 
+/// `logs --err` of a job whose main.err is empty printed nothing at all,
+/// so a user could not tell an empty file from a broken command. On a
+/// terminal one stderr line says so; stdout stays empty (a pipe reads
+/// nothing) and the exit status is 0.
+#[test]
+fn logs_err_of_an_empty_main_err_says_so_on_a_terminal_only() {
+    use std::io::Read;
+    let Some(env) = need_cluster() else { return };
+    let job = submit(&env, "emptyerr", "echo only-out", "", true);
+    poll_until(&env, &job.line, Duration::from_secs(180), |v| {
+        matches!(state(v), "COMPLETE" | "ERROR")
+    });
+    // A pipe: nothing on either stream.
+    let out = tao_poll(&env)
+        .args(["logs", "-", "--err"])
+        .write_stdin(format!("{}\n", job.line))
+        .output()
+        .unwrap();
+    assert_exit_0(&out);
+    assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{out:?}");
+    // stderr on a terminal: one line naming the file and the job.
+    let pty = nix::pty::openpty(None, None).expect("openpty");
+    let input = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(input.path(), format!("{}\n", job.line)).unwrap();
+    let mut child = tao_poll_proc(&env)
+        .args(["logs", "-", "--err"])
+        .stdin(std::fs::File::open(input.path()).unwrap())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::from(pty.slave))
+        .spawn()
+        .unwrap();
+    // The terminal's side is read while the tool runs; it ends (EIO) when
+    // the tool has exited and closed it.
+    let mut master = std::fs::File::from(pty.master);
+    let reader = std::thread::spawn(move || {
+        let (mut all, mut buf) = (Vec::new(), [0u8; 4096]);
+        while let Ok(n) = master.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            all.extend_from_slice(&buf[..n]);
+        }
+        all
+    });
+    let mut stdout = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    let status = child.wait().unwrap();
+    let err = String::from_utf8_lossy(&reader.join().unwrap()).replace('\r', "");
+    assert_eq!(status.code(), Some(0), "{err}");
+    assert_eq!(stdout, "", "stdout stays empty");
+    assert_eq!(
+        err,
+        format!(
+            "tao-poll: main.err of job {} is empty (Slurm job {})\n",
+            job.id, job.sid
+        )
+    );
+    // main.out of the same job is not empty: no note.
+    let out = tao_poll(&env)
+        .args(["logs", "-"])
+        .write_stdin(format!("{}\n", job.line))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "only-out\n");
+}
+
 #[test]
 fn logs_follow_streams_until_the_job_ends() {
     let Some(env) = need_cluster() else { return };

@@ -51,7 +51,7 @@ complete -c tao-poll -n "__fish_tao_poll_using_subcommand logs" -l state-dir -d 
 complete -c tao-poll -n "__fish_tao_poll_using_subcommand logs" -l transport -d 'How to reach the login node: libssh2 (default), openssh (the system ssh over a ControlMaster connection; reuses a master you opened) or local (run on the login node itself, no SSH). Wins over TAO_TRANSPORT' -r -f -a "libssh2\t''
 openssh\t''
 local\t''"
-complete -c tao-poll -n "__fish_tao_poll_using_subcommand logs" -l err -d 'main.err instead of main.out'
+complete -c tao-poll -n "__fish_tao_poll_using_subcommand logs" -l err -d 'main.err instead of main.out. An empty file prints nothing on stdout (exit 0); on a terminal one stderr line says it is empty'
 complete -c tao-poll -n "__fish_tao_poll_using_subcommand logs" -s f -l follow -d 'Keep printing new lines until the job ends'
 complete -c tao-poll -n "__fish_tao_poll_using_subcommand logs" -l no-redact -d 'Print secrets as they are (no masking)'
 complete -c tao-poll -n "__fish_tao_poll_using_subcommand logs" -s q -l quiet -d 'Print no warnings (errors are always printed)'
