@@ -12,7 +12,12 @@
 //!   record's it is refused with an error (contract: "tao-record refuses an
 //!   observation older than the last one recorded"); the same state seen
 //!   late is harmless and passes quietly. Equal times are not stale
-//!   (tao-classify passes tao-poll's `observed_at` on).
+//!   (tao-classify passes tao-poll's `observed_at` on). Only times on one
+//!   clock compare: a record whose last observation is later than this
+//!   host's clock now (the clock was set back, or the tool that wrote it
+//!   ran on a clock ahead) is not used to call anything stale, so marks go
+//!   on in the order they are applied instead of stopping until the clock
+//!   catches up ([`is_stale`]).
 //! - The same observation twice (same state and message as the last
 //!   history entry, or the same state with no message) adds no history
 //!   entry.
@@ -103,12 +108,55 @@ pub enum Outcome {
     Merged,
 }
 
-/// Apply `obs` to `record` following the rules in the module docs.
+/// Apply `obs` to `record` following the rules in the module docs, with
+/// this host's clock now ([`apply_at`]).
+///
+/// Errors: as [`apply_at`].
+pub fn apply(record: &mut Record, obs: &Observation) -> Result<Outcome> {
+    apply_at(record, obs, chrono::Utc::now())
+}
+
+/// Whether an observation made at `at` is stale against the record's last
+/// observation at `last`, with this host's clock reading `now` (all UTC).
+///
+/// The rule: stale when `at` is before `last` and `last` is not after
+/// `now`. Why: `observed_at` orders observations only while they come from
+/// one clock that does not run backwards. When the launch host's clock is
+/// set back (or a record was written on a host whose clock ran ahead), the
+/// record's last time lies in this clock's future, and every new poll
+/// would look older than it until the clock caught up (hours, for a clock
+/// set back by hours), so a job's end would not be recorded. Then the
+/// order in which lines are applied is the order they were observed in
+/// (a pipeline `tao-poll | tao-record mark` applies them as the poll made
+/// them), as it is for marks without `observed_at`; the state machine
+/// still refuses leaving a final state, and once such an observation is
+/// applied the record's time is back on this clock, so ordering by time
+/// resumes. Other rules were weighed: the poll's own sequence number or
+/// Slurm's event times are not on every line (a hand mark, tao-classify,
+/// a replayed file), and letting a later state of the state table win
+/// over an older time would also apply a late RUNNING after a requeue's
+/// PENDING.
+pub fn is_stale(
+    at: chrono::DateTime<chrono::Utc>,
+    last: chrono::DateTime<chrono::Utc>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> bool {
+    at < last && last <= now
+}
+
+/// Apply `obs` to `record` following the rules in the module docs; `now`
+/// is this host's clock (UTC), against which the record's last
+/// observation is checked before it is used to call `obs` stale
+/// ([`is_stale`]).
 ///
 /// Errors: [`Error::Data`] for an illegal transition, a stale observation
 /// of another state (the record is then unchanged) or an `observed_at`
 /// that is not RFC 3339.
-pub fn apply(record: &mut Record, obs: &Observation) -> Result<Outcome> {
+pub fn apply_at(
+    record: &mut Record,
+    obs: &Observation,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<Outcome> {
     let at = tao_core::time::parse_rfc3339(&obs.at).ok_or_else(|| {
         Error::Data(format!(
             "observed_at {:?} is not an RFC 3339 time; use e.g. \"2026-11-29T18:58:47Z\"",
@@ -129,7 +177,7 @@ pub fn apply(record: &mut Record, obs: &Observation) -> Result<Outcome> {
         .and_then(Value::as_str)
         .and_then(tao_core::time::parse_rfc3339);
     let from = record.state().unwrap_or(State::Unknown);
-    if let Some(last) = last.filter(|last| at < *last) {
+    if let Some(last) = last.filter(|last| is_stale(at, *last, now)) {
         if from == to {
             return Ok(Outcome::Stale);
         }
@@ -398,6 +446,50 @@ mod tests {
             assert_eq!(r.state(), Some(end), "case {i}");
             assert_eq!(r.history().len(), hlen, "case {i}");
         }
+    }
+
+    /// The launch host's clock was set back: the record's last observation
+    /// (RUNNING at T_future) lies in this clock's future, so the polls made
+    /// now are applied in order instead of being refused as stale until the
+    /// clock catches up; once one is applied, time order holds again.
+    #[test]
+    fn a_record_observed_in_the_future_does_not_make_new_observations_stale() {
+        let future = "2126-11-29T10:00:00.000000Z";
+        let now = tao_core::time::parse_rfc3339("2026-11-29T10:05:00Z").unwrap();
+        let mut r = record(Running);
+        r.fields.insert("observed_at".into(), json!(future));
+        // A new message about the same state: recorded, not stale.
+        let o = obs(
+            Running,
+            "RUNNING (epoch 3/10)",
+            "2026-11-29T10:04:00.000000Z",
+        );
+        assert_eq!(apply_at(&mut r, &o, now).unwrap(), Outcome::Recorded);
+        assert_eq!(r.fields["message"], "RUNNING (epoch 3/10)");
+        assert_eq!(r.fields["observed_at"], "2026-11-29T10:04:00.000000Z");
+        // Back on this clock: an older line is stale again ...
+        let late = obs(Pending, "PENDING", "2026-11-29T10:03:00.000000Z");
+        let before = r.clone();
+        assert!(apply_at(&mut r, &late, now).is_err());
+        assert_eq!(r, before);
+        // ... and the job's end, seen now, is recorded.
+        let mut r = record(Running);
+        r.fields.insert("observed_at".into(), json!(future));
+        let end = obs(Complete, "COMPLETED", "2026-11-29T10:04:30.000000Z");
+        assert_eq!(apply_at(&mut r, &end, now).unwrap(), Outcome::Recorded);
+        assert_eq!(r.state(), Some(Complete));
+        // A final state is still final, whatever the clocks say.
+        let again = obs(Running, "RUNNING", "2026-11-29T10:04:40.000000Z");
+        assert!(apply_at(&mut r, &again, now).is_err());
+        // The rule itself: older than a last time that is not in the future.
+        let t = |s: &str| tao_core::time::parse_rfc3339(s).unwrap();
+        assert!(is_stale(t(T0), t(T1), t(T2)));
+        assert!(is_stale(t(T0), t(T1), t(T1)));
+        assert!(!is_stale(t(T1), t(T1), t(T2)), "equal times are not stale");
+        assert!(
+            !is_stale(t(T0), t(T2), t(T1)),
+            "last is in the clock's future"
+        );
     }
 
     #[test]

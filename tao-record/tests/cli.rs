@@ -736,12 +736,15 @@ fn mark_from_stdin_handles_every_kind_of_line() {
     let env = Env::new();
     let a = env.open(&[]);
     let b = env.open(&[]);
+    // Observed now, on this clock (a time in the clock's future would not
+    // make older lines stale: machine::is_stale).
+    let seen = tao_core::time::now_rfc3339();
     let input = format!(
         "{}\n{}\nnot json\n{}\n{}\n{}\n{}\n",
-        json!({"id": a, "state": "RUNNING", "message": "RUNNING", "observed_at": "2099-01-01T00:00:10Z", "observed_by": "tao-poll", "slurm": {"job_id": "7", "native_state": "RUNNING"}, "extra": {"kept": true}}),
+        json!({"id": a, "state": "RUNNING", "message": "RUNNING", "observed_at": seen, "observed_by": "tao-poll", "slurm": {"job_id": "7", "native_state": "RUNNING"}, "extra": {"kept": true}}),
         json!({"id": "tao-20990101-zzzzzz", "state": "RUNNING"}),
         // stale: older than the last observation of a
-        json!({"id": a, "state": "ERROR", "message": "FAILED", "observed_at": "2099-01-01T00:00:05Z", "observed_by": "tao-poll"}),
+        json!({"id": a, "state": "ERROR", "message": "FAILED", "observed_at": "2000-01-01T00:00:05Z", "observed_by": "tao-poll"}),
         // no state: merge only; an error from an earlier tool is stored
         json!({"id": b, "error": {"tool": "tao-submit", "code": "unavailable", "message": "no login host answered"}}),
         json!({"id": b, "state": "RUNNING", "observed_by": "tao-poll"}),
@@ -782,13 +785,83 @@ fn mark_from_stdin_handles_every_kind_of_line() {
     assert_eq!(rec_a["history"].as_array().unwrap().len(), 2);
     assert_eq!(rec_a["slurm"]["native_state"], "RUNNING");
     // A mark without a time after one from a clock ahead of ours is not stale.
+    let ahead = json!({"id": a, "state": "RUNNING", "message": "RUNNING (ahead)", "observed_at": "2099-01-01T00:00:10Z", "observed_by": "tao-poll"});
+    let out = env
+        .cmd()
+        .arg("mark")
+        .write_stdin(format!("{ahead}\n"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     env.mark(&a, "PENDING", "REQUEUED");
     let rec_a = env.record(&a);
     assert_eq!(rec_a["state"], "PENDING");
-    assert_eq!(rec_a["history"][2]["at"], "2099-01-01T00:00:10Z");
+    assert_eq!(rec_a["history"][3]["at"], "2099-01-01T00:00:10Z");
     let rec_b = env.record(&b);
     assert!(rec_b.get("error").is_none());
     assert_eq!(rec_b["state"], "RUNNING");
+}
+
+/// The launch host's clock was set back: the record's last observation
+/// lies in this clock's future, and `mark` refused every new observation
+/// as stale until the clock caught up (a finished job stayed RUNNING). The
+/// polls made now are applied in order; a final state stays final.
+#[test]
+fn a_clock_set_back_does_not_make_new_observations_stale() {
+    let env = Env::new();
+    let id = env.open(&[]);
+    // Observed while the clock ran a year ahead.
+    let ahead = json!({"id": id, "state": "RUNNING", "message": "RUNNING", "observed_at": "2126-01-01T00:00:00Z", "observed_by": "tao-poll", "slurm": {"job_id": "7"}});
+    let out = env
+        .cmd()
+        .arg("mark")
+        .write_stdin(format!("{ahead}\n"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The clock is back: the job's end, observed now.
+    let now = tao_core::time::now_rfc3339();
+    let end = json!({"id": id, "state": "COMPLETE", "message": "COMPLETED", "observed_at": now, "observed_by": "tao-poll"});
+    let out = env
+        .cmd()
+        .arg("mark")
+        .write_stdin(format!("{end}\n"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rec = env.record(&id);
+    assert_eq!(rec["state"], "COMPLETE", "{rec}");
+    assert_eq!(rec["observed_at"], now.as_str());
+    // Back on this clock: an older observation is stale again.
+    let late = json!({"id": id, "state": "RUNNING", "observed_at": "2000-01-01T00:00:00Z", "observed_by": "tao-poll"});
+    let out = env
+        .cmd()
+        .arg("mark")
+        .write_stdin(format!("{late}\n"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(env.record(&id)["state"], "COMPLETE");
 }
 
 /// The one-line summary of `list` in `tao-record --help` says the order that
