@@ -65,6 +65,39 @@
 # BENCH_PROGRESS_JOBS (default 10000), BENCH_PROGRESS_ROUNDS (default 5).
 # Needs the cluster env (tests/cluster/up).
 #
+# Measured (2026-12-05 06:06-06:20 UTC, load average 4.4-7.1, branch
+# progress8; local CPU only, no change kept): the bench's files and lines
+# set up once (this script's setup, then one cold poll; the steady input
+# is its output with every 10th status.json grown), the binaries run
+# alternating on that same input, `perf stat -e task-clock` of each
+# steady 10,000-job poll, median of 8-12 rounds. main (4b97031): 217.7,
+# 196.2, 184.9 ms in three sets; the outputs of every trial equal main's
+# byte for byte but observed_at. Tried and dropped:
+#   (1) AES-GCM/AES-CTR before chacha20-poly1305 in libssh2's cipher
+#   preferences (libssh2 runs AES through OpenSSL, chacha in its own C):
+#   216.5 and 194.5 ms against 217.7 and 196.2; in the profile the
+#   decryption of the steady reply is 4.2% (chacha20-poly1305) against
+#   5.2% (AES-GCM, EVP per packet): no gain.
+#   (2) squeue cells without a lowercase String per cell
+#   (eq_ignore_ascii_case) and epoch times written as RFC 3339 digits
+#   without chrono's formatter: 182.8 against 184.9 ms (noise); parsing
+#   the bench's 10,000-row squeue reply alone (a release example
+#   timing parse_squeue, best of 40): 7.9-8.2 ms before and after. The
+#   whole squeue parse is ~8 ms of the ~190: a parse borrowing every cell
+#   from the reply (item 2 of the round) can save at most a part of that.
+# Where the steady poll's local CPU goes (perf record --call-graph dwarf,
+# main's binary, ~1,700 samples): the SSH backend 42% (of it the reply's
+# decryption 4%, the squeue parse 10% of samples, Answer::reindex 5%,
+# resolve 4%), reading and indexing the 10,000 job lines 14%
+# (TextLine::index's serde pass 11%; the copy of each line's text into
+# its own String, which reading stdin into one buffer would save, is
+# ~8 MB of memcpy and fresh pages: a few ms), reading fields through the
+# index 7.5%, writing the lines 5%, building the file request 4%, malloc
+# and page faults spread through all of these (~13% in _int_malloc).
+# Each trial is within this machine's spread between rounds
+# (170-280 ms for the same binary and input at load 4-7); none was kept;
+# item 1 (one stdin buffer) was not tried: its bound above is a few ms.
+#
 # Measured (2026-12-05 05:47-05:53 UTC, the shared 2-core test machine,
 # load average 5.7-7.0 all along: the quiet window ended at ~05:08;
 # `. /var/tmp/tao-cluster/env; bash tao-poll/bench/progress.sh`, branch
