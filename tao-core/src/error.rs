@@ -123,11 +123,53 @@ impl Error {
         }
     }
 
+    /// The exit status of an `error.code` kind read back from a job line
+    /// (the inverse of [`Error::kind`] and [`Error::code`], from the same
+    /// two matches): `"unavailable"` gives `Some(69)`, `"config"`
+    /// `Some(78)`. `None` for a kind no error with a message of its own
+    /// has (`"missing_stage"`, `"io"`) or an unknown one (another tool's
+    /// newer code).
+    pub fn code_of_kind(kind: &str) -> Option<i32> {
+        let e = String::new;
+        [
+            Error::Usage(e()),
+            Error::Data(e()),
+            Error::Config(e()),
+            Error::Unavailable(e()),
+            Error::NoPerm(e()),
+            Error::TempFail(e()),
+            Error::Protocol(e()),
+            Error::LintBlocked(e()),
+            Error::SomeFailed(e()),
+            Error::Internal(e()),
+        ]
+        .iter()
+        .find(|err| err.kind() == kind)
+        .map(Error::code)
+    }
+
     /// Wrap an I/O error with what was being done.
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         Error::Io {
             context: context.into(),
             source,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_of_kind_inverts_kind_and_code() {
+        assert_eq!(Error::code_of_kind("unavailable"), Some(exit::UNAVAILABLE));
+        assert_eq!(Error::code_of_kind("noperm"), Some(exit::NOPERM));
+        assert_eq!(Error::code_of_kind("config"), Some(exit::CONFIG));
+        assert_eq!(Error::code_of_kind("tempfail"), Some(exit::TEMPFAIL));
+        assert_eq!(Error::code_of_kind("missing_stage"), None);
+        assert_eq!(Error::code_of_kind("from-a-newer-tool"), None);
+        let e = Error::Protocol("x".into());
+        assert_eq!(Error::code_of_kind(e.kind()), Some(e.code()));
     }
 }

@@ -1148,23 +1148,22 @@ impl Connector for SshConnector {
 /// line failed for one reason, that reason's status (69, 77, 78) is the
 /// run's, whatever else the input held.
 pub fn exit_status(res: &PollResult, input: tao_core::filter::Counts) -> i32 {
-    let counts = tao_core::filter::Counts {
-        failed: res.failed as u64,
+    let mut counts = tao_core::filter::Counts {
+        read: (res.lines.len() - res.unsubmitted - res.passed_through) as u64,
+        failed: 0,
+        failure: None,
         ..input
     };
-    let mut failure = tao_core::exit::SOME_FAILED;
-    if res.failed > 0 && res.failed == res.lines.len() - res.unsubmitted - res.passed_through {
-        let first = res.codes.first().map(String::as_str).unwrap_or("");
-        if res.codes.iter().all(|c| c == first) {
-            failure = match first {
-                "unavailable" => tao_core::exit::UNAVAILABLE,
-                "noperm" => tao_core::exit::NOPERM,
-                "config" => tao_core::exit::CONFIG,
-                _ => tao_core::exit::SOME_FAILED,
-            };
-        }
+    for code in &res.codes {
+        let status = tao_core::Error::code_of_kind(code).unwrap_or(tao_core::exit::SOME_FAILED);
+        counts.fail_with(status);
     }
-    counts.status_with_failure(failure)
+    // A failed line whose code was not kept counts as a plain failure.
+    for _ in res.codes.len()..res.failed {
+        counts.fail_with(tao_core::exit::SOME_FAILED);
+    }
+    counts.failed = res.failed as u64;
+    counts.status()
 }
 
 #[cfg(test)]
