@@ -120,10 +120,18 @@ fn slurm_step_setup_on_the_node_vs_the_jobs_exit() {
         Class::Infra,
         true,
         &[
-            "slurmstepd: error: Failed to invoke spank plugin stack",
+            "slurmstepd: error: spank: Failed to open /etc/slurm/plugstack.conf.d/site.conf: No such file or directory",
             "srun: error: Task launch for StepId=123.0 failed on node node002: Spank plugin failure, node failed",
         ],
     );
+    // Any plugin's error ends in these two lines, the job's option included:
+    // they name no cause and decide nothing by themselves.
+    for l in [
+        "slurmstepd: error: spank: required plugin spank_pyxis.so: task_init() failed with rc=-1",
+        "slurmstepd: error: Failed to invoke spank plugin stack",
+    ] {
+        assert_ne!(failed(&[l]).0, "slurm.spank_failure", "line: {l}");
+    }
     each(
         "slurm.launch_io",
         Class::Infra,
