@@ -129,8 +129,9 @@ lint | tao-submit | tao-record mark. Every other line is dropped: a program faul
 retried, an ERROR not classified yet is left for tao-classify, a record already retried is \
 not retried twice (running the stage again opens nothing); with -v one line on stderr per \
 dropped line says why (`ID: skipped: why`); and a spent budget is said on stderr and recorded (classification.retry set to \
-false, so list --live lets the record go). A failure marked retryable whose retry was \
-never opened (the pipeline died between mark and retry) stays in list --live, so the next \
+false, so list --live lets the record go). Two runs at once (overlapping cron runs) open \
+one retry: the other run says on stderr which retry the other opened and exits 0. A failure \
+marked retryable whose retry was never opened (the pipeline died between mark and retry) stays in list --live, so the next \
 run of the recipe opens it.\n\n\
 The cron recipe, one pipeline:\n  tao-record list --live | tao-poll --evidence | \
 tao-classify | tao-record mark | tao-record retry | tao-render | tao-redact lint | \

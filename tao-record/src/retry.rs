@@ -20,7 +20,10 @@
 //! why), so the record leaves `tao-record list --live`.
 //! Running the stage twice over the same lines opens nothing twice: a
 //! record whose `retried_by` names an existing record is not retried again
-//! (the check and the open run under the record's lock). A record marked
+//! (the check and the open run under the record's lock). Two runs at once
+//! (overlapping cron runs): one opens the retry, the other skips the line
+//! with one warning naming the retry the other opened, and counts it as
+//! skipped, not failed (exit 0). A record marked
 //! retryable whose retry was never opened (the pipeline died between
 //! `mark` and `retry`) stays in `list --live`
 //! (tao_store::query::awaits_retry), so the next cron run opens it.
@@ -45,6 +48,10 @@ pub enum Outcome {
     NotRetryable(String),
     /// Already retried by this record.
     AlreadyRetried(String),
+    /// Retried by this record, which another run (an overlapping cron
+    /// run, `make retry`) opened between this run's check and its open:
+    /// the parent's lock let one of them open it.
+    RetriedByAnotherRun(String),
     /// The budget is spent: (attempt, max_attempts).
     BudgetSpent(u32, u32),
 }
@@ -83,7 +90,22 @@ pub fn retry_one(store: &Store, id: &str, max_attempts: u32) -> Result<(Outcome,
         retry_of: Some(id.to_string()),
         ..OpenArgs::default()
     };
-    let line = open(store, &args)?;
+    let line = match open(store, &args) {
+        Ok(line) => line,
+        // Checked again under the parent's lock (open --retry-of): a run
+        // that opened the retry since the check above won the race.
+        Err(e) => {
+            let by = store.get(id).ok().and_then(|rec| {
+                store
+                    .existing_retry(rec.fields.get("retried_by"))
+                    .map(str::to_string)
+            });
+            return match by {
+                Some(by) => Ok((Outcome::RetriedByAnotherRun(by), None)),
+                None => Err(e),
+            };
+        }
+    };
     let new_id = line.id().unwrap_or_default().to_string();
     Ok((Outcome::Opened(new_id), Some(line)))
 }
@@ -200,6 +222,14 @@ pub fn retry_stream<R: BufRead, W: Write>(
             Ok((Outcome::AlreadyRetried(by), _)) => {
                 sum.skipped += 1;
                 note(&format!("{id}: skipped: already retried by {by}"));
+            }
+            // Said without -v: two runs overlapped, which the user may
+            // want to know (examples/crontab's flock -n prevents it).
+            Ok((Outcome::RetriedByAnotherRun(by), _)) => {
+                sum.skipped += 1;
+                warn(&format!(
+                    "{id}: skipped: another run (an overlapping cron run, or make retry) opened its retry {by} at the same time; that run submits it"
+                ));
             }
             Ok((Outcome::Opened(_), None)) => sum.skipped += 1,
             Err(e @ Error::Io { .. }) if tao_core::cli::is_broken_pipe(&e) => return Err(e),
