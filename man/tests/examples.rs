@@ -347,7 +347,9 @@ fn crontab_runs_the_installed_tools_from_path() {
 }
 
 /// A run that finds the lock held (the previous run still going) exits 0
-/// at once without running any tool.
+/// at once without running any tool, and says so in the log (one line:
+/// skipped, and why), so a user reading the log after a slow night sees
+/// why a run did nothing.
 #[test]
 fn crontab_skips_a_run_while_the_previous_one_holds_the_lock() {
     if !util::require("flock", "util-linux") {
@@ -395,6 +397,14 @@ fn crontab_skips_a_run_while_the_previous_one_holds_the_lock() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(!ran.exists(), "a tool ran while the lock was held");
+    let log = std::fs::read_to_string(home.join(".cache/tao-slurm.cron.log")).unwrap();
+    assert_eq!(log.lines().count(), 1, "{log}");
+    assert!(
+        log.contains("skipped")
+            && log.contains("previous run still holds")
+            && log.contains("tao-slurm.cron.lock"),
+        "{log}"
+    );
     drop(holder.stdin.take());
     assert!(holder.wait().unwrap().success());
     // Lock free: the same line runs the tools.
