@@ -214,6 +214,32 @@ pub fn stdout_is_terminal() -> bool {
     std::io::stdout().is_terminal()
 }
 
+/// Whether the locale's character set is UTF-8, the one test by which the
+/// tables draw block glyphs or ASCII ([`crate::progress::glyphs_for_locale`]).
+///
+/// Input: the environment. The first of `LC_ALL`, `LC_CTYPE` and `LANG`
+/// that is set and not empty decides (the order in which setlocale(3)
+/// resolves the character-type category, POSIX XBD 8.2): UTF-8 when it
+/// names the `UTF-8` or `utf8` codeset (any case). None set is the C
+/// locale: not UTF-8, as cron and bare containers run.
+pub fn locale_is_utf8() -> bool {
+    let name = ["LC_ALL", "LC_CTYPE", "LANG"]
+        .iter()
+        .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    name.contains("utf-8") || name.contains("utf8")
+}
+
+/// Whether the terminal on standard output takes no cursor or screen
+/// control sequences: `TERM` is `dumb` (terminfo(5)'s terminal with no
+/// capabilities: an editor's shell buffer, a serial console) or not set.
+/// The watch table is then printed again below the last one instead of
+/// redrawn (tao-poll --watch).
+pub fn terminal_is_dumb() -> bool {
+    std::env::var("TERM").map_or(true, |t| t.is_empty() || t == "dumb")
+}
+
 /// [`require_piped_stdin`], then the locked standard input to read from.
 ///
 /// Errors: as [`require_piped_stdin`].

@@ -387,6 +387,47 @@ pub fn bar(percent: f64, width: usize) -> String {
     s
 }
 
+/// The glyphs of [`bar`] and [`sparkline`] and the ASCII byte each becomes
+/// outside a UTF-8 locale (one for one, so the columns of a table stay
+/// aligned; the sparkline keeps its rising order `_.-~=+*#`).
+const ASCII_GLYPHS: [(char, char); 9] = [
+    ('█', '#'),
+    ('░', '.'),
+    ('▁', '_'),
+    ('▂', '.'),
+    ('▃', '-'),
+    ('▄', '~'),
+    ('▅', '='),
+    ('▆', '+'),
+    ('▇', '*'),
+];
+
+/// `text` (a table of [`progress_cell`] and [`kpi_cell`] cells) in glyphs
+/// the locale can show: unchanged under a UTF-8 locale
+/// ([`crate::cli::locale_is_utf8`]); else the block glyphs of the bar and
+/// the sparkline become ASCII ([`ascii_glyphs`]). Other text is left as it
+/// is (a job's own message is the job's).
+pub fn glyphs_for_locale(text: String) -> String {
+    if crate::cli::locale_is_utf8() {
+        text
+    } else {
+        ascii_glyphs(&text)
+    }
+}
+
+/// `text` with the block glyphs of [`bar`] and [`sparkline`] replaced by
+/// ASCII, one character for one: `█` `#`, `░` `.`, `▁▂▃▄▅▆▇` `_.-~=+*`.
+pub fn ascii_glyphs(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            ASCII_GLYPHS
+                .iter()
+                .find(|(g, _)| *g == c)
+                .map_or(c, |(_, a)| *a)
+        })
+        .collect()
+}
+
 /// A sparkline of `values` (`▁▂▃▄▅▆▇█`, one character per value, scaled
 /// between their minimum and maximum; all equal values draw `▄`).
 pub fn sparkline(values: &[f64]) -> String {
@@ -711,6 +752,11 @@ mod tests {
         assert_eq!(bar(150.0, 2), "██");
         assert_eq!(sparkline(&[1.0, 0.5, 0.0]), "█▅▁");
         assert_eq!(sparkline(&[2.0, 2.0]), "▄▄");
+        assert_eq!(ascii_glyphs("[██░░] loss █▅▁ é"), "[##..] loss #=_ é");
+        let all: String = (0..8)
+            .map(|i| sparkline(&[0.0, 7.0, i as f64]).pop().unwrap())
+            .collect();
+        assert_eq!(ascii_glyphs(&all), "_.-~=+*#");
         assert_eq!(short_number(0.123456), "0.1235");
         assert_eq!(short_number(100.0), "100");
         let p = Progress::from_tail(TAO, false, None).unwrap().to_json();

@@ -68,7 +68,9 @@ a record left unsubmitted would repeat it on every cron run).
 --evidence attaches the redacted tails of main.out and main.err to ERROR lines, for \
 tao-classify. --watch polls every --interval seconds until every job has ended: a live \
 table on a terminal (progress bar, epoch/max, ETA, latest KPI with a sparkline; for a \
-pending job its reason in words and expected start), a job line per change (of state, \
+pending job its reason in words and expected start; redrawn in place, or on TERM=dumb or \
+no TERM printed again below the last one when it changed; the bar and sparkline in ASCII \
+unless LC_ALL, LC_CTYPE or LANG names a UTF-8 locale), a job line per change (of state, \
 message, error, progress or expected start) on a pipe. Running and ended jobs get \
 `progress` from the end of their status.json (epoch, max_epoch, percent, eta_s, \
 kpi, history, updated_at, file_size, file_mtime_s): the last 2 lines for a job squeue \

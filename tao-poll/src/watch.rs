@@ -3,7 +3,10 @@
 //! There is no elapsed-time stop: long queue waits are normal. On a pipe,
 //! a job line is printed for each job's first observation and on every
 //! change of `state`, `message` or error; on a terminal, a live table
-//! (state, time in queue, elapsed, nodes) is redrawn instead. SIGINT and
+//! (state, time in queue, elapsed, nodes) is redrawn instead (on a dumb
+//! terminal, TERM=dumb or no TERM, printed again below the last one when
+//! it changed: no control sequences; bar and sparkline in ASCII outside a
+//! UTF-8 locale, tao_core::progress::glyphs_for_locale). SIGINT and
 //! SIGTERM set a flag that is checked between polls and during the wait:
 //! the line being written is finished, the last known line of every job
 //! not printed yet is printed (pipe mode), and the tool exits 128 + the
@@ -186,6 +189,8 @@ pub fn run(
     }
     let stopped = || stop.load(Ordering::Relaxed) != 0;
     let tty = tao_core::cli::stdout_is_terminal();
+    let dumb = tao_core::cli::terminal_is_dumb();
+    let mut last_table: Option<String> = None;
     let stdout = std::io::stdout();
     let mut w = LineWriter::new(stdout.lock());
     let mut printed: Vec<Option<Signature>> = vec![None; lines.len()];
@@ -216,7 +221,16 @@ pub fn run(
             lines[*k] = l;
         }
         if tty {
-            w.write_raw(format!("\x1b[H\x1b[2J{}", render_table(&lines)).as_bytes())?;
+            let table = tao_core::progress::glyphs_for_locale(render_table(&lines));
+            if !dumb {
+                w.write_raw(format!("\x1b[H\x1b[2J{table}").as_bytes())?;
+            } else if last_table.as_deref() != Some(table.as_str()) {
+                // No redraw on a dumb terminal: the table again, below the
+                // last one, when it changed.
+                let gap = if last_table.is_some() { "\n" } else { "" };
+                w.write_raw(format!("{gap}{table}").as_bytes())?;
+                last_table = Some(table);
+            }
         } else {
             for (i, l) in lines.iter().enumerate() {
                 let sig = signature(l);

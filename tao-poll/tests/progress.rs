@@ -337,13 +337,12 @@ fn pending_reasons_in_words_with_expected_start() {
         .contains("cancel it and submit with a smaller request"));
 }
 
-/// `--watch` on a terminal: the table shows the progress bar, epoch/max,
-/// ETA, the KPI sparkline, and for a pending job its reason in words and
-/// expected start (for a held one, what to do instead of an estimate);
-/// with NO_COLOR set no colour (SGR) sequence is printed.
-/// A pipe gets JSON lines instead.
-#[test]
-fn watch_table_on_a_terminal() {
+/// Run `tao-poll --watch` on a pseudo-terminal over replayed squeue,
+/// squeue --start and status.json (a running job with progress, a job
+/// waiting for its begin time, a held job) with the terminal's variables
+/// `terminal` (TERM, LANG, NO_COLOR, ...), until its first table is out,
+/// then stop it with Ctrl-C. Output: its exit status and all it printed.
+fn watch_on_a_terminal(terminal: &[(&str, &str)]) -> (std::process::ExitStatus, String) {
     let root = tempfile::tempdir().unwrap();
     let run_dir = results(root.path(), "tao-run", 4096);
     let sq = root.path().join("squeue.txt");
@@ -387,8 +386,7 @@ fn watch_table_on_a_terminal() {
     cmd.args(args)
         .env_clear()
         .env("PATH", "/usr/bin:/bin")
-        .env("TERM", "xterm-256color")
-        .env("NO_COLOR", "1")
+        .envs(terminal.iter().copied())
         .stdin(std::fs::File::open(&input).unwrap())
         .stdout(Stdio::from(pty.slave))
         .stderr(Stdio::from(err_side));
@@ -428,6 +426,21 @@ fn watch_table_on_a_terminal() {
     .unwrap();
     let status = child.wait().unwrap();
     let text = String::from_utf8_lossy(&all).into_owned();
+    (status, text)
+}
+
+/// `--watch` on a terminal: the table shows the progress bar, epoch/max,
+/// ETA, the KPI sparkline, and for a pending job its reason in words and
+/// expected start (for a held one, what to do instead of an estimate);
+/// with NO_COLOR set no colour (SGR) sequence is printed.
+/// A pipe gets JSON lines instead.
+#[test]
+fn watch_table_on_a_terminal() {
+    let (status, text) = watch_on_a_terminal(&[
+        ("TERM", "xterm-256color"),
+        ("NO_COLOR", "1"),
+        ("LANG", "C.UTF-8"),
+    ]);
     // Ctrl-C: 128 + SIGINT, as shells expect (not 1, "a job did not end COMPLETE").
     assert_eq!(status.code(), Some(130), "{text}");
     for want in [
@@ -480,6 +493,29 @@ fn regex_sgr(text: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// `--watch` on a dumb terminal (TERM=dumb: an editor's shell buffer, a
+/// serial console) in the C locale (no LANG): no escape sequence at all
+/// (the table is printed again below the last one, not redrawn), and every
+/// byte ASCII (the bar and sparkline as `#`, `.` and `_.-~=+*#`).
+#[test]
+fn watch_on_a_dumb_terminal_in_the_c_locale() {
+    let (status, text) = watch_on_a_terminal(&[("TERM", "dumb")]);
+    assert_eq!(status.code(), Some(130), "{text}");
+    assert!(
+        !text.contains('\x1b'),
+        "an escape sequence on TERM=dumb: {text:?}"
+    );
+    assert!(text.is_ascii(), "not ASCII in the C locale: {text}");
+    for want in [
+        "PROGRESS",
+        "[............] 16/5000",
+        "ETA ",
+        "loss 0.05882 #",
+    ] {
+        assert!(text.contains(want), "no {want:?} in:\n{text}");
+    }
 }
 
 /// A fresh user's typo: `tao-poll log ID` is a usage error (2) naming the

@@ -53,6 +53,8 @@ const LIST_ABOUT: &str = "Print records as job lines (without history): a table 
 
 Order: the table is oldest first by creation time (the first history entry), as squeue lists the oldest job first; job lines on a pipe come in id order (UTC day, then id; each record read once); --sort created|id picks either. --id lists in the order given, --retry-of first attempt first.
 
+The table's PROGRESS and KPI columns draw a bar and a sparkline in block glyphs under a UTF-8 locale (the first of LC_ALL, LC_CTYPE, LANG that is set names UTF-8), in ASCII (`#`, `.`, `_.-~=+*#`) otherwise (LANG=C, or none set as in cron).
+
 The table's CLASS column is tao-classify's verdict on a failed job: CLASS/SUBCLASS and `retry` (tao-record retry opens a retry while the budget lasts) or `no-retry`; `-` when the job was not classified.
 
 A record opened but never submitted (PENDING, no Slurm job id) shows `not submitted` in the table's MESSAGE column. A record that carries an error (a submit that failed: its state stays PENDING with no Slurm job id; a refresh that failed) shows it there instead, on one line, as `submit failed: MESSAGE` (from tao-submit), `poll failed: MESSAGE` (from tao-poll) or `error from TOOL: MESSAGE`, until it is cleared: fix the cause, then `tao-record mark ID --clear-error` and submit the record again, or open a new record when the request itself was wrong. mark warns once, on standard error, the first time it records such an error. A configuration error (code config: a secret not exported, no SLURM_HOSTNAME, an unknown TAO_TRANSPORT) is not recorded: the tool that hit it said it with the fix, and the record stays as it was (`not submitted`).";
@@ -493,7 +495,7 @@ fn cmd_list(a: &ListArgs) -> Result<i32> {
     let listed = if table {
         let mut lines = Vec::new();
         let listed = query::list(&store, &filter, &mut lines, &mut |m| warn(m))?;
-        let text = render_table(&lines);
+        let text = tao_core::progress::glyphs_for_locale(render_table(&lines));
         out.write_all(text.as_bytes())
             .map_err(|e| Error::io("writing standard output", e))?;
         listed
