@@ -266,6 +266,7 @@ pub fn piped_stdin(
 /// panic keeps the default hook and unwinds on.
 pub fn main_with(tool: &str, policy: PipePolicy, body: impl FnOnce() -> Result<i32, Error>) -> i32 {
     install_pipe_panic_guard();
+    survive_file_size_limit();
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body));
     match outcome {
         Ok(Ok(code)) => code,
@@ -304,6 +305,19 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
         .map(String::as_str)
         .or_else(|| payload.downcast_ref::<&str>().copied())
         .unwrap_or("")
+}
+
+/// See [`main_with`]: a write past the file-size limit (RLIMIT_FSIZE,
+/// `ulimit -f`) raises SIGXFSZ, whose default action ends the process with
+/// no message (exit 153) and leaves the temporary file of an atomic write
+/// behind. With a handler installed (it only sets a flag: signal-hook, no
+/// unsafe code) the write fails with EFBIG instead (POSIX write(2)), which
+/// is reported as an [`Error::Io`] naming the fix (exit 74) and the
+/// temporary file is removed.
+fn survive_file_size_limit() {
+    let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // A failure leaves the default action: nothing better to do.
+    let _ = signal_hook::flag::register(signal_hook::consts::SIGXFSZ, flag);
 }
 
 /// See [`main_with`]: the panic hook says nothing for a print macro's

@@ -66,8 +66,10 @@ pub enum Error {
     /// A lint gate blocked input; exit 3.
     #[error("{0}")]
     LintBlocked(String),
-    /// Local I/O failure, with what was being done; exit 74.
-    #[error("{context}: {source}")]
+    /// Local I/O failure, with what was being done; exit 74. A full file
+    /// system, a spent quota, the file-size limit or a read-only file
+    /// system also names its fix ([`io_fix`]).
+    #[error("{context}: {source}{}", io_fix(source))]
     Io {
         /// What the tool was doing, e.g. `writing record "tao-..."`.
         context: String,
@@ -154,6 +156,23 @@ impl Error {
             context: context.into(),
             source,
         }
+    }
+}
+
+/// The fix of a local write that the file system refused, as the end of
+/// [`Error::Io`]'s one line (empty for other errors): ENOSPC, EDQUOT,
+/// EFBIG (over RLIMIT_FSIZE, `ulimit -f`; tao_core::cli::main_with makes it
+/// an error instead of a SIGXFSZ kill) and EROFS, by their
+/// `std::io::ErrorKind`. Nothing was replaced: every write of the tools'
+/// files is atomic (tao-store), so the same command succeeds once fixed.
+pub fn io_fix(source: &std::io::Error) -> &'static str {
+    use std::io::ErrorKind as K;
+    match source.kind() {
+        K::StorageFull => "; the file system is full: free space on it (df -h), or write elsewhere (the record store: TAO_STATE_DIR), then run the same command again",
+        K::QuotaExceeded => "; the disk quota is spent: free space (quota -s), or write elsewhere (the record store: TAO_STATE_DIR), then run the same command again",
+        K::FileTooLarge => "; the file-size limit of this shell was reached: raise it (ulimit -f unlimited), then run the same command again",
+        K::ReadOnlyFilesystem => "; the file system is read-only: write elsewhere (the record store: TAO_STATE_DIR)",
+        _ => "",
     }
 }
 
