@@ -546,11 +546,17 @@ pub fn kpi_cell(progress: Option<&Value>) -> String {
 /// set: held, a request the partition can never meet, ...) shows that
 /// advice instead of an expected start, since Slurm's estimate for it
 /// means nothing; any other shows `starts ~YYYY-MM-DD HH:MM UTC` (or
-/// `start unknown`). The message cell is `REASON: words`. Both one line.
+/// `start unknown`). The message cell is `REASON: words`; with no reason
+/// (squeue's `None` right after sbatch: the scheduler has not looked at the
+/// job yet) `no reason from Slurm yet`. Both one line.
 pub fn pending_cells(pending: &Value) -> (String, String) {
     let get = |k: &str| pending.get(k).and_then(Value::as_str);
-    let reason = get("reason").unwrap_or("-");
     let words = get("words").unwrap_or("");
+    let message = match get("reason") {
+        Some(reason) => format!("{reason}: {words}"),
+        None if !words.is_empty() => words.to_string(),
+        None => "no reason from Slurm yet".to_string(),
+    };
     let progress = match (get("action"), get("expected_start")) {
         (Some(a), _) => format!("will not start until you act: {a}"),
         (None, Some(t)) => format!(
@@ -563,7 +569,7 @@ pub fn pending_cells(pending: &Value) -> (String, String) {
     };
     (
         crate::cli::one_line(&progress),
-        crate::cli::one_line(&format!("{reason}: {words}")),
+        crate::cli::one_line(&message),
     )
 }
 
