@@ -525,10 +525,14 @@ pub fn run(args: &ReportArgs, transport: Option<&str>) -> Result<i32> {
         .collect();
     let html = render(&chains, chrono::Utc::now());
     match &args.output {
-        Some(p) => write_atomic(p, html.as_bytes())?,
+        Some(p) => write_atomic(p, html.as_bytes(), "")?,
         None => {
             let p = default_output();
-            write_atomic(&p, html.as_bytes())?;
+            write_atomic(
+                &p,
+                html.as_bytes(),
+                " (the default, in the current directory: name another file with -o FILE)",
+            )?;
             tao_core::cli::write_stderr(&format!(
                 "{}: wrote {}\n",
                 crate::poll::TOOL,
@@ -547,9 +551,11 @@ pub fn run(args: &ReportArgs, transport: Option<&str>) -> Result<i32> {
 /// temporary file beside it, fsync, rename): a reader never sees half a
 /// report. Mode 666 before the umask, as a plain file write would give.
 ///
-/// Errors: [`Error::Io`](tao_core::Error::Io) "writing the report <path>".
-fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
-    let what = format!("writing the report {:?}", path.display().to_string());
+/// Errors: [`Error::Io`](tao_core::Error::Io) "writing the report <path>"
+/// followed by `hint` (empty, or what to do instead when the path was not
+/// the user's choice).
+fn write_atomic(path: &std::path::Path, bytes: &[u8], hint: &str) -> Result<()> {
+    let what = format!("writing the report {:?}{hint}", path.display().to_string());
     let how = tao_store::file::Atomic {
         mode: 0o666,
         noclobber: false,

@@ -191,3 +191,34 @@ fn report_without_output_says_where_it_wrote() {
     );
     assert!(cwd.path().join("named.html").exists());
 }
+
+/// A current directory the report cannot be written to (here /proc, where
+/// no file can be created, even by root: a chmod'ed directory would not
+/// stop root) fails with exit 74 (EX_IOERR) and one line that names the
+/// default file and says to name another with -o; nothing is written.
+#[test]
+fn report_in_an_unwritable_directory_says_to_use_o() {
+    let state = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    tao_record(
+        state.path(),
+        json!({"id": "tao-20261205-rdonly", "state": "COMPLETE", "attempt": 1,
+               "history": [{"at": "2026-12-05T10:00:00Z", "state": "PENDING", "source": "tao-record", "message": "opened"}]}),
+    );
+    let out = Command::new(assert_cmd::cargo::cargo_bin("tao-poll"))
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .current_dir("/proc")
+        .args(["report", "tao-20261205-rdonly", "--state-dir"])
+        .arg(state.path())
+        .arg("--replay-root")
+        .arg(root.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(74), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("\"/proc/tao-report.html\""), "{err}");
+    assert!(err.contains("name another file with -o FILE"), "{err}");
+    assert!(out.stdout.is_empty());
+}
