@@ -466,13 +466,24 @@ fn state_words() -> String {
 /// `$XDG_STATE_HOME/tao-slurm`, else `$HOME/.local/state/tao-slurm`
 /// (XDG Base Directory Specification: relative values are ignored).
 ///
-/// Errors: [`Error::Config`] when none of the three is set.
+/// Errors: [`Error::Config`] when none of the three gives a directory
+/// ([`default_dir_from`] with the process environment).
 pub fn default_dir() -> Result<PathBuf> {
-    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    default_dir_from(|name| std::env::var_os(name))
+}
+
+/// [`default_dir`] with the variables read through `var` (a name to its
+/// value; an empty value counts as unset).
+///
+/// Errors: [`Error::Config`] when none gives a directory; the message
+/// names a relative XDG_STATE_HOME as ignored, so that the fix is plain.
+pub fn default_dir_from(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Result<PathBuf> {
+    let var = |name: &str| var(name).filter(|v| !v.is_empty());
     if let Some(d) = var("TAO_STATE_DIR") {
         return Ok(PathBuf::from(d));
     }
-    if let Some(d) = var("XDG_STATE_HOME").map(PathBuf::from) {
+    let xdg = var("XDG_STATE_HOME").map(PathBuf::from);
+    if let Some(d) = &xdg {
         if d.is_absolute() {
             return Ok(d.join("tao-slurm"));
         }
@@ -480,16 +491,46 @@ pub fn default_dir() -> Result<PathBuf> {
     if let Some(h) = var("HOME") {
         return Ok(PathBuf::from(h).join(".local/state/tao-slurm"));
     }
-    Err(Error::Config(
-        "no record store: set TAO_STATE_DIR (or XDG_STATE_HOME or HOME) to a writable directory"
+    Err(Error::Config(match xdg {
+        Some(d) => format!(
+            "no record store: XDG_STATE_HOME={:?} is relative, and the XDG Base Directory spec says to ignore it, and HOME is not set: set XDG_STATE_HOME to an absolute path, or TAO_STATE_DIR to a writable directory",
+            d.display().to_string()
+        ),
+        None => "no record store: set TAO_STATE_DIR (or XDG_STATE_HOME or HOME) to a writable directory"
             .into(),
-    ))
+    }))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn default_dir_order_and_relative_xdg_named() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| std::ffi::OsString::from(v))
+            }
+        };
+        let d = default_dir_from(env(&[("TAO_STATE_DIR", "/s"), ("HOME", "/h")])).unwrap();
+        assert_eq!(d, PathBuf::from("/s"));
+        let d = default_dir_from(env(&[("XDG_STATE_HOME", "/x"), ("HOME", "/h")])).unwrap();
+        assert_eq!(d, PathBuf::from("/x/tao-slurm"));
+        let d = default_dir_from(env(&[("XDG_STATE_HOME", "rel"), ("HOME", "/h")])).unwrap();
+        assert_eq!(d, PathBuf::from("/h/.local/state/tao-slurm"));
+        let e = default_dir_from(env(&[("XDG_STATE_HOME", "rel"), ("TAO_STATE_DIR", "")]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("XDG_STATE_HOME=\"rel\" is relative"), "{e}");
+        assert!(e.contains("absolute path"), "{e}");
+        assert_eq!(e.lines().count(), 1);
+        let e = default_dir_from(env(&[])).unwrap_err().to_string();
+        assert!(e.contains("set TAO_STATE_DIR"), "{e}");
+    }
 
     fn rec(id: &str) -> Record {
         let Value::Object(m) = json!({"id": id, "state": "PENDING", "history": [
