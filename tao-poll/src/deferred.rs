@@ -23,7 +23,7 @@
 //! keeps its input spelling (the same JSON value). Text the index does not
 //! take (not a JSON object, a key or string with a `\u` escape, a
 //! repeated top-level or `slurm` key, 128 or more `[`/`{` bytes: deeper
-//! than the full parse allows is possible) is parsed whole at once, with
+//! than the full parse allows is possible, a number beyond f64's range) is parsed whole at once, with
 //! exactly [`JobLine::parse`]'s errors.
 
 use std::borrow::Cow;
@@ -89,6 +89,28 @@ impl<'de> Deserialize<'de> for Members<'de> {
     }
 }
 
+/// Whether `text` holds a number beyond f64's range (`1e400`, 400
+/// digits): the index checks the JSON grammar only, and the full parse
+/// (`serde_json` to a `Value`) refuses such a number, so the line must be
+/// parsed whole to get [`JobLine::parse`]'s error. Every maximal run of
+/// number bytes (`0-9 . e E + -`) holding a digit is read as an f64
+/// (Rust's parse rounds correctly, as `serde_json`'s `float_roundtrip`);
+/// a run inside a string that reads as infinite only costs a whole parse.
+fn has_number_out_of_range(text: &str) -> bool {
+    let is_num = |b: &u8| matches!(b, b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-');
+    text.as_bytes()
+        .split(|b| !is_num(b))
+        // A run of 4 bytes or fewer is below 1e100: only longer ones
+        // are read.
+        .filter(|run| run.len() >= 5 && run.iter().any(u8::is_ascii_digit))
+        .any(|run| {
+            std::str::from_utf8(run)
+                .ok()
+                .and_then(|r| r.parse::<f64>().ok())
+                .is_some_and(|v| v.is_infinite())
+        })
+}
+
 /// The byte range of `part`, a slice of `whole`.
 fn range_in(whole: &str, part: &str) -> Range<usize> {
     let start = part.as_ptr() as usize - whole.as_ptr() as usize;
@@ -116,7 +138,9 @@ impl TextLine {
     /// Index `text` (one job line without its newline); `None` when the
     /// index does not take it (see the module docs): parse it whole.
     pub fn index(text: &str) -> Option<TextLine> {
-        if text.contains("\\u") || text.bytes().filter(|b| matches!(b, b'[' | b'{')).count() >= 128
+        if text.contains("\\u")
+            || text.bytes().filter(|b| matches!(b, b'[' | b'{')).count() >= 128
+            || has_number_out_of_range(text)
         {
             return None;
         }
@@ -258,10 +282,10 @@ pub fn parse(text: &str, line_no: u64) -> Result<(JobLine, Deferred)> {
 }
 
 /// Parse a line kept as text whole, before a poll writes to it;
-/// `deferred` is emptied. A text that does not parse whole (a number
-/// beyond f64's range: the index checks the JSON grammar, not number
-/// ranges) is left as it is and `false` returned: the caller leaves the
-/// line alone.
+/// `deferred` is emptied. A text that does not parse whole (none the
+/// index takes: it refuses numbers beyond f64's range, which the JSON
+/// grammar allows and the full parse does not) is left as it is and
+/// `false` returned: the caller leaves the line alone.
 pub fn materialize(line: &mut JobLine, deferred: &mut Deferred) -> bool {
     let Some(t) = deferred.take() else {
         return true;
@@ -363,7 +387,18 @@ mod tests {
         // No observed_at: nothing to splice, the caller parses it whole.
         let (_, d) = parse(r#"{"a":1}"#, 1).unwrap();
         assert!(!d.unwrap().set_observed_at("x"));
-        for t in ["[1]", "{", "{\"a\":}", "1", ""] {
+        for t in [
+            "[1]",
+            "{",
+            "{\"a\":}",
+            "1",
+            "",
+            // Numbers beyond f64's range: the grammar holds, the full
+            // parse refuses them (a bad line, as before the index).
+            r#"{"a":1e400,"observed_at":"2026-12-01T00:00:00Z"}"#,
+            r#"{"slurm":{"job_id":"7","x":-2.5E+309},"observed_at":"x"}"#,
+            &format!("{{\"a\":[1{}]}}", "0".repeat(400)),
+        ] {
             assert_eq!(
                 parse(t, 2).unwrap_err().to_string(),
                 JobLine::parse(t, 2).unwrap_err().to_string()
