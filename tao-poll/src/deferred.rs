@@ -61,8 +61,31 @@ pub struct TextLine {
     observed_at: Option<String>,
 }
 
-/// An object's members, keys and values borrowed from the text.
-struct Members<'a>(Vec<(&'a str, &'a RawValue)>);
+/// An object's members, values borrowed from the text, keys too unless
+/// they hold an escape (then decoded: `Cow::Owned`).
+struct Members<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+
+/// An object key, borrowed from the text when it has no escape.
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object key")
+            }
+            fn visit_borrowed_str<E>(self, s: &'de str) -> std::result::Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(s)))
+            }
+            fn visit_str<E>(self, s: &str) -> std::result::Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(s.to_string())))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
 
 impl<'de> Deserialize<'de> for Members<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
@@ -77,9 +100,7 @@ impl<'de> Deserialize<'de> for Members<'de> {
                 mut a: A,
             ) -> std::result::Result<Members<'de>, A::Error> {
                 let mut v = Vec::with_capacity(16);
-                // A key with an escape is not borrowable: an error here,
-                // and the line is parsed whole.
-                while let Some(k) = a.next_key::<&'de str>()? {
+                while let Some(Key(k)) = a.next_key::<Key<'de>>()? {
                     v.push((k, a.next_value::<&'de RawValue>()?));
                 }
                 Ok(Members(v))
@@ -118,11 +139,15 @@ fn range_in(whole: &str, part: &str) -> Range<usize> {
 }
 
 /// The members of the object `part` (a slice of `whole`), or `None` when
-/// it is not an object or repeats a key.
+/// it is not an object, repeats a key or has a key with an escape (its
+/// text is not the key).
 fn index_object(whole: &str, part: &str) -> Option<Vec<Member>> {
     let Members(ms) = serde_json::from_str::<Members>(part).ok()?;
     let mut out = Vec::with_capacity(ms.len());
     for (i, (k, v)) in ms.iter().enumerate() {
+        let Cow::Borrowed(k) = k else {
+            return None;
+        };
         if ms[..i].iter().any(|(k2, _)| k2 == k) {
             return None;
         }
@@ -368,6 +393,36 @@ mod tests {
         assert!(materialize(&mut l, &mut d));
         assert!(d.is_none());
         assert_eq!(l, full);
+    }
+
+    /// A key with an escape (`\"`, `\\`, `\n`, `\/`: serde_json writes
+    /// the first three) in an object off the index (`storage`,
+    /// `resources`, `error`, `progress`) is read as the parsed line reads
+    /// it: the fields beside it are found.
+    #[test]
+    fn an_escaped_key_off_the_index_hides_no_field() {
+        let t = r#"{"id":"a","slurm":{"job_id":"7"},"progress":{"k\"q":1,"file_size":600,"file_mtime_s":1800000000},"storage":{"a\\b":1,"job_dir":"/j/a"},"resources":{"n\nl":2,"requeue":true},"error":{"c\/d":0,"code":"data"},"observed_at":"2026-12-01T00:00:00Z"}"#;
+        let full = JobLine::parse(t, 1).unwrap();
+        let (_, d) = parse(t, 1).unwrap();
+        let d = d.expect("indexed: no \\u escape, no repeated key");
+        for p in [
+            &["storage", "job_dir"][..],
+            &["storage", "a\\b"],
+            &["resources", "requeue"],
+            &["resources", "n\nl"],
+            &["error", "code"],
+            &["error", "c/d"],
+            &["progress", "k\"q"],
+        ] {
+            assert!(full.at(p).is_some(), "{p:?}");
+            assert_eq!(
+                d.at(p).map(Cow::into_owned),
+                full.at(p).map(Cow::into_owned),
+                "{p:?}"
+            );
+        }
+        assert!(full.progress_stamp().is_some());
+        assert_eq!(d.progress_stamp(), full.progress_stamp());
     }
 
     #[test]
