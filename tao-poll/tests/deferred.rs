@@ -400,3 +400,129 @@ fn an_unchanged_running_job_keeps_its_text() {
         run(root.path(), &squeue, &polled, false)
     );
 }
+
+/// Keys of job lines' objects, and keys serde_json writes with an escape
+/// (`\"`, `\\`, `\n`; `/` is written plain and read in either spelling).
+const KEYS: [&str; 12] = [
+    "job_id",
+    "job_dir",
+    "requeue",
+    "code",
+    "file_size",
+    "file_mtime_s",
+    "observed_at",
+    "a\"b",
+    "c\\d",
+    "e/f",
+    "g\nh",
+    "slurm",
+];
+
+/// A JSON value as a job line holds them: objects with [`KEYS`], strings
+/// with escapes, integers and finite floats of any size.
+fn json_value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        any::<u64>().prop_map(Value::from),
+        any::<f64>().prop_filter_map("finite", |f| serde_json::Number::from_f64(f)
+            .map(Value::Number)),
+        prop::sample::select(vec![
+            "",
+            "x",
+            "q\"t",
+            "b\\s",
+            "n\nl",
+            "/j/a",
+            "2026-12-01T00:00:00Z"
+        ])
+        .prop_map(Value::from),
+    ];
+    leaf.prop_recursive(3, 24, 5, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+            prop::collection::vec((prop::sample::select(KEYS.to_vec()), inner), 0..5).prop_map(
+                |kv| Value::Object(kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+            ),
+        ]
+    })
+}
+
+/// Every path of object keys in `v` up to 3 deep, and one missing key
+/// under each.
+fn paths(v: &Map<String, Value>) -> Vec<Vec<String>> {
+    let mut out = vec![vec!["nope".to_string()]];
+    for (k, v1) in v {
+        out.push(vec![k.clone()]);
+        out.push(vec![k.clone(), "nope".into()]);
+        if let Value::Object(m1) = v1 {
+            for (k2, v2) in m1 {
+                out.push(vec![k.clone(), k2.clone()]);
+                if let Value::Object(m2) = v2 {
+                    for k3 in m2.keys() {
+                        out.push(vec![k.clone(), k2.clone(), k3.clone()]);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Numbers as text, in and beyond f64's range (serde_json refuses the
+/// latter: the line is a bad line on both paths).
+const NUMBER_TEXTS: [&str; 8] = [
+    "1e400",
+    "-2.5E+309",
+    "1e308",
+    "1.7976931348623157e308",
+    "1.7976931348623159e308",
+    "0.5e-400",
+    "-0",
+    "12345678901234567890123",
+];
+
+proptest! {
+    #![proptest_config(tao_core::testing::config(256))]
+
+    /// A line read by [`deferred::parse`] is the line [`JobLine::parse`]
+    /// reads, for any JSON object: the same error, or a text line whose
+    /// every read ([`deferred::Fields`]: the values at each path, the
+    /// progress stamp) is the parsed line's.
+    #[test]
+    fn a_text_line_reads_as_the_parsed_line(
+        fields in prop::collection::vec((prop::sample::select(KEYS.to_vec()), json_value()), 0..6),
+        progress in prop::option::of((any::<u64>(), any::<i64>(), prop::sample::select(KEYS.to_vec()))),
+        number in prop::option::of(prop::sample::select(NUMBER_TEXTS.to_vec())),
+    ) {
+        use deferred::Fields;
+        let mut m: Map<String, Value> = fields.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        if let Some((size, mtime, other)) = progress {
+            m.insert("progress".into(), json!({other: 1, "file_size": size, "file_mtime_s": mtime}));
+        }
+        if number.is_some() {
+            m.insert("n".into(), json!({"storage": "@NUM@"}));
+        }
+        let mut text = serde_json::to_string(&m).unwrap();
+        if let Some(n) = number {
+            text = text.replace("\"@NUM@\"", n);
+        }
+        match (deferred::parse(&text, 3), JobLine::parse(&text, 3)) {
+            (Err(a), Err(b)) => prop_assert_eq!(a.to_string(), b.to_string()),
+            (Ok((_, None)), Ok(_)) => {}
+            (Ok((_, Some(t))), Ok(full)) => {
+                for p in paths(&full.fields) {
+                    let p: Vec<&str> = p.iter().map(String::as_str).collect();
+                    prop_assert_eq!(
+                        t.at(&p).map(|v| v.into_owned()),
+                        full.at(&p).map(|v| v.into_owned()),
+                        "{:?} in {}", p, text
+                    );
+                }
+                prop_assert_eq!(t.progress_stamp(), full.progress_stamp(), "{}", text);
+            }
+            (a, b) => prop_assert!(false, "{}: {:?} vs {:?}", text, a.map(|_| ()).err(), b.err()),
+        }
+    }
+}
