@@ -73,23 +73,13 @@ fn two_retry_stages_at_once_open_one_retry_and_the_second_says_so() {
 
     let runs: Vec<_> = (0..2)
         .map(|_| {
-            let mut child = Command::new(assert_cmd::cargo::cargo_bin("tao-record"))
-                .env_clear()
-                .envs(env.vars.iter().map(|(k, v)| (k, v)))
-                .arg("retry")
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap();
-            use std::io::Write;
-            child
-                .stdin
-                .take()
-                .unwrap()
-                .write_all(line.as_bytes())
-                .unwrap();
-            child
+            tao_testkit::tool::feed(
+                Command::new(assert_cmd::cargo::cargo_bin("tao-record"))
+                    .env_clear()
+                    .envs(env.vars.iter().map(|(k, v)| (k, v)))
+                    .arg("retry"),
+                line.clone(),
+            )
         })
         .collect();
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -103,10 +93,7 @@ fn two_retry_stages_at_once_open_one_retry_and_the_second_says_so() {
     drop(holder.stdin.take());
     assert!(holder.wait().unwrap().success());
 
-    let outs: Vec<_> = runs
-        .into_iter()
-        .map(|c| c.wait_with_output().unwrap())
-        .collect();
+    let outs: Vec<_> = runs.into_iter().map(|r| r.wait()).collect();
     let opened: Vec<_> = outs.iter().flat_map(|o| lines(&o.stdout)).collect();
     assert_eq!(opened.len(), 1, "one retry in all: {opened:?}");
     let child = opened[0]["id"].as_str().unwrap();
